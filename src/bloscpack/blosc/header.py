@@ -1,0 +1,244 @@
+"""The Blosc chunk header: 16 bytes (Blosc1, version 2) or 32 bytes (Blosc2, versions 3-6).
+
+Pure format code: bytes in, a frozen record out, and back.  No compression happens here.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from ..errors import ChunkError, TruncatedError
+
+BLOSC1_HEADER_SIZE = 16
+BLOSC2_HEADER_SIZE = 32
+MAX_BUFFERSIZE = 2147483615  # INT_MAX - BLOSC2_MAX_OVERHEAD
+MAX_BLOCKSIZE = 536866816
+MAX_TYPESIZE = 536866816
+BLOSC1_VERSION = 2
+BLOSC2_VERSION = 5
+BLOSC2_VL_VERSION = 6
+
+_BASE = struct.Struct("<BBBBiii")
+_EXTENDED = struct.Struct("<6sBB6sBB")
+
+# flags (byte 2)
+FLAG_SHUFFLE = 0x01
+FLAG_MEMCPYED = 0x02
+FLAG_BITSHUFFLE = 0x04
+FLAG_DELTA = 0x08
+FLAG_NOT_SPLIT = 0x10
+EXTENDED_MARK = FLAG_SHUFFLE | FLAG_BITSHUFFLE
+
+# blosc2_flags (byte 31)
+B2_DICT = 0x01
+B2_BIGENDIAN = 0x02
+B2_LAZY = 0x08
+B2_INSTRUMENTED = 0x80
+# blosc2_flags2 (byte 30)
+B2_VL_BLOCKS = 0x01
+
+
+class Filter(IntEnum):
+    """Filter ids of the Blosc2 filter pipeline."""
+
+    NOFILTER = 0
+    SHUFFLE = 1
+    BITSHUFFLE = 2
+    DELTA = 3
+    TRUNC_PREC = 4
+    NDCELL = 32
+    NDMEAN = 33
+    BYTEDELTA = 35
+    INT_TRUNC = 36
+
+
+class Special(IntEnum):
+    """Special-value kinds (blosc2_flags bits 4-6)."""
+
+    NONE = 0
+    ZEROS = 1
+    NAN = 2
+    VALUE = 3
+    UNINIT = 4
+
+
+# Codec codes as stored in the Blosc2 udcodec byte and frame headers.
+CODEC_CODES: dict[str, int] = {
+    "blosclz": 0,
+    "lz4": 1,
+    "lz4hc": 2,
+    "snappy": 3,
+    "zlib": 4,
+    "zstd": 5,
+}
+CODEC_NAMES: dict[int, str] = {v: k for k, v in CODEC_CODES.items()}
+# Codec *format* (flags bits 5-7) of a chunk; lz4 and lz4hc share format 1.
+FORMAT_NAMES: dict[int, str] = {0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib", 4: "zstd", 6: "udcodec"}
+
+
+def codec_name(code: int) -> str:
+    """Name of a Blosc2 codec code (``blosclz``, ..., or ``codec<N>`` for registered ids)."""
+    return CODEC_NAMES.get(code, f"codec{code}")
+
+
+@dataclass(frozen=True)
+class ChunkHeader:
+    """A decoded Blosc chunk header, Blosc1 (16 bytes) or Blosc2 (32 bytes).
+
+    ``parse`` and ``pack`` round-trip exactly: every byte is a field.
+    """
+
+    version: int
+    versionlz: int
+    flags: int
+    typesize: int
+    nbytes: int
+    blocksize: int
+    cbytes: int
+    filters: tuple[int, ...] = field(default=(0, 0, 0, 0, 0, 0))
+    udcodec: int = 0
+    compcode_meta: int = 0
+    filters_meta: tuple[int, ...] = field(default=(0, 0, 0, 0, 0, 0))
+    blosc2_flags2: int = 0
+    blosc2_flags: int = 0
+    extended: bool = False
+
+    @classmethod
+    def parse(cls, buf: bytes | bytearray | memoryview) -> ChunkHeader:
+        """Decode the header at the start of ``buf``."""
+        mv = memoryview(buf).cast("B")
+        if len(mv) < BLOSC1_HEADER_SIZE:
+            raise TruncatedError(
+                f"Blosc chunk too short: {len(mv)} bytes, a header needs {BLOSC1_HEADER_SIZE}"
+            )
+        version, versionlz, flags, typesize, nbytes, blocksize, cbytes = _BASE.unpack_from(mv)
+        if version == 0 or version > BLOSC2_VL_VERSION:
+            raise ChunkError(f"not a Blosc chunk: header version {version} (expected 1..6)")
+        extended = (flags & EXTENDED_MARK) == EXTENDED_MARK and version >= 3
+        if not extended:
+            return cls(version, versionlz, flags, typesize, nbytes, blocksize, cbytes)
+        if len(mv) < BLOSC2_HEADER_SIZE:
+            raise TruncatedError(
+                f"Blosc2 chunk too short: {len(mv)} bytes, its header needs {BLOSC2_HEADER_SIZE}"
+            )
+        filters, udcodec, meta, fmeta, flags2, b2flags = _EXTENDED.unpack_from(mv, 16)
+        return cls(
+            version, versionlz, flags, typesize, nbytes, blocksize, cbytes,
+            tuple(filters), udcodec, meta, tuple(fmeta), flags2, b2flags, True,
+        )  # fmt: skip
+
+    def pack(self) -> bytes:
+        """Encode the header to its 16 or 32 bytes."""
+        base = _BASE.pack(
+            self.version, self.versionlz, self.flags, self.typesize,
+            self.nbytes, self.blocksize, self.cbytes,
+        )  # fmt: skip
+        if not self.extended:
+            return base
+        return base + _EXTENDED.pack(
+            bytes(self.filters), self.udcodec, self.compcode_meta,
+            bytes(self.filters_meta), self.blosc2_flags2, self.blosc2_flags,
+        )  # fmt: skip
+
+    # --- derived properties ---------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """Header length in bytes (16 or 32)."""
+        return BLOSC2_HEADER_SIZE if self.extended else BLOSC1_HEADER_SIZE
+
+    @property
+    def memcpyed(self) -> bool:
+        """The data is stored raw after the header."""
+        return bool(self.flags & FLAG_MEMCPYED)
+
+    @property
+    def split(self) -> bool:
+        """Blocks are split into one stream per byte of the type."""
+        return not self.flags & FLAG_NOT_SPLIT
+
+    @property
+    def codec_format(self) -> int:
+        """Codec format from flags bits 5-7 (lz4 and lz4hc share 1; 6 = see udcodec)."""
+        return self.flags >> 5
+
+    @property
+    def codec(self) -> str:
+        """Codec name; for Blosc1 headers lz4hc chunks read as ``lz4``."""
+        if self.extended:
+            return codec_name(self.udcodec)
+        return FORMAT_NAMES.get(self.codec_format, f"format{self.codec_format}")
+
+    @property
+    def pipeline(self) -> tuple[int, ...]:
+        """The six filter slots, also for Blosc1 headers (mapped from their flags)."""
+        if self.extended:
+            return self.filters
+        slots = [0] * 6
+        if self.flags & FLAG_SHUFFLE and self.typesize > 1:
+            slots[5] = Filter.SHUFFLE
+        elif self.flags & FLAG_BITSHUFFLE:
+            slots[5] = Filter.BITSHUFFLE
+        if self.flags & FLAG_DELTA:
+            slots[4] = Filter.DELTA
+        return tuple(slots)
+
+    @property
+    def shuffle(self) -> int:
+        """0 no shuffle, 1 byte shuffle, 2 bit shuffle (the last such filter in the pipeline)."""
+        kinds = [f for f in self.pipeline if f in (Filter.SHUFFLE, Filter.BITSHUFFLE)]
+        return int(kinds[-1]) if kinds else 0
+
+    @property
+    def dictionary(self) -> bool:
+        """A compression dictionary follows the bstarts."""
+        return bool(self.blosc2_flags & B2_DICT)
+
+    @property
+    def big_endian(self) -> bool:
+        """The writer was big-endian."""
+        return bool(self.blosc2_flags & B2_BIGENDIAN)
+
+    @property
+    def lazy(self) -> bool:
+        """Lazy chunk: bstarts plus a trailer pointing at the data in its frame."""
+        return bool(self.blosc2_flags & B2_LAZY)
+
+    @property
+    def instrumented(self) -> bool:
+        """The codec was instrumented (output is statistics, not data)."""
+        return bool(self.blosc2_flags & B2_INSTRUMENTED)
+
+    @property
+    def special(self) -> Special | int:
+        """Special-value kind (0 none, 1 zeros, 2 NaN, 3 repeated value, 4 uninit)."""
+        kind = (self.blosc2_flags >> 4) & 0x07 if self.extended else 0
+        return Special(kind) if kind <= 4 else kind
+
+    @property
+    def vl_blocks(self) -> bool:
+        """Variable-length blocks (version 6): the blocksize field holds nblocks."""
+        return bool(self.blosc2_flags2 & B2_VL_BLOCKS) and self.extended
+
+    @property
+    def nblocks(self) -> int:
+        """Number of blocks of a regular chunk."""
+        if self.vl_blocks:
+            return self.blocksize
+        if self.blocksize <= 0:
+            return 0
+        return -(-self.nbytes // self.blocksize)
+
+    @property
+    def real_typesize(self) -> int:
+        """Typesize to use: a repeated-value chunk stores its value's size as cbytes - 32."""
+        if self.special == Special.VALUE:
+            return self.cbytes - BLOSC2_HEADER_SIZE
+        return self.typesize
+
+    @property
+    def blosc_version(self) -> int:
+        """1 for a chunk C-Blosc 1.x can read (version byte <= 2, 16-byte header), else 2."""
+        return 1 if self.version <= BLOSC1_VERSION and not self.extended else 2

@@ -1,0 +1,326 @@
+"""The only module that calls the C libraries.
+
+Decompression (of Blosc1 and Blosc2 chunks) and Blosc2-format compression go through C-Blosc2,
+called with :mod:`ctypes` on the ``libblosc2`` shipped inside the ``blosc2`` wheel, so that data
+lands straight in the caller's buffer and the GIL is released while C works.  Blosc1-format
+chunks (version byte 2, the only kind bloscpack 0.16 and bcolz read) are compressed with
+C-Blosc 1.x through python-blosc.
+
+Every chunk handed to C here has been validated by :func:`bloscpack.blosc.layout.validate_chunk`
+first; callers that pass ``validated=True`` promise they did it themselves.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .blosc.header import CODEC_CODES, MAX_BUFFERSIZE, ChunkHeader
+from .blosc.layout import validate_chunk
+from .errors import ChunkError, NoSuchCodec, UnsupportedError
+
+Buffer = Any  # any object exporting the buffer protocol
+
+# --- loading libblosc2 -------------------------------------------------------------------
+
+
+class _DParams(ctypes.Structure):
+    _fields_ = [
+        ("nthreads", ctypes.c_int16),
+        ("schunk", ctypes.c_void_p),
+        ("postfilter", ctypes.c_void_p),
+        ("postparams", ctypes.c_void_p),
+        ("typesize", ctypes.c_int32),
+    ]
+
+
+class _CParams(ctypes.Structure):
+    _fields_ = [
+        ("compcode", ctypes.c_uint8),
+        ("compcode_meta", ctypes.c_uint8),
+        ("clevel", ctypes.c_uint8),
+        ("use_dict", ctypes.c_int),
+        ("typesize", ctypes.c_int32),
+        ("nthreads", ctypes.c_int16),
+        ("blocksize", ctypes.c_int32),
+        ("splitmode", ctypes.c_int32),
+        ("schunk", ctypes.c_void_p),
+        ("filters", ctypes.c_uint8 * 6),
+        ("filters_meta", ctypes.c_uint8 * 6),
+        ("prefilter", ctypes.c_void_p),
+        ("preparams", ctypes.c_void_p),
+        ("tuner_params", ctypes.c_void_p),
+        ("tuner_id", ctypes.c_int),
+        ("instr_codec", ctypes.c_bool),
+        ("codec_params", ctypes.c_void_p),
+        ("filter_params", ctypes.c_void_p * 6),
+    ]
+
+
+def _load_libblosc2() -> ctypes.CDLL:
+    import blosc2  # the wheel carries libblosc2; importing also initialises its plugins
+
+    libdir = os.path.join(os.path.dirname(blosc2.__file__), "lib")
+    candidates = sorted(glob.glob(os.path.join(libdir, "libblosc2.so*")))
+    candidates += sorted(glob.glob(os.path.join(libdir, "libblosc2*.dylib")))
+    candidates += sorted(glob.glob(os.path.join(libdir, "*blosc2*.dll")))
+    if not candidates:
+        raise UnsupportedError(f"libblosc2 not found in {libdir}: reinstall the blosc2 package")
+    lib = ctypes.CDLL(candidates[0])
+    lib.blosc2_init.restype = None
+    lib.blosc2_init()
+    lib.blosc2_create_dctx.restype = ctypes.c_void_p
+    lib.blosc2_create_dctx.argtypes = [_DParams]
+    lib.blosc2_create_cctx.restype = ctypes.c_void_p
+    lib.blosc2_create_cctx.argtypes = [_CParams]
+    lib.blosc2_free_ctx.restype = None
+    lib.blosc2_free_ctx.argtypes = [ctypes.c_void_p]
+    lib.blosc2_get_blosc2_cparams_defaults.restype = _CParams
+    lib.blosc2_get_blosc2_cparams_defaults.argtypes = []
+    lib.blosc2_decompress_ctx.restype = ctypes.c_int
+    lib.blosc2_decompress_ctx.argtypes = [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
+    ]  # fmt: skip
+    lib.blosc2_getitem_ctx.restype = ctypes.c_int
+    lib.blosc2_getitem_ctx.argtypes = [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32,
+        ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int32,
+    ]  # fmt: skip
+    lib.blosc2_compress_ctx.restype = ctypes.c_int
+    lib.blosc2_compress_ctx.argtypes = [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
+    ]  # fmt: skip
+    return lib
+
+
+_lib: ctypes.CDLL | None = None
+_lib_lock = threading.Lock()
+_local = threading.local()
+_nthreads = max(1, min(os.cpu_count() or 1, 256))
+
+
+def _libblosc2() -> ctypes.CDLL:
+    global _lib
+    if _lib is None:
+        with _lib_lock:
+            if _lib is None:
+                _lib = _load_libblosc2()
+    return _lib
+
+
+def set_nthreads(n: int) -> int:
+    """Set the number of C threads used to (de)compress; returns the previous value."""
+    global _nthreads
+    if not 1 <= int(n) <= 256:
+        raise ValueError(f"nthreads must be 1 <= n <= 256, got {n}")
+    old, _nthreads = _nthreads, int(n)
+    return old
+
+
+def get_nthreads() -> int:
+    """The number of C threads used to (de)compress."""
+    return _nthreads
+
+
+class _Context:
+    """A C-Blosc2 context, owned by one Python thread."""
+
+    def __init__(self, handle: int, nthreads: int) -> None:
+        self.handle = handle
+        self.nthreads = nthreads
+
+    def __del__(self) -> None:
+        if _lib is not None and self.handle:
+            _lib.blosc2_free_ctx(self.handle)
+
+
+def _dctx() -> int:
+    ctx: _Context | None = getattr(_local, "dctx", None)
+    if ctx is None or ctx.nthreads != _nthreads:
+        lib = _libblosc2()
+        params = _DParams(nthreads=_nthreads, typesize=8)
+        ctx = _Context(lib.blosc2_create_dctx(params), _nthreads)
+        _local.dctx = ctx
+    return ctx.handle
+
+
+def _address(buf: Buffer, writable: bool) -> tuple[int, int, Any]:
+    """(address, length, keepalive) of a contiguous buffer, without copying it."""
+    mv = memoryview(buf)
+    if not mv.c_contiguous:
+        raise ValueError("buffer must be C-contiguous")
+    if writable and mv.readonly:
+        raise ValueError("destination buffer is read-only")
+    mv = mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
+    if mv.nbytes == 0:
+        return 0, 0, mv
+    if mv.readonly:
+        # ctypes cannot take the address of a read-only buffer directly; numpy can, for free.
+        import numpy as np
+
+        arr = np.frombuffer(mv, dtype=np.uint8)
+        return arr.ctypes.data, mv.nbytes, arr
+    holder = (ctypes.c_char * mv.nbytes).from_buffer(mv)
+    return ctypes.addressof(holder), mv.nbytes, holder
+
+
+# --- decompression ------------------------------------------------------------------------
+
+
+def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> int:
+    """Decompress a whole Blosc1/Blosc2 chunk into ``out``; return the number of bytes written.
+
+    ``out`` must be writable, C-contiguous and at least ``nbytes`` long.
+    """
+    header = ChunkHeader.parse(chunk) if validated else validate_chunk(chunk)
+    src, srclen, keep_src = _address(chunk, writable=False)
+    dst, dstlen, keep_dst = _address(out, writable=True)
+    if dstlen < header.nbytes:
+        raise ValueError(f"destination holds {dstlen} bytes, the chunk decodes to {header.nbytes}")
+    if header.nbytes == 0:
+        return 0
+    n = _libblosc2().blosc2_decompress_ctx(_dctx(), src, header.cbytes, dst, header.nbytes)
+    del keep_src, keep_dst
+    if n != header.nbytes:
+        raise ChunkError(
+            f"Blosc chunk failed to decompress (C-Blosc2 returned {n}, expected {header.nbytes})"
+        )
+    return n
+
+
+def decompress(chunk: Buffer) -> bytearray:
+    """Decompress a chunk into a new ``bytearray``."""
+    header = validate_chunk(chunk)
+    out = bytearray(header.nbytes)
+    decompress_into(chunk, out, validated=True)
+    return out
+
+
+def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *, validated: bool = False) -> int:
+    """Decompress items ``[start, start + nitems)`` of a chunk into ``out`` (only the blocks
+    they touch are decoded); return the number of bytes written."""
+    header = ChunkHeader.parse(chunk) if validated else validate_chunk(chunk)
+    typesize = header.real_typesize or 1
+    total = header.nbytes // typesize
+    if start < 0 or nitems < 0 or start + nitems > total:
+        raise IndexError(f"items [{start}, {start + nitems}) out of range for a chunk of {total}")
+    want = nitems * typesize
+    if want == 0:
+        return 0
+    src, _, keep_src = _address(chunk, writable=False)
+    dst, dstlen, keep_dst = _address(out, writable=True)
+    if dstlen < want:
+        raise ValueError(f"destination holds {dstlen} bytes, {want} are needed")
+    n = _libblosc2().blosc2_getitem_ctx(_dctx(), src, header.cbytes, start, nitems, dst, dstlen)
+    del keep_src, keep_dst
+    if n != want:
+        raise ChunkError(f"Blosc chunk failed to decode items (C-Blosc2 returned {n}, expected {want})")
+    return n
+
+
+# --- compression --------------------------------------------------------------------------
+
+_blosc1_lock = threading.Lock()  # python-blosc keeps its settings in globals
+SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
+
+
+def _codec_code(codec: str | int) -> int:
+    if isinstance(codec, int):
+        return codec
+    try:
+        return CODEC_CODES[codec]
+    except KeyError:
+        raise NoSuchCodec(f"unknown codec {codec!r}; known: {', '.join(CODEC_CODES)}") from None
+
+
+def compress_blosc2(
+    data: Buffer,
+    *,
+    typesize: int = 8,
+    clevel: int = 5,
+    codec: str | int = "zstd",
+    filters: Sequence[int] = (0, 0, 0, 0, 0, 1),
+    filters_meta: Sequence[int] = (0, 0, 0, 0, 0, 0),
+    codec_meta: int = 0,
+    splitmode: str = "auto",
+    blocksize: int = 0,
+    use_dict: bool = False,
+) -> bytearray:
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header)."""
+    if not 0 <= clevel <= 9:
+        raise ValueError(f"clevel must be 0..9, got {clevel}")
+    if not 1 <= typesize <= 536866816:
+        raise ValueError(f"typesize must be 1..536866816, got {typesize}")
+    if len(filters) > 6 or len(filters_meta) > 6:
+        raise ValueError("at most 6 filters")
+    src, srclen, keep_src = _address(data, writable=False)
+    if srclen > MAX_BUFFERSIZE:
+        raise ValueError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {srclen}")
+    lib = _libblosc2()
+    params = lib.blosc2_get_blosc2_cparams_defaults()
+    params.compcode = _codec_code(codec)
+    params.compcode_meta = codec_meta
+    params.clevel = clevel
+    params.use_dict = int(use_dict)
+    params.typesize = typesize
+    params.nthreads = _nthreads
+    params.blocksize = blocksize
+    params.splitmode = SPLIT_MODES[splitmode]
+    for i in range(6):
+        params.filters[i] = list(filters)[i] if i < len(filters) else 0
+        params.filters_meta[i] = list(filters_meta)[i] if i < len(filters_meta) else 0
+    cctx = lib.blosc2_create_cctx(params)
+    if not cctx:
+        raise UnsupportedError(f"C-Blosc2 refused the compression parameters (codec {codec!r})")
+    out = bytearray(srclen + 32)
+    try:
+        dst, dstlen, keep_dst = _address(out, writable=True)
+        n = lib.blosc2_compress_ctx(cctx, src or None, srclen, dst, dstlen)
+        del keep_dst
+    finally:
+        lib.blosc2_free_ctx(cctx)
+    del keep_src
+    if n <= 0:
+        raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
+    del out[n:]
+    return out
+
+
+def compress_blosc1(
+    data: Buffer,
+    *,
+    typesize: int = 8,
+    clevel: int = 7,
+    shuffle: int = 1,
+    codec: str = "blosclz",
+    blocksize: int = 0,
+) -> bytes:
+    """Compress ``data`` into one Blosc1-format chunk (version 2, 16-byte header) with C-Blosc 1.x,
+    the format bloscpack 0.16 and bcolz read."""
+    import blosc
+
+    if codec not in blosc.compressor_list():
+        raise NoSuchCodec(f"codec {codec!r} is not available; known: {', '.join(blosc.compressor_list())}")
+    if not 0 <= clevel <= 9:
+        raise ValueError(f"clevel must be 0..9, got {clevel}")
+    if not 1 <= typesize <= 255:
+        raise ValueError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
+    if shuffle not in (0, 1, 2):
+        raise ValueError(f"shuffle must be 0, 1 (byte) or 2 (bit), got {shuffle}")
+    mv = memoryview(data).cast("B")
+    if mv.nbytes > 2147483631:
+        raise ValueError(f"a Blosc1 chunk holds at most 2147483631 bytes, got {mv.nbytes}")
+    with _blosc1_lock:
+        blosc.set_nthreads(_nthreads)
+        blosc.set_blocksize(blocksize)
+        try:
+            out: bytes = blosc.compress(mv, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec)
+            return out
+        finally:
+            blosc.set_blocksize(0)
+
+

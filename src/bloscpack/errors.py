@@ -1,0 +1,133 @@
+"""The exception tree of bloscpack.
+
+Every error the library raises on bad input derives from :class:`BloscpackError`.  The names
+bloscpack 0.16 exported (``ChecksumMismatch``, ``NotEnoughSpace``, ...) are kept, with their old
+builtin bases, so that existing ``except`` clauses keep working.
+"""
+
+from __future__ import annotations
+
+
+class BloscpackError(Exception):
+    """Root of every error raised by bloscpack."""
+
+
+# --- malformed or unsupported input -------------------------------------------------------
+
+
+class FormatError(BloscpackError, ValueError):
+    """The bytes do not follow the format they claim to be in."""
+
+
+class TruncatedError(FormatError):
+    """The input ends before a structure it announces."""
+
+
+class ChunkError(FormatError):
+    """A Blosc chunk is malformed (header, layout or stream sizes)."""
+
+
+class UnsupportedError(BloscpackError, ValueError):
+    """The input is valid but uses a feature this installation cannot handle."""
+
+
+class IntegrityError(BloscpackError, RuntimeError):
+    """Decoded data does not match what the container recorded (sizes, checksums)."""
+
+
+class NotAContainer(FormatError):
+    """The input is not in any format bloscpack recognises."""
+
+
+# --- names kept from bloscpack 0.16 -------------------------------------------------------
+
+
+class FileNotFound(BloscpackError, OSError):
+    """A file named on input does not exist."""
+
+
+class NoSuchChecksum(BloscpackError, ValueError):
+    """Unknown checksum name or id."""
+
+
+class NoSuchCodec(BloscpackError, ValueError):
+    """Unknown codec name or id."""
+
+
+class NoSuchSerializer(BloscpackError, ValueError):
+    """Unknown metadata serializer (magic format)."""
+
+
+class ChunkSizeTypeSizeMismatch(BloscpackError, ValueError):
+    """The chunk size is not a multiple of the array's item size."""
+
+
+class ChunkingException(BloscpackError, ValueError):
+    """Invalid chunking parameters (0.16 derived this from BaseException)."""
+
+
+class ChecksumMismatch(IntegrityError):
+    """A stored digest does not match the data."""
+
+
+class FormatVersionMismatch(FormatError, RuntimeError):
+    """The container's format version is not one bloscpack reads."""
+
+
+class ChecksumLengthMismatch(FormatError, RuntimeError):
+    """A digest has the wrong length for its checksum."""
+
+
+class NoMetadataFound(BloscpackError, RuntimeError):
+    """The container holds no metadata."""
+
+
+class NoChangeInMetadata(BloscpackError, RuntimeError):
+    """The new metadata equals the stored metadata."""
+
+
+class MetadataSectionTooSmall(BloscpackError, RuntimeError):
+    """The metadata does not fit in the space reserved for it."""
+
+
+class NonUniformTypesize(BloscpackError, RuntimeError):
+    """Chunks of one container disagree on their typesize."""
+
+
+class NotEnoughSpace(BloscpackError, RuntimeError):
+    """No preallocated offset slots are left for the chunks to append."""
+
+
+class NotANumpyArray(BloscpackError, RuntimeError):
+    """The container does not hold a numpy array."""
+
+
+class ObjectNumpyArrayRejection(BloscpackError, RuntimeError):
+    """Object arrays cannot be stored (they would need pickling)."""
+
+
+__all__ = [
+    "BloscpackError",
+    "ChecksumLengthMismatch",
+    "ChecksumMismatch",
+    "ChunkError",
+    "ChunkSizeTypeSizeMismatch",
+    "ChunkingException",
+    "FileNotFound",
+    "FormatError",
+    "FormatVersionMismatch",
+    "IntegrityError",
+    "MetadataSectionTooSmall",
+    "NoChangeInMetadata",
+    "NoMetadataFound",
+    "NoSuchChecksum",
+    "NoSuchCodec",
+    "NoSuchSerializer",
+    "NonUniformTypesize",
+    "NotANumpyArray",
+    "NotAContainer",
+    "NotEnoughSpace",
+    "ObjectNumpyArrayRejection",
+    "TruncatedError",
+    "UnsupportedError",
+]
