@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,3 +22,50 @@ def load_manifest(corpus: str) -> dict:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
+
+
+class Bloscpack016:
+    """Runs the real bloscpack 0.16 in a subprocess (it shares our import name)."""
+
+    PRELUDE = (
+        "import collections, collections.abc\n"
+        "collections.MutableMapping = collections.abc.MutableMapping\n"
+        "import bloscpack\n"
+        "assert bloscpack.__version__ == '0.16.0', bloscpack.__file__\n"
+    )
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def run(self, code: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """Run ``code`` (after the import prelude) with bloscpack 0.16; ``sys.argv[1:]`` = args."""
+        env = dict(os.environ, PYTHONPATH=str(self.target))
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", self.PRELUDE + code, *args],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        if check and proc.returncode != 0:
+            raise AssertionError(f"bloscpack 0.16 failed:\n{proc.stderr}")
+        return proc
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        """Run 0.16's ``blpk`` command line with ``args``."""
+        code = "import sys; from bloscpack.cli import main; sys.argv = ['blpk'] + sys.argv[1:]; main()"
+        return self.run(code, *args, check=False)
+
+
+@pytest.fixture(scope="session")
+def bloscpack016() -> Bloscpack016:
+    """The real bloscpack 0.16, installed once into a cache directory outside the project."""
+    target = Path(os.environ.get("BLOSCPACK016_DIR", Path(tempfile.gettempdir()) / "bloscpack-0.16-oracle"))
+    marker = target / ".installed"
+    if not marker.exists():
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--target", str(target),
+             "bloscpack==0.16.0", "blosc==1.11.4", "numpy"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            pytest.skip(f"cannot install bloscpack 0.16: {proc.stderr.strip()[-300:]}")
+        marker.touch()
+    return Bloscpack016(target)
