@@ -3,5 +3,12 @@
 from . import errors
 from .blosc import ChunkHeader
 from .errors import *  # noqa: F403
+from .errors import __all__ as _error_names
 
 __version__ = "1.0.0"
+
+__all__ = [
+    "ChunkHeader",
+    "errors",
+    *_error_names,
+]

@@ -75,7 +75,9 @@ CODEC_CODES: dict[str, int] = {
 }
 CODEC_NAMES: dict[int, str] = {v: k for k, v in CODEC_CODES.items()}
 # Codec *format* (flags bits 5-7) of a chunk; lz4 and lz4hc share format 1.
-FORMAT_NAMES: dict[int, str] = {0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib", 4: "zstd", 6: "udcodec"}
+FORMAT_NAMES: dict[int, str] = {
+    0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib", 4: "zstd", 6: "udcodec",
+}  # fmt: skip
 
 
 def codec_name(code: int) -> str:
