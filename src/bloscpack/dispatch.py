@@ -1,0 +1,188 @@
+"""Format-independent entry points: recognise a container by its bytes and layout, then hand the
+work to that format's module."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .errors import FileNotFound, NotAContainer
+from .io import PathLike
+
+FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
+FRAME_MAGIC = b"\xa8b2frame\x00"
+
+
+def _head(path: str, n: int = 4096) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
+def detect(path: PathLike) -> str:
+    """Name of the format of ``path``: ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz`` or
+    ``chunk`` (one raw Blosc chunk).  File names do not matter, only bytes and layout."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, "chunks.b2frame")):
+            from .containers import b2nd
+
+            return "b2nd" if b2nd.sniff_b2nd(path) else "sframe"
+        from .containers import bcolz
+
+        if bcolz.sniff_dir(path):
+            return "bcolz"
+        raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
+    if not os.path.exists(path):
+        raise FileNotFound(f"file {path!r} does not exist")
+    head = _head(path)
+    if head[:4] == b"blpk":
+        return "blp"
+    if head[1:10] == FRAME_MAGIC:
+        from .containers import b2nd
+
+        return "b2nd" if b2nd.sniff_b2nd(path) else "b2frame"
+    from .chunks import is_chunk
+
+    if is_chunk(head):
+        return "chunk"
+    raise NotAContainer(f"{path}: not a Blosc container (first bytes {head[:16].hex(' ')})")
+
+
+def _check_format(format: str) -> str:
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    return format
+
+
+def save(array: Any, path: PathLike, format: str = "blp", **options: Any) -> None:
+    """Save a numpy array to ``path`` in ``format`` (blp, b2nd, b2frame, sframe or bcolz)."""
+    format = _check_format(format)
+    array = np.asanyarray(array)
+    if format == "blp":
+        from .api import save_blp
+
+        save_blp(array, path, **options)
+    elif format in ("b2nd", "b2frame", "sframe"):
+        from .containers.b2nd import save_b2nd
+
+        save_b2nd(array, path, sparse=(format == "sframe") or options.pop("sparse", False), **options)
+    else:
+        from .containers.bcolz import save_bcolz
+
+        save_bcolz(array, path, **options)
+
+
+def load(path: PathLike) -> np.ndarray:
+    """Load the array stored at ``path``, whatever its format."""
+    fmt = detect(path)
+    if fmt == "blp":
+        from .api import load_blp
+
+        return load_blp(path)
+    if fmt == "b2nd":
+        from .containers.b2nd import load_b2nd
+
+        return load_b2nd(path)
+    if fmt in ("b2frame", "sframe"):
+        from .frame import Frame
+
+        with Frame(path) as frame:
+            return np.frombuffer(frame.read_all(), dtype=np.uint8)
+    if fmt == "bcolz":
+        from .containers.bcolz import load_bcolz
+
+        return load_bcolz(path)
+    from .chunks import decompress_chunk
+
+    with open(path, "rb") as fh:
+        return np.frombuffer(decompress_chunk(fh.read()), dtype=np.uint8)
+
+
+def _module(fmt: str) -> Any:
+    if fmt == "blp":
+        from .containers import bloscpack as module
+    elif fmt == "b2frame":
+        from .containers import frame as module
+    elif fmt == "sframe":
+        from .containers import sframe as module
+    elif fmt == "b2nd":
+        from .containers import b2nd as module
+    else:
+        from .containers import bcolz as module
+    return module
+
+
+def info(path: PathLike) -> dict[str, Any]:
+    """A JSON-able description of the container at ``path`` (format, header, metadata, chunks)."""
+    fmt = detect(path)
+    if fmt == "chunk":
+        from .chunks import inspect_chunk
+
+        with open(path, "rb") as fh:
+            result = inspect_chunk(fh.read())
+    else:
+        result = _module(fmt).info(path)
+    return {"format": fmt, **result}
+
+
+def verify(path: PathLike) -> dict[str, Any]:
+    """Check every checksum and decode every chunk of ``path``; return a report
+    ``{"format", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    fmt = detect(path)
+    if fmt == "chunk":
+        from .chunks import decompress_chunk
+        from .errors import BloscpackError
+
+        with open(path, "rb") as fh:
+            data = fh.read()
+        try:
+            decompress_chunk(data)
+        except BloscpackError as exc:
+            return {"format": fmt, "ok": False, "nchunks": 1,
+                    "bad_chunks": [{"index": 0, "error": str(exc)}], "problems": []}  # fmt: skip
+        return {"format": fmt, "ok": True, "nchunks": 1, "bad_chunks": [], "problems": []}
+    report: dict[str, Any] = _module(fmt).verify(path)
+    report["format"] = fmt
+    return report
+
+
+def compress_file(src: PathLike, dst: PathLike, format: str = "blp", **options: Any) -> None:
+    """Compress the file ``src`` into ``dst`` in ``format``.  ``.blp`` streams chunk by chunk;
+    a ``.npy`` input is stored as an array (dtype and shape kept) in the array formats."""
+    format = _check_format(format)
+    if format == "blp":
+        from .api import pack_file_to_file
+
+        pack_file_to_file(src, dst, **options)
+        return
+    if os.fspath(src).endswith(".npy"):
+        array = np.load(src, mmap_mode="r", allow_pickle=False)
+    else:
+        array = np.fromfile(src, dtype=np.uint8)
+    if format == "b2frame":
+        from .containers.frame import save_bytes
+
+        save_bytes(array, dst, **options)
+    else:
+        save(array, dst, format=format, **options)
+
+
+def decompress_file(src: PathLike, dst: PathLike) -> Any:
+    """Decompress the container ``src`` into the raw file ``dst`` (``.npy`` if ``dst`` ends with
+    it); returns the ``.blp`` metadata, if any."""
+    fmt = detect(src)
+    from .io import atomic_write
+
+    if fmt == "blp" and not os.fspath(dst).endswith(".npy"):
+        from .api import unpack_file_from_file
+
+        return unpack_file_from_file(src, dst)
+    array = load(src)
+    with atomic_write(dst) as fh:
+        if os.fspath(dst).endswith(".npy"):
+            np.save(fh, array, allow_pickle=False)
+        else:
+            fh.write(np.ascontiguousarray(array).data if array.ndim else array.tobytes())
+    return None
