@@ -23,7 +23,8 @@ def select_via_plan(a: np.ndarray, index, order: str, chunk_items: int) -> np.nd
     out = np.empty(result_shape(selection), dtype=a.dtype, order=order)
     run = contiguous_range(selection, a.shape, order)
     if run is not None and out.size:
-        pieces = [stored[c * chunk_items + s : c * chunk_items + e] for c, s, e in chunk_ranges(*run, chunk_items)]
+        ranges = chunk_ranges(*run, chunk_items)
+        pieces = [stored[c * chunk_items + s : c * chunk_items + e] for c, s, e in ranges]
         out.reshape(-1, order=order)[...] = np.concatenate(pieces)
         return out
     flat = flat_indices(selection, a.shape, order)

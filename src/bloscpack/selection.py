@@ -127,7 +127,9 @@ def chunk_ranges(first: int, stop: int, chunk_items: int) -> Iterator[tuple[int,
         item = end
 
 
-def group_by_chunk(flat: np.ndarray, chunk_items: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+def group_by_chunk(
+    flat: np.ndarray, chunk_items: int
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """For each chunk touched by ``flat`` (any shape): ``(chunk, positions, items)`` where
     ``positions`` index ``flat.ravel()`` and ``items`` are item numbers inside the chunk."""
     flat = flat.ravel()
