@@ -1,0 +1,592 @@
+"""Appending data to a ``.blp`` file in place, crash-safely.
+
+:func:`append` and :func:`append_fp` keep bloscpack 0.16's signatures and behaviour (the last
+chunk is topped up to the chunk size, then new chunks follow; offsets and header are updated),
+and fix its gaps: files without an offsets section can be appended to, the old last chunk's
+checksum is verified before anything is written, the file's own typesize is the default, bytes
+no longer needed are truncated, and the metadata can be replaced in the same step.
+
+Crash safety comes from a rollback journal beside the file (``<file>.journal``).  Before the
+file is touched, the journal records the file's length and the original bytes of every region
+the append overwrites; it is written to a temporary name, fsynced and renamed into place.  The
+file is then changed and fsynced, and only then the journal is removed.  :func:`recover` (called
+by readers when they open a file, and by every append) puts the recorded bytes back and truncates
+the file to its old length if a journal is left over: whenever the process dies, the next open
+sees the file either exactly as before the append or completely appended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import struct
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+from . import engine
+from .args import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
+    DEFAULT_CNAME,
+    DEFAULT_SHUFFLE,
+    calculate_nchunks,
+)
+from .blosc.header import BLOSC1_HEADER_SIZE
+from .blosc.layout import validate_chunk
+from .checksums import Hash
+from .errors import (
+    ChecksumMismatch,
+    FormatError,
+    IntegrityError,
+    NotEnoughSpace,
+    TruncatedError,
+    UnsupportedError,
+)
+from .headers import (
+    BLOSCPACK_HEADER_LENGTH,
+    METADATA_HEADER_LENGTH,
+    BloscpackHeader,
+    MetadataHeader,
+)
+from .io import PathLike, fsync_directory
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
+JOURNAL_SUFFIX = ".journal"
+# Test hook: SIGKILL the process right after this many journal/file writes, fsyncs, renames.
+KILL_AFTER_ENV = "BLOSCPACK_APPEND_KILL_AFTER"
+
+_JOURNAL_MAGIC = b"BLPKJRNL"
+_JOURNAL_VERSION = 1
+_JOURNAL_HEAD = struct.Struct("<8sIQQQI")  # magic, version, dev, ino, original length, nregions
+_JOURNAL_REGION = struct.Struct("<QQ")  # offset, length (the bytes follow)
+_DIGEST_SIZE = 32  # sha256 of everything before it
+_OFFSET = struct.Struct("<q")
+_COPY_BLOCK = 1 << 20
+
+
+# --- the rollback journal -----------------------------------------------------------------
+
+
+def journal_path(path: PathLike) -> str:
+    """Where the rollback journal of ``path`` lives."""
+    return os.fspath(path) + JOURNAL_SUFFIX
+
+
+class _Steps:
+    """Counts the durable steps of an append; the test hook kills the process at step k."""
+
+    def __init__(self) -> None:
+        value = os.environ.get(KILL_AFTER_ENV, "")
+        self.kill_at = int(value) if value.isdigit() else 0
+        self.count = 0
+
+    def done(self) -> None:
+        self.count += 1
+        if self.count == self.kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _encode_journal(stat: os.stat_result, length: int, regions: list[tuple[int, bytes]]) -> bytes:
+    parts = [
+        _JOURNAL_HEAD.pack(
+            _JOURNAL_MAGIC, _JOURNAL_VERSION, stat.st_dev, stat.st_ino, length, len(regions)
+        )
+    ]
+    for offset, data in regions:
+        parts.append(_JOURNAL_REGION.pack(offset, len(data)))
+        parts.append(bytes(data))
+    body = b"".join(parts)
+    return body + hashlib.sha256(body).digest()
+
+
+def _decode_journal(data: bytes) -> tuple[int, int, int, list[tuple[int, bytes]]] | None:
+    """``(dev, ino, original length, regions)``, or None for a torn or foreign journal."""
+    if len(data) < _JOURNAL_HEAD.size + _DIGEST_SIZE:
+        return None
+    body, digest = data[:-_DIGEST_SIZE], data[-_DIGEST_SIZE:]
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    magic, version, dev, ino, length, count = _JOURNAL_HEAD.unpack_from(body)
+    if magic != _JOURNAL_MAGIC or version != _JOURNAL_VERSION:
+        return None
+    regions, pos = [], _JOURNAL_HEAD.size
+    for _ in range(count):
+        if pos + _JOURNAL_REGION.size > len(body):
+            return None
+        offset, size = _JOURNAL_REGION.unpack_from(body, pos)
+        pos += _JOURNAL_REGION.size
+        if pos + size > len(body):
+            return None
+        regions.append((offset, body[pos : pos + size]))
+        pos += size
+    return (dev, ino, length, regions) if pos == len(body) else None
+
+
+def _write_journal(
+    path: str, fp: IO[bytes], regions: list[tuple[int, bytes]], steps: _Steps
+) -> None:
+    """Record ``fp``'s length and the original ``regions``; durable before this returns."""
+    stat = os.fstat(fp.fileno())
+    data = _encode_journal(stat, stat.st_size, regions)
+    final = journal_path(path)
+    temporary = final + ".tmp"
+    with open(temporary, "wb") as fh:
+        fh.write(data)
+        steps.done()
+        fh.flush()
+        os.fsync(fh.fileno())
+        steps.done()
+    os.replace(temporary, final)
+    steps.done()
+    fsync_directory(os.path.dirname(os.path.abspath(final)))
+    steps.done()
+
+
+def _remove_journal(path: str, steps: _Steps) -> None:
+    os.unlink(journal_path(path))
+    steps.done()
+    fsync_directory(os.path.dirname(os.path.abspath(path)))
+    steps.done()
+
+
+def _roll_back(path: str, fp: IO[bytes], steps: _Steps | None = None) -> bool:
+    """Apply the journal of ``path`` to ``fp`` (opened r+b and locked); True if it did."""
+    journal = journal_path(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(journal + ".tmp")  # an unfinished journal: the file was not touched yet
+    try:
+        with open(journal, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return False
+    decoded = _decode_journal(data)
+    stat = os.fstat(fp.fileno())
+    if decoded is not None and (decoded[0], decoded[1]) == (stat.st_dev, stat.st_ino):
+        _, _, length, regions = decoded
+        for offset, original in regions:
+            fp.seek(offset)
+            fp.write(original)
+        fp.truncate(length)
+        fp.flush()
+        os.fsync(fp.fileno())
+        if steps is not None:
+            steps.done()
+        rolled_back = True
+    else:
+        # A journal that is torn was never complete, so the file was never touched; one that
+        # belongs to another inode is stale (the file was replaced since).  Either way: drop it.
+        rolled_back = False
+    os.unlink(journal)
+    fsync_directory(os.path.dirname(os.path.abspath(path)))
+    return rolled_back
+
+
+@contextlib.contextmanager
+def _locked(fp: IO[bytes]) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``fp`` (appends and recoveries take turns)."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    fcntl.flock(fp.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fp.fileno(), fcntl.LOCK_UN)
+
+
+def needs_recovery(path: PathLike) -> bool:
+    """Whether an interrupted append left a journal beside ``path``."""
+    return os.path.exists(journal_path(path))
+
+
+def recover(path: PathLike) -> bool:
+    """Roll back an append to ``path`` that was interrupted, if its journal is there.
+
+    Returns True if the file was restored to its state before that append.  Cheap when there
+    is no journal (one ``stat``); safe to call while another process appends (it waits).
+    """
+    path = os.fspath(path)
+    if not needs_recovery(path) and not os.path.exists(journal_path(path) + ".tmp"):
+        return False
+    try:
+        with open(path, "r+b") as fp, _locked(fp):
+            return _roll_back(path, fp)
+    except FileNotFoundError:
+        return False
+    except PermissionError:
+        raise IntegrityError(
+            f"{path}: an append was interrupted and must be rolled back from"
+            f" {journal_path(path)!r}, which needs write access to the file"
+        ) from None
+
+
+# --- append -------------------------------------------------------------------------------
+
+
+class _Layout:
+    """What an append needs to know about an existing ``.blp`` file."""
+
+    def __init__(self, fp: IO[bytes], name: str) -> None:
+        self.name = name
+        self.size = _file_size(fp)
+        raw = _read_exactly(fp, 0, BLOSCPACK_HEADER_LENGTH, self.size, name, "bloscpack header")
+        self.header = BloscpackHeader.decode(raw)
+        if self.header.format_version != 3:
+            raise FormatError(
+                f"{name}: format version of file was not '3' as expected,"
+                f" but '{self.header.format_version}'"
+            )
+        self.checksum: Hash = self.header.checksum_impl
+        pos = BLOSCPACK_HEADER_LENGTH
+        self.metadata_header: MetadataHeader | None = None
+        self.metadata_pos = pos
+        if self.header.metadata:
+            raw = _read_exactly(fp, pos, METADATA_HEADER_LENGTH, self.size, name, "metadata header")
+            self.metadata_header = MetadataHeader.decode(raw)
+            pos += (
+                METADATA_HEADER_LENGTH
+                + self.metadata_header.max_meta_size
+                + self.metadata_header.checksum_impl.size
+            )
+        self.offsets_pos = pos
+        nchunks = self.header.nchunks
+        if nchunks < 1:
+            raise UnsupportedError(
+                f"{name}: cannot append to a file with an unknown number of chunks ({nchunks})"
+            )
+        self.offsets: list[int] = []
+        if self.header.offsets:
+            slots = nchunks + self.header.max_app_chunks
+            raw = _read_exactly(fp, pos, 8 * slots, self.size, name, "offsets section")
+            self.offsets = [o for (o,) in struct.iter_unpack("<q", raw[: 8 * nchunks])]
+            pos += 8 * slots
+        self.first_chunk_pos = pos
+        self.last_index = nchunks - 1
+        self.last_pos = self.offsets[-1] if self.offsets else self._walk_to_last(fp)
+        if not self.first_chunk_pos <= self.last_pos < self.size:
+            raise FormatError(
+                f"{name}: offset {self.last_pos} of the last chunk is outside the file"
+            )
+
+    def _walk_to_last(self, fp: IO[bytes]) -> int:
+        """Position of the last chunk of a file without offsets: chunk lengths from headers."""
+        pos = self.first_chunk_pos
+        for index in range(self.last_index):
+            raw = _read_exactly(fp, pos, BLOSC1_HEADER_SIZE, self.size, self.name, f"chunk {index}")
+            cbytes = struct.unpack_from("<i", raw, 12)[0]
+            if cbytes < BLOSC1_HEADER_SIZE:
+                raise FormatError(f"{self.name}: chunk {index} at offset {pos} has cbytes {cbytes}")
+            pos += cbytes + self.checksum.size
+        return pos
+
+    def read_last_chunk(self, fp: IO[bytes]) -> tuple[bytes, int]:
+        """The last chunk (checksum verified) and the position right after its digest."""
+        head = _read_exactly(
+            fp, self.last_pos, BLOSC1_HEADER_SIZE, self.size, self.name, f"chunk {self.last_index}"
+        )
+        cbytes = struct.unpack_from("<i", head, 12)[0]
+        if cbytes < BLOSC1_HEADER_SIZE:
+            raise FormatError(f"{self.name}: chunk {self.last_index} has cbytes {cbytes}")
+        what = f"chunk {self.last_index}"
+        chunk = _read_exactly(fp, self.last_pos, cbytes, self.size, self.name, what)
+        digest = _read_exactly(
+            fp,
+            self.last_pos + cbytes,
+            self.checksum.size,
+            self.size,
+            self.name,
+            f"digest of {what}",
+        )
+        validate_chunk(chunk)
+        computed = self.checksum(chunk)
+        if computed != digest:
+            raise ChecksumMismatch(
+                f"{self.name}: checksum mismatch in chunk {self.last_index}, expected:"
+                f" {digest!r}, received: {computed!r}"
+            )
+        return chunk, self.last_pos + cbytes + self.checksum.size
+
+
+def _file_size(fp: IO[bytes]) -> int:
+    return os.fstat(fp.fileno()).st_size if _has_fileno(fp) else fp.seek(0, os.SEEK_END)
+
+
+def _has_fileno(fp: IO[bytes]) -> bool:
+    try:
+        fp.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _read_exactly(fp: IO[bytes], offset: int, n: int, size: int, name: str, what: str) -> bytes:
+    if offset < 0 or n < 0 or offset + n > size:
+        raise TruncatedError(
+            f"{name}: {what} at offset {offset} needs {n} bytes, the file has {size}"
+        )
+    fp.seek(offset)
+    data = fp.read(n)
+    if len(data) != n:
+        raise TruncatedError(f"{name}: {what} at offset {offset} needs {n} bytes, read {len(data)}")
+    return data
+
+
+def _resolve_blosc_args(
+    blosc_args: Mapping[str, Any] | None, layout: _Layout, last_chunk: bytes
+) -> dict[str, Any]:
+    """0.16's rule: unset arguments are the file's typesize, clevel 7, shuffle, blosclz."""
+    given = dict(blosc_args or {})
+    typesize = given.get("typesize")
+    if typesize is None:
+        typesize = layout.header.typesize or validate_chunk(last_chunk).typesize or 1
+    clevel = given.get("clevel")
+    shuffle = given.get("shuffle")
+    cname = given.get("cname")
+    resolved = {
+        "typesize": typesize,
+        "clevel": DEFAULT_CLEVEL if clevel is None else clevel,
+        "shuffle": DEFAULT_SHUFFLE if shuffle is None else shuffle,
+        "cname": DEFAULT_CNAME if cname is None else cname,
+        "blosc_version": given.get("blosc_version") or validate_chunk(last_chunk).blosc_version,
+    }
+    return resolved
+
+
+def _compress(data: Any, args: Mapping[str, Any]) -> bytes | bytearray:
+    shuffle = int(args["shuffle"])
+    if args["blosc_version"] == 2:
+        filters = [0, 0, 0, 0, 0, shuffle]
+        return engine.compress_blosc2(
+            data,
+            typesize=args["typesize"],
+            clevel=args["clevel"],
+            codec=args["cname"],
+            filters=filters,
+        )
+    return engine.compress_blosc1(
+        data, typesize=args["typesize"], clevel=args["clevel"], shuffle=shuffle, codec=args["cname"]
+    )
+
+
+class _Plan:
+    """Sizes of an append, computed (and checked) before anything is written."""
+
+    def __init__(self, layout: _Layout, last_nbytes: int, new_size: int) -> None:
+        header = layout.header
+        chunk_size = header.chunk_size
+        if chunk_size == 0 and last_nbytes == 0:  # an empty file: chunk the new data afresh
+            chunk_size = calculate_nchunks(new_size, DEFAULT_CHUNK_SIZE)[1] if new_size else 0
+        elif chunk_size < last_nbytes or chunk_size <= 0:
+            raise FormatError(
+                f"{layout.name}: the last chunk holds {last_nbytes} bytes, more than the chunk"
+                f" size {chunk_size} of the header"
+            )
+        self.chunk_size = chunk_size
+        self.room = chunk_size - last_nbytes
+        fill = min(self.room, new_size)
+        rest = new_size - fill
+        self.fill = fill
+        self.new_chunks = -(-rest // chunk_size) if rest else 0
+        self.last_chunk = (
+            (rest - (self.new_chunks - 1) * chunk_size) if rest else last_nbytes + fill
+        )
+        if header.offsets and self.new_chunks > header.max_app_chunks:
+            raise NotEnoughSpace(
+                f"{layout.name}: not enough space: appending {new_size} bytes needs"
+                f" {self.new_chunks} new chunks, but only {header.max_app_chunks} offset slots"
+                " are left (see --max-app-chunks)"
+            )
+
+
+def _metadata_section(layout: _Layout, metadata: Any) -> bytes | None:
+    """The new metadata section (same size as the old one), or None if nothing changes."""
+    from .containers.bloscpack import encode_metadata_section, read_metadata_section
+
+    if layout.metadata_header is None:
+        raise UnsupportedError(
+            f"{layout.name}: the file has no metadata section, so metadata cannot be added in place"
+        )
+    old = read_metadata_section(layout.name)
+    if old == metadata:
+        return None
+    return encode_metadata_section(metadata, layout.metadata_header)
+
+
+def append_fp(
+    orig_fp: IO[bytes],
+    new_fp: IO[bytes],
+    new_size: int,
+    blosc_args: Mapping[str, Any] | None = None,
+    *,
+    metadata: Any = None,
+) -> int:
+    """Append ``new_size`` bytes read from ``new_fp`` to the ``.blp`` file open in ``orig_fp``
+    (``r+b``); return the number of chunks added.
+
+    ``blosc_args`` (``BloscArgs`` or dict; missing/None entries: the file's typesize, clevel 7,
+    shuffle, blosclz) compress the rewritten last chunk and the new ones.  ``metadata``, if
+    given, replaces the file's metadata in the same step.  When ``orig_fp`` is a file on disk
+    the append is crash-safe (see the module docstring).
+    """
+    name = getattr(orig_fp, "name", None)
+    path = name if isinstance(name, str) and os.path.isfile(name) else None
+    steps = _Steps()
+    if path is None:
+        return _append(orig_fp, None, new_fp, new_size, blosc_args, metadata, steps)
+    with _locked(orig_fp):
+        _roll_back(path, orig_fp)
+        return _append(orig_fp, path, new_fp, new_size, blosc_args, metadata, steps)
+
+
+def append(
+    orig_file: PathLike,
+    new_file: PathLike,
+    blosc_args: Mapping[str, Any] | None = None,
+    *,
+    metadata: Any = None,
+) -> int:
+    """Append the bytes of the file ``new_file`` to the ``.blp`` file ``orig_file``, in place
+    and crash-safely; return the number of chunks added.  See :func:`append_fp`."""
+    new_size = os.path.getsize(new_file)
+    with open(orig_file, "r+b") as orig_fp, open(new_file, "rb") as new_fp:
+        return append_fp(orig_fp, new_fp, new_size, blosc_args, metadata=metadata)
+
+
+def _append(
+    fp: IO[bytes],
+    path: str | None,
+    new_fp: IO[bytes],
+    new_size: int,
+    blosc_args: Mapping[str, Any] | None,
+    metadata: Any,
+    steps: _Steps,
+) -> int:
+    name = path or getattr(fp, "name", "<file>")
+    layout = _Layout(fp, str(name))
+    last_chunk, last_end = layout.read_last_chunk(fp)
+    last_data = engine.decompress(last_chunk)
+    plan = _Plan(layout, len(last_data), new_size)
+    args = _resolve_blosc_args(blosc_args, layout, last_chunk)
+    new_metadata = _metadata_section(layout, metadata) if metadata is not None else None
+    if new_size == 0 and new_metadata is None:
+        return 0
+
+    header = layout.header
+    # Like 0.16, the last chunk is always re-compressed (full or not), so the bytes match.
+    write_from = layout.last_pos if new_size else last_end
+    offsets_len = 8 * (header.nchunks + header.max_app_chunks) if header.offsets else 0
+    regions = [(0, BLOSCPACK_HEADER_LENGTH)]
+    if new_metadata is not None:
+        regions.append((layout.metadata_pos, len(new_metadata)))
+    if offsets_len and plan.new_chunks:
+        regions.append((layout.offsets_pos, offsets_len))
+    if write_from < layout.size:
+        regions.append((write_from, layout.size - write_from))
+    originals = [
+        (offset, _read_exactly(fp, offset, n, layout.size, layout.name, "journal region"))
+        for offset, n in regions
+    ]
+    if path is not None:
+        _write_journal(path, fp, originals, steps)
+    try:
+        _write_append(
+            fp, layout, plan, args, last_data, new_fp, new_size, write_from, new_metadata, steps
+        )
+    except BaseException:
+        if path is None:
+            raise
+        _roll_back(path, fp)
+        raise
+    if path is not None:
+        _remove_journal(path, steps)
+    return plan.new_chunks
+
+
+def _write_append(
+    fp: IO[bytes],
+    layout: _Layout,
+    plan: _Plan,
+    args: Mapping[str, Any],
+    last_data: bytearray,
+    new_fp: IO[bytes],
+    new_size: int,
+    write_from: int,
+    new_metadata: bytes | None,
+    steps: _Steps,
+) -> None:
+    """Write the chunks, offsets, metadata and header of a planned append, then fsync."""
+    header, checksum = layout.header, layout.checksum
+    fp.seek(write_from)
+    if new_size:
+        last_data += _read_new(new_fp, plan.fill, layout.name)
+        compressed = _compress(last_data, args)
+        fp.write(compressed)
+        fp.write(checksum(compressed))
+        steps.done()
+    new_offsets = []
+    position = fp.tell()
+    buffer = bytearray(plan.chunk_size) if plan.new_chunks else bytearray()
+    remaining = new_size - plan.fill
+    for _ in range(plan.new_chunks):
+        n = min(plan.chunk_size, remaining)
+        view = memoryview(buffer)[:n]
+        _readinto_exactly(new_fp, view, layout.name)
+        compressed = _compress(view, args)
+        fp.write(compressed)
+        fp.write(checksum(compressed))
+        steps.done()
+        new_offsets.append(position)
+        position += len(compressed) + checksum.size
+        remaining -= n
+    end = position
+    if new_offsets and header.offsets:
+        fp.seek(layout.offsets_pos + 8 * header.nchunks)
+        fp.write(b"".join(_OFFSET.pack(o) for o in new_offsets))
+        steps.done()
+    if new_metadata is not None:
+        fp.seek(layout.metadata_pos)
+        fp.write(new_metadata)
+        steps.done()
+    header.nchunks += plan.new_chunks
+    if header.offsets:
+        header.max_app_chunks -= plan.new_chunks
+    header.chunk_size = plan.chunk_size
+    header.last_chunk = plan.last_chunk
+    fp.seek(0)
+    fp.write(header.encode())
+    steps.done()
+    fp.truncate(end)
+    steps.done()
+    fp.flush()
+    if _has_fileno(fp):
+        os.fsync(fp.fileno())
+    steps.done()
+
+
+def _read_new(new_fp: IO[bytes], n: int, name: str) -> bytes:
+    data = new_fp.read(n)
+    if len(data) != n:
+        raise TruncatedError(f"{name}: the data to append ended early ({len(data)} of {n} bytes)")
+    return data
+
+
+def _readinto_exactly(new_fp: IO[bytes], view: memoryview, name: str) -> None:
+    got = 0
+    while got < len(view):
+        n = new_fp.readinto(view[got:]) if hasattr(new_fp, "readinto") else None
+        if n is None:
+            data = new_fp.read(len(view) - got)
+            n = len(data)
+            view[got : got + n] = data
+        if n == 0:
+            raise TruncatedError(f"{name}: the data to append ended early")
+        got += n
+
+
+__all__ = ["JOURNAL_SUFFIX", "append", "append_fp", "journal_path", "needs_recovery", "recover"]
