@@ -39,6 +39,10 @@ class NotAContainer(FormatError):
     """The input is not in any format bloscpack recognises."""
 
 
+class AttributeValueError(BloscpackError, TypeError):
+    """A user attribute cannot be stored (JSON cannot represent it)."""
+
+
 # --- names kept from bloscpack 0.16 -------------------------------------------------------
 
 
@@ -107,6 +111,7 @@ class ObjectNumpyArrayRejection(BloscpackError, RuntimeError):
 
 
 __all__ = [
+    "AttributeValueError",
     "BloscpackError",
     "ChecksumLengthMismatch",
     "ChecksumMismatch",
