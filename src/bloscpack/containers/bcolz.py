@@ -1,0 +1,1286 @@
+"""bcolz 1.x carray and ctable directories: read, write, append, attributes.
+
+A carray directory holds ``meta/storage`` (dtype, cparams, chunklen, dflt), ``meta/sizes``
+(shape), ``__attrs__`` (user attributes) and ``data/__<i>.blp``: a 16-byte header and one
+Blosc1 chunk of ``chunklen`` rows each, the last one (the leftover) holding the remaining rows.
+A ctable directory holds ``__rootdirs__`` (column names in order), ``__attrs__`` and one carray
+directory per column, directly under the root.  Byte-level facts: ``formats/bcolz-1.x.md``.
+
+The length of a carray is ``sizes.shape[0]``, never the number of files: bcolz leaves stale
+chunk files behind and leftover chunks that hold more rows than needed, and both are ignored.
+Writes follow bcolz byte for byte (chunklen rule, typesize rule, JSON layout), whole directories
+appear atomically, and appends rewrite the leftover chunk and add chunks before ``meta/sizes``
+changes, so an interrupted append never loses the rows that were there before.  Object carrays
+hold pickles and are refused: nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import keyword
+import math
+import os
+import re
+import shutil
+import struct
+import tempfile
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import engine
+from ..blosc.header import ChunkHeader
+from ..errors import (
+    ArgumentError,
+    AttributeValueError,
+    BloscpackError,
+    FileNotFound,
+    FormatError,
+    IntegrityError,
+    ObjectNumpyArrayRejection,
+    TruncatedError,
+    UnsupportedError,
+)
+from ..io import ByteSource, PathLike, atomic_write, fsync_directory
+
+__all__ = [
+    "BcolzAttrs",
+    "CarrayReader",
+    "CtableReader",
+    "append_bcolz",
+    "blosc_typesize",
+    "default_chunklen",
+    "info",
+    "load_bcolz",
+    "open_bcolz",
+    "read_bcolz_column",
+    "save_bcolz",
+    "sniff_dir",
+    "verify",
+]
+
+ATTRS_FILE = "__attrs__"
+ROOTDIRS_FILE = "__rootdirs__"
+DATA_DIR = "data"
+META_DIR = "meta"
+SIZES_FILE = os.path.join(META_DIR, "sizes")
+STORAGE_FILE = os.path.join(META_DIR, "storage")
+
+#: The 16-byte header bcolz writes before the Blosc chunk of every ``.blp`` file (never read).
+BLPK_HEADER = b"blpk" + bytes([1, 0, 0, 0]) + struct.pack("<q", 1)
+BLPK_HEADER_SIZE = 16
+#: Largest chunk C-Blosc 1.x compresses (INT_MAX - BLOSC_MAX_OVERHEAD).
+MAX_BLOSC1_CHUNK = 2147483631
+BLOSC_MAX_TYPESIZE = 255
+#: Codecs bcolz-zipline can open (its C-Blosc has no snappy) and python-blosc can write.
+WRITABLE_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+_MAX_META_FILE = 64 << 20  # metadata JSON larger than this is not a bcolz file
+_MAX_DTYPE_STRING = 1 << 16
+_MAX_JSON_DEPTH = 200
+_COLUMN_NAME = re.compile(r"^[^\d\W]\w*$")
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """Prefix the message of any BloscpackError raised inside with ``path`` (once)."""
+    try:
+        yield
+    except BloscpackError as exc:
+        message = str(exc)
+        if path in message:
+            raise
+        raise type(exc)(f"{path}: {message}") from exc
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_meta_json(path: str, what: str) -> Any:
+    """Parse a bcolz metadata JSON file (``NaN``/``Infinity`` accepted)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(_MAX_META_FILE + 1)
+    except FileNotFoundError:
+        raise FormatError(f"{path}: missing ({what})") from None
+    except IsADirectoryError:
+        raise FormatError(f"{path}: is a directory, expected the {what} file") from None
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read the {what} file ({exc.strerror})") from None
+    if len(raw) > _MAX_META_FILE:
+        raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+        return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise FormatError(
+            f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise FormatError(f"{path}: {what} is not valid JSON ({exc})") from None
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON exactly as bcolz writes its metadata files: ASCII, default separators, newline."""
+    return json.dumps(value, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+# --- dtype and sizing rules ---------------------------------------------------------------
+
+
+def _parse_dtype(text: Any, path: str) -> np.dtype[Any]:
+    """The dtype of a ``meta/storage`` string, including bcolz's structured-list form."""
+    if not isinstance(text, str):
+        raise FormatError(f"{path}: dtype must be a string, got {text!r:.80}")
+    if len(text) > _MAX_DTYPE_STRING:
+        raise FormatError(f"{path}: dtype string of {len(text)} characters")
+    try:
+        if text.lstrip().startswith(("[", "(")):
+            # str() of a structured dtype, e.g. "[('a', '<i4'), ('b', '<f8')]", which
+            # np.dtype() itself cannot parse: evaluate it as a Python literal (never code).
+            dtype = np.dtype(ast.literal_eval(text))
+        else:
+            dtype = np.dtype(text)
+    except (TypeError, ValueError, SyntaxError, RecursionError, MemoryError, OverflowError) as exc:
+        raise FormatError(f"{path}: dtype {text!r:.200} is not a numpy dtype ({exc})") from None
+    return dtype
+
+
+def blosc_typesize(dtype: np.dtype[Any]) -> int:
+    """The Blosc typesize bcolz uses for ``dtype``: 1 for ``S``, 4 for ``U``, 1 for void types
+    wider than 255 bytes, else the item size of the base dtype."""
+    base = dtype.base
+    if base.kind == "S" or base.hasobject:
+        return 1
+    if base.kind == "U":
+        return 4
+    if base.kind == "V" and base.itemsize > BLOSC_MAX_TYPESIZE:
+        return 1
+    return base.itemsize
+
+
+def default_chunklen(atomsize: int, expectedlen: int) -> int:
+    """bcolz's chunklen for rows of ``atomsize`` bytes and ``expectedlen`` expected rows."""
+    if atomsize < 1:
+        raise ArgumentError(f"rows of {atomsize} bytes cannot be chunked")
+    mib = expectedlen * atomsize / float(1 << 20)
+    mib = min(max(mib, 1e-4), 1e4)
+    zone = int(math.log10(mib))
+    chunksize = 4096 * int(2 ** (math.log10(10**zone) + 6))
+    chunksize = max((chunksize // atomsize) * atomsize, atomsize)
+    return chunksize // atomsize
+
+
+def _check_column_name(name: str) -> None:
+    if not (_COLUMN_NAME.match(name) and not keyword.iskeyword(name)):
+        raise ArgumentError(
+            f"column name {name!r} is not valid for bcolz: it must be a Python identifier"
+            " and not a keyword"
+        )
+
+
+# --- metadata records ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cparams:
+    """Compression parameters of ``meta/storage``: used only when new chunks are written."""
+
+    clevel: int = 5
+    shuffle: int = 1
+    cname: str = "lz4"
+    quantize: int = 0
+
+    @classmethod
+    def parse(cls, value: Any, path: str) -> Cparams:
+        """Validate a ``cparams`` object; old files lack ``cname``/``quantize``."""
+        if not isinstance(value, dict):
+            raise FormatError(f"{path}: cparams must be an object, got {value!r:.80}")
+        clevel: Any = value.get("clevel")
+        shuffle: Any = value.get("shuffle")
+        cname: Any = value.get("cname", "blosclz")
+        quantize: Any = value.get("quantize") or 0
+        if not _is_int(clevel) or not 0 <= clevel <= 9:
+            raise FormatError(f"{path}: cparams.clevel {clevel!r:.40} is not 0..9")
+        if isinstance(shuffle, bool):
+            shuffle = int(shuffle)
+        if not _is_int(shuffle) or shuffle not in (0, 1, 2):
+            raise FormatError(f"{path}: cparams.shuffle {shuffle!r:.40} is not 0, 1 or 2")
+        if not isinstance(cname, str):
+            raise FormatError(f"{path}: cparams.cname {cname!r:.40} is not a string")
+        if not _is_int(quantize):
+            raise FormatError(f"{path}: cparams.quantize {quantize!r:.40} is not an integer")
+        return cls(clevel, shuffle, cname, quantize)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"clevel": self.clevel, "shuffle": self.shuffle, "cname": self.cname,
+                "quantize": self.quantize}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The contents of ``meta/storage``."""
+
+    dtype: np.dtype[Any]
+    dtype_text: str
+    chunklen: int
+    cparams_raw: Any
+    expectedlen: Any
+    dflt: Any
+
+    @classmethod
+    def read(cls, path: str) -> Storage:
+        data = _read_meta_json(path, "storage")
+        if not isinstance(data, dict):
+            raise FormatError(f"{path}: storage must be a JSON object, got {type(data).__name__}")
+        for key in ("dtype", "chunklen"):
+            if key not in data:
+                raise FormatError(f"{path}: storage has no {key!r}")
+        chunklen = data["chunklen"]
+        if not _is_int(chunklen) or chunklen < 1:
+            raise FormatError(f"{path}: chunklen {chunklen!r:.40} is not a positive integer")
+        dtype = _parse_dtype(data["dtype"], path)
+        return cls(dtype, data["dtype"], chunklen, data.get("cparams"),
+                   data.get("expectedlen"), data.get("dflt"))  # fmt: skip
+
+    def cparams(self, path: str) -> Cparams:
+        return Cparams.parse(self.cparams_raw, path)
+
+
+def _read_shape(path: str) -> tuple[tuple[int, ...], Any]:
+    """``(shape, nbytes)`` of ``meta/sizes``."""
+    data = _read_meta_json(path, "sizes")
+    if not isinstance(data, dict):
+        raise FormatError(f"{path}: sizes must be a JSON object, got {type(data).__name__}")
+    shape = data.get("shape")
+    if not isinstance(shape, list) or not shape:
+        raise FormatError(f"{path}: sizes.shape must be a non-empty list, got {shape!r:.80}")
+    if not all(_is_int(n) and 0 <= n < 2**63 for n in shape) or len(shape) > 32:
+        raise FormatError(f"{path}: sizes.shape {shape!r:.80} is not a list of sizes")
+    return tuple(shape), data.get("nbytes")
+
+
+# --- attributes ---------------------------------------------------------------------------
+
+
+def _check_json_value(value: Any, where: str, depth: int = 0) -> None:
+    """Refuse anything JSON cannot represent (bcolz would empty ``__attrs__`` on it)."""
+    if depth > _MAX_JSON_DEPTH:
+        raise AttributeValueError(f"attribute {where} is nested deeper than {_MAX_JSON_DEPTH}")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_json_value(item, f"{where}[{i}]", depth + 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise AttributeValueError(
+                    f"attribute {where} has the key {key!r} ({type(key).__name__}):"
+                    " JSON keys are strings"
+                )
+            _check_json_value(item, f"{where}[{key!r}]", depth + 1)
+        return
+    raise AttributeValueError(
+        f"attribute {where} is a {type(value).__module__}.{type(value).__qualname__},"
+        " which JSON cannot represent (use int, float, str, bool, None, lists and dicts)"
+    )
+
+
+class BcolzAttrs(MutableMapping[str, Any]):
+    """The user attributes (``__attrs__``) of a carray or ctable directory, as a mapping.
+
+    Every change rewrites the file atomically; values JSON cannot represent raise
+    :class:`~bloscpack.errors.AttributeValueError` before anything is written.
+    """
+
+    def __init__(self, rootdir: PathLike) -> None:
+        self.path = os.path.join(os.fspath(rootdir), ATTRS_FILE)
+        if os.path.exists(self.path):
+            data = _read_meta_json(self.path, "attributes")
+            if not isinstance(data, dict):
+                raise FormatError(f"{self.path}: attributes must be a JSON object")
+            self._data: dict[str, Any] = data
+        else:
+            self._data = {}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.update({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        data = dict(self._data)
+        del data[key]
+        self._store(data)
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
+        """Set several attributes with one rewrite of the file."""
+        data = dict(self._data)
+        data.update(other, **kwargs)
+        self._store(data)
+
+    def clear(self) -> None:
+        self._store({})
+
+    def to_dict(self) -> dict[str, Any]:
+        """A copy of all attributes."""
+        return dict(self._data)
+
+    def _store(self, data: dict[str, Any]) -> None:
+        _check_json_value(data, "set", 0)
+        blob = _dumps(data)
+        with atomic_write(self.path) as fh:
+            fh.write(blob)
+        self._data = json.loads(blob)
+
+    def __repr__(self) -> str:
+        return f"BcolzAttrs({self.path!r}, {self._data!r})"
+
+
+def _attrs_blob(attrs: Mapping[str, Any] | None) -> bytes:
+    data = dict(attrs or {})
+    _check_json_value(data, "set", 0)
+    return _dumps(data)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _chunk_file(rootdir: str, index: int) -> str:
+    return os.path.join(rootdir, DATA_DIR, f"__{index}.blp")
+
+
+def _parse_chunk_header(path: str, head: Any, file_size: int) -> ChunkHeader:
+    """The header of the Blosc chunk at byte 16 of a ``.blp`` file, checked against its size."""
+    with _naming(path):
+        header = ChunkHeader.parse(head)
+        if header.cbytes < header.size:
+            raise FormatError(f"Blosc chunk header: cbytes {header.cbytes} is below its size")
+        if BLPK_HEADER_SIZE + header.cbytes > file_size:
+            raise TruncatedError(
+                f"chunk file truncated: its Blosc chunk needs {header.cbytes} bytes after the"
+                f" {BLPK_HEADER_SIZE}-byte header, the file has {file_size}"
+            )
+    return header
+
+
+def _read_chunk_header(path: str) -> ChunkHeader:
+    """Parse the chunk header of a ``.blp`` file, reading only its first bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise FormatError(f"{path}: chunk file missing") from None
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot open chunk file ({exc.strerror})") from None
+    try:
+        size = os.fstat(fd).st_size
+        head = os.pread(fd, BLPK_HEADER_SIZE + 32, 0)
+    finally:
+        os.close(fd)
+    return _parse_chunk_header(path, memoryview(head)[BLPK_HEADER_SIZE:], size)
+
+
+def _open_chunk(path: str) -> tuple[ByteSource, ChunkHeader]:
+    """Open a ``.blp`` chunk file: its source and the header of the Blosc chunk at byte 16."""
+    try:
+        source = ByteSource(path)
+    except FileNotFound:
+        raise FormatError(f"{path}: chunk file missing") from None
+    try:
+        header = _parse_chunk_header(path, source.read_upto(BLPK_HEADER_SIZE, 32), source.size())
+    except BaseException:
+        source.close()
+        raise
+    return source, header
+
+
+class CarrayReader:
+    """A bcolz carray directory opened for reading.
+
+    ``shape``, ``dtype`` (numpy dtype of the elements), ``chunklen``, ``nchunks``, ``attrs``;
+    ``read(start, stop)`` decodes rows straight into the returned array.
+    """
+
+    def __init__(self, rootdir: PathLike) -> None:
+        self.path = os.fspath(rootdir)
+        if not os.path.isdir(self.path):
+            raise FileNotFound(f"{self.path}: no such bcolz directory")
+        storage_path = os.path.join(self.path, STORAGE_FILE)
+        self.storage = Storage.read(storage_path)
+        sizes_path = os.path.join(self.path, SIZES_FILE)
+        self.shape, self.sizes_nbytes = _read_shape(sizes_path)
+        stored = self.storage.dtype
+        if len(self.shape) == 1 and stored.shape:
+            self.shape = self.shape + stored.shape  # a subarray dtype: rows are the subarray
+        self.dtype: np.dtype[Any] = stored.base
+        self.chunklen = self.storage.chunklen
+        self.typesize = blosc_typesize(self.dtype)
+        self.atomsize = self.dtype.itemsize * math.prod(self.shape[1:])
+        if self.chunklen * self.atomsize > MAX_BLOSC1_CHUNK:
+            raise FormatError(
+                f"{storage_path}: chunklen {self.chunklen} rows of {self.atomsize} bytes exceed"
+                f" the largest Blosc chunk ({MAX_BLOSC1_CHUNK} bytes)"
+            )
+        if self.dtype.hasobject and not self.is_object:
+            raise FormatError(
+                f"{storage_path}: dtype {self.storage.dtype_text!r} holds Python objects"
+            )
+
+    # --- metadata ---------------------------------------------------------------------------
+
+    @property
+    def is_object(self) -> bool:
+        """The carray stores pickled Python objects (one per chunk file)."""
+        return self.dtype == np.dtype(object)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the decoded data in bytes."""
+        return len(self) * self.atomsize
+
+    @property
+    def nchunks(self) -> int:
+        """Number of chunk files that hold the rows (the leftover included)."""
+        if self.is_object:
+            return len(self)
+        return -(-len(self) // self.chunklen)
+
+    @property
+    def attrs(self) -> BcolzAttrs:
+        """The user attributes, as a mapping that writes through to ``__attrs__``."""
+        return BcolzAttrs(self.path)
+
+    @property
+    def cparams(self) -> Cparams:
+        """Compression parameters new chunks are written with."""
+        return self.storage.cparams(os.path.join(self.path, STORAGE_FILE))
+
+    def chunk_path(self, index: int) -> str:
+        return _chunk_file(self.path, index)
+
+    def chunk_rows(self, index: int) -> int:
+        """Rows of chunk ``index`` that belong to the carray."""
+        return min(self.chunklen, len(self) - index * self.chunklen)
+
+    def _refuse_objects(self) -> None:
+        if self.is_object:
+            raise UnsupportedError(
+                f"{self.path}: object carray: its chunks are pickled Python objects,"
+                " which bloscpack never unpickles"
+            )
+        if self.atomsize == 0 and len(self):
+            raise FormatError(f"{self.path}: rows of 0 bytes ({self.storage.dtype_text!r})")
+
+    def _check_header(self, path: str, header: ChunkHeader, index: int) -> None:
+        """A chunk must decode to ``chunklen`` rows (the leftover: between the rows needed and
+        ``chunklen``), with whole rows only."""
+        needed = self.chunk_rows(index) * self.atomsize
+        full = self.chunklen * self.atomsize
+        if needed == full and header.nbytes != full:
+            raise IntegrityError(
+                f"{path}: chunk holds {header.nbytes} bytes, a full chunk of {self.chunklen}"
+                f" rows of {self.atomsize} bytes needs {full}"
+            )
+        if not needed <= header.nbytes <= full or header.nbytes % self.atomsize:
+            raise IntegrityError(
+                f"{path}: leftover chunk holds {header.nbytes} bytes, expected {needed} to"
+                f" {full} in rows of {self.atomsize} bytes"
+            )
+
+    def check_chunks(self, first: int, last: int) -> None:
+        """Check that chunk files ``first..last`` exist and announce the right sizes, before
+        any output is allocated."""
+        for index in range(first, last + 1):
+            path = self.chunk_path(index)
+            self._check_header(path, _read_chunk_header(path), index)
+
+    def _decode(
+        self, index: int, row0: int, row1: int, dest: np.ndarray, scratch: list[Any]
+    ) -> None:
+        """Decode rows ``[row0, row1)`` of chunk ``index`` into ``dest`` (flat uint8)."""
+        path = self.chunk_path(index)
+        source, header = _open_chunk(path)
+        try:
+            with _naming(path):
+                self._check_header(path, header, index)
+                chunk = source.read(BLPK_HEADER_SIZE, header.cbytes, "Blosc chunk")
+                offset, length = row0 * self.atomsize, (row1 - row0) * self.atomsize
+                typesize = header.typesize or 1
+                if offset == 0 and length == header.nbytes:
+                    engine.decompress_into(chunk, dest)
+                elif offset % typesize == 0 and length % typesize == 0:
+                    engine.getitem_into(chunk, offset // typesize, length // typesize, dest)
+                else:  # rows that do not start on a Blosc item: decode the whole chunk
+                    if not scratch or len(scratch[0]) < header.nbytes:
+                        scratch[:] = [np.empty(header.nbytes, np.uint8)]
+                    engine.decompress_into(chunk, scratch[0])
+                    dest[:] = scratch[0][offset : offset + length]
+                del chunk
+        finally:
+            source.close()
+
+    def _span(self, start: int | None, stop: int | None) -> tuple[int, int]:
+        start, stop, _ = slice(start, stop).indices(len(self))
+        return start, max(start, stop)
+
+    def iter_chunks(
+        self, start: int | None = None, stop: int | None = None
+    ) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(row, rows)`` pieces of rows ``[start, stop)``, one per chunk touched; the
+        array yielded is reused for the next piece."""
+        self._refuse_objects()
+        start, stop = self._span(start, stop)
+        if start == stop:
+            return
+        first, last = start // self.chunklen, (stop - 1) // self.chunklen
+        self.check_chunks(first, last)
+        buffer = np.empty((min(self.chunklen, stop - start),) + self.shape[1:], self.dtype)
+        flat = buffer.reshape(-1).view(np.uint8)
+        scratch: list[Any] = []
+        for index in range(first, last + 1):
+            base = index * self.chunklen
+            row0, row1 = max(start, base) - base, min(stop, base + self.chunklen) - base
+            nbytes = (row1 - row0) * self.atomsize
+            self._decode(index, row0, row1, flat[:nbytes], scratch)
+            yield base + row0, buffer[: row1 - row0]
+
+    def read(self, start: int | None = None, stop: int | None = None) -> np.ndarray:
+        """Rows ``[start, stop)`` (all by default) as a new C-contiguous array; only the chunks
+        they touch are read, each decoded straight into its slice of the result."""
+        self._refuse_objects()
+        start, stop = self._span(start, stop)
+        out = np.empty((stop - start,) + self.shape[1:], self.dtype)
+        if start == stop or self.atomsize == 0:
+            return out
+        first, last = start // self.chunklen, (stop - 1) // self.chunklen
+        self.check_chunks(first, last)
+        flat = out.reshape(-1).view(np.uint8)
+        scratch: list[Any] = []
+        for index in range(first, last + 1):
+            base = index * self.chunklen
+            row0, row1 = max(start, base) - base, min(stop, base + self.chunklen) - base
+            at = (base + row0 - start) * self.atomsize
+            self._decode(index, row0, row1, flat[at : at + (row1 - row0) * self.atomsize], scratch)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = self.read()
+        return data if dtype is None else data.astype(dtype)
+
+
+class CtableReader:
+    """A bcolz ctable directory opened for reading: ``names`` in order, ``dtype``
+    (structured), ``attrs``; each column is a :class:`CarrayReader` (``carray(name)``),
+    opened only when it is used."""
+
+    def __init__(self, rootdir: PathLike) -> None:
+        self.path = os.fspath(rootdir)
+        if not os.path.isdir(self.path):
+            raise FileNotFound(f"{self.path}: no such bcolz directory")
+        self.names = _read_rootdirs(os.path.join(self.path, ROOTDIRS_FILE))
+        self._carrays: dict[str, CarrayReader] = {}
+        self._length = len(self.carray(self.names[0]))
+
+    def carray(self, name: str) -> CarrayReader:
+        """The carray of column ``name`` (its files are not read until it is opened)."""
+        if name not in self._carrays:
+            if name not in self.names:
+                raise ArgumentError(
+                    f"{self.path}: no column {name!r}; columns: {', '.join(self.names)}"
+                )
+            column = CarrayReader(os.path.join(self.path, name))
+            if self._carrays and len(column) < self._length:
+                raise IntegrityError(
+                    f"{column.path}: column {name!r} has {len(column)} rows, the table"
+                    f" (its first column {self.names[0]!r}) has {self._length}"
+                )
+            self._carrays[name] = column
+        return self._carrays[name]
+
+    @property
+    def columns(self) -> dict[str, CarrayReader]:
+        """Every column's carray, in table order."""
+        return {name: self.carray(name) for name in self.names}
+
+    def __len__(self) -> int:
+        """Rows of the table: the length of its first column, as bcolz counts."""
+        return self._length
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self),)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The structured dtype of a table row, fields in column order."""
+        return self._dtype(self.names)
+
+    def _dtype(self, names: Sequence[str]) -> np.dtype[Any]:
+        fields = []
+        for name in names:
+            column = self.carray(name)
+            fields.append((name, column.dtype, column.shape[1:]))
+        return np.dtype(fields)
+
+    @property
+    def attrs(self) -> BcolzAttrs:
+        """The table's attributes (each column has its own, in ``carray(name).attrs``)."""
+        return BcolzAttrs(self.path)
+
+    def _span(self, start: int | None, stop: int | None) -> tuple[int, int]:
+        start, stop, _ = slice(start, stop).indices(len(self))
+        return start, max(start, stop)
+
+    def column(self, name: str, start: int | None = None, stop: int | None = None) -> np.ndarray:
+        """Rows ``[start, stop)`` of one column; the other columns are not read."""
+        return self.carray(name).read(*self._span(start, stop))
+
+    def read(self, columns: Sequence[str] | None = None, start: int | None = None,
+             stop: int | None = None) -> np.ndarray:  # fmt: skip
+        """Rows ``[start, stop)`` as a structured array of the chosen columns (all, in table
+        order, by default); each column is decoded chunk by chunk into its field."""
+        names = self._select(columns)
+        start, stop = self._span(start, stop)
+        if start < stop:
+            for name in names:
+                column = self.carray(name)
+                column._refuse_objects()
+                column.check_chunks(start // column.chunklen, (stop - 1) // column.chunklen)
+        out = np.empty(stop - start, self._dtype(names))
+        for name in names:
+            field = out[name]
+            for row, piece in self.carray(name).iter_chunks(start, stop):
+                field[row - start : row - start + len(piece)] = piece
+        return out
+
+    def _select(self, columns: Sequence[str] | None) -> list[str]:
+        if columns is None:
+            return list(self.names)
+        names = [columns] if isinstance(columns, str) else list(columns)
+        for name in names:
+            self.carray(name)
+        if len(set(names)) != len(names):
+            raise ArgumentError(f"columns {names!r} name a column twice")
+        return names
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = self.read()
+        return data if dtype is None else data.astype(dtype)
+
+
+def _read_rootdirs(path: str) -> list[str]:
+    data = _read_meta_json(path, "column list")
+    names = data.get("names") if isinstance(data, dict) else None
+    if not isinstance(names, list) or not names:
+        raise FormatError(f'{path}: expected {{"names": [<column>, ...]}} with at least one column')
+    for name in names:
+        if (not isinstance(name, str) or not name or name in (".", "..")
+                or any(sep in name for sep in ("/", "\\", "\0"))):  # fmt: skip
+            raise FormatError(f"{path}: column name {name!r:.80} is not a directory name")
+    if len(set(names)) != len(names):
+        raise FormatError(f"{path}: a column name appears twice in {names!r:.200}")
+    return names
+
+
+def sniff_dir(path: PathLike) -> bool:
+    """Whether ``path`` is a bcolz carray or ctable directory."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return False
+    if os.path.isfile(os.path.join(path, ROOTDIRS_FILE)):
+        return True
+    # data/ is not required: git and some copies drop the empty data/ of an empty carray
+    return all(os.path.isfile(os.path.join(path, name)) for name in (STORAGE_FILE, SIZES_FILE))
+
+
+def open_bcolz(path: PathLike) -> CarrayReader | CtableReader:
+    """Open a carray or ctable directory for reading (a ctable has ``__rootdirs__``)."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        raise FileNotFound(f"{path}: no such bcolz directory")
+    if os.path.exists(os.path.join(path, ROOTDIRS_FILE)):
+        return CtableReader(path)
+    if not sniff_dir(path):
+        raise FormatError(
+            f"{path}: not a bcolz directory (it has no {ROOTDIRS_FILE},"
+            f" nor {STORAGE_FILE} and {SIZES_FILE})"
+        )
+    return CarrayReader(path)
+
+
+def load_bcolz(path: PathLike, columns: Sequence[str] | None = None) -> np.ndarray:
+    """Read a whole carray (an array of its shape) or ctable (a structured array; ``columns``
+    picks and orders fields, the others are not read)."""
+    reader = open_bcolz(path)
+    if isinstance(reader, CtableReader):
+        return reader.read(columns)
+    if columns is not None:
+        raise ArgumentError(f"{reader.path}: a carray has no columns")
+    return reader.read()
+
+
+def read_bcolz_column(path: PathLike, name: str) -> np.ndarray:
+    """One column of a ctable directory (only that column's files are read)."""
+    reader = open_bcolz(path)
+    if not isinstance(reader, CtableReader):
+        raise ArgumentError(f"{reader.path}: a carray has no columns")
+    return reader.column(name)
+
+
+# --- info and verify ----------------------------------------------------------------------
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with non-finite floats as strings, so that strict JSON can carry it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
+
+
+def _dtype_info(dtype: np.dtype[Any]) -> Any:
+    return dtype.descr if dtype.names else dtype.str
+
+
+def _carray_info(reader: CarrayReader) -> dict[str, Any]:
+    files = sum(
+        os.path.getsize(reader.chunk_path(i))
+        for i in range(reader.nchunks)
+        if os.path.isfile(reader.chunk_path(i))
+    )
+    return {
+        "kind": "carray",
+        "path": reader.path,
+        "shape": list(reader.shape),
+        "dtype": _dtype_info(reader.dtype),
+        "storage_dtype": reader.storage.dtype_text,
+        "chunklen": reader.chunklen,
+        "nchunks": reader.nchunks,
+        "typesize": reader.typesize,
+        "nbytes": reader.nbytes,
+        "cbytes": files,
+        "cparams": _json_safe(reader.storage.cparams_raw),
+        "expectedlen": _json_safe(reader.storage.expectedlen),
+        "dflt": _json_safe(reader.storage.dflt),
+        "bcolz_can_open": not reader.storage.dtype.names,
+    }
+
+
+def info(path: PathLike) -> dict[str, Any]:
+    """A JSON-able description of a carray or ctable directory (metadata only, no data read)."""
+    reader = open_bcolz(path)
+    if isinstance(reader, CtableReader):
+        columns = [dict(_carray_info(reader.carray(name)), name=name) for name in reader.names]
+        result: dict[str, Any] = {
+            "format": "bcolz",
+            "kind": "ctable",
+            "path": reader.path,
+            "shape": [len(reader)],
+            "dtype": _dtype_info(reader.dtype),
+            "names": list(reader.names),
+            "nbytes": sum(c["nbytes"] for c in columns),
+            "cbytes": sum(c["cbytes"] for c in columns),
+            "columns": columns,
+        }
+        attrs_of: Any = reader
+    else:
+        result = {"format": "bcolz", **_carray_info(reader)}
+        attrs_of = reader
+    try:
+        result["attrs"] = _json_safe(attrs_of.attrs.to_dict())
+    except BloscpackError as exc:
+        result["attrs"] = None
+        result["attrs_error"] = str(exc)
+    return result
+
+
+def _verify_carray(reader: CarrayReader, length: int, name: str | None,
+                   report: dict[str, Any]) -> None:  # fmt: skip
+    """Decode the chunks of the first ``length`` rows of a carray; add what is wrong to
+    ``report`` (``bad_chunks`` and ``problems``: reads fail; ``warnings``: reads work)."""
+    warnings = report["warnings"]
+    if reader.is_object:
+        warnings.append(f"{reader.path}: object carray: its values are pickles, never loaded")
+    elif _is_int(reader.sizes_nbytes) and reader.sizes_nbytes != reader.nbytes:
+        warnings.append(
+            f"{os.path.join(reader.path, SIZES_FILE)}: nbytes {reader.sizes_nbytes}"
+            f" != {len(reader)} rows x {reader.atomsize} bytes"
+        )
+    for what in (ATTRS_FILE, DATA_DIR):
+        if not os.path.exists(os.path.join(reader.path, what)):
+            warnings.append(f"{os.path.join(reader.path, what)}: missing (bcolz cannot open it)")
+    try:
+        reader.cparams  # noqa: B018  (validates cparams)
+    except BloscpackError as exc:
+        warnings.append(f"{exc} (appending would fail)")
+    nchunks = length if reader.is_object else -(-length // reader.chunklen)
+    scratch = np.empty(0, np.uint8)
+    for index in range(nchunks):
+        report["nchunks"] += 1
+        path = reader.chunk_path(index)
+        try:
+            source, header = _open_chunk(path)
+            try:
+                with _naming(path):
+                    chunk = source.read(BLPK_HEADER_SIZE, header.cbytes, "Blosc chunk")
+                    if not reader.is_object:
+                        reader._check_header(path, header, index)
+                    if len(scratch) < header.nbytes:
+                        scratch = np.empty(header.nbytes, np.uint8)
+                    engine.decompress_into(chunk, scratch)
+                    del chunk
+            finally:
+                source.close()
+        except BloscpackError as exc:
+            entry: dict[str, Any] = {"index": index, "error": str(exc)}
+            if name is not None:
+                entry["column"] = name
+            report["bad_chunks"].append(entry)
+            continue
+        if header.typesize != reader.typesize:
+            warnings.append(
+                f"{path}: Blosc typesize {header.typesize}, bcolz uses {reader.typesize}"
+                f" for {reader.dtype}: its partial reads of this chunk would be wrong"
+            )
+
+
+def verify(path: PathLike) -> dict[str, Any]:
+    """Decode every chunk of a carray or ctable directory and check it against the metadata.
+
+    Returns ``{"format": "bcolz", "ok": bool, "nchunks": n, "bad_chunks": [{"index": i,
+    "error": msg}, ...], "problems": [...], "warnings": [...]}``; ctable chunk entries also
+    name their ``column``.  ``ok`` is false when a chunk or the metadata cannot be read;
+    ``warnings`` list what bcolz would trip on although bloscpack reads the data.
+    """
+    report: dict[str, Any] = {"format": "bcolz", "ok": False, "nchunks": 0,
+                              "bad_chunks": [], "problems": [], "warnings": []}  # fmt: skip
+    try:
+        reader = open_bcolz(path)
+    except BloscpackError as exc:
+        report["problems"].append(str(exc))
+        return report
+    carrays: list[tuple[CarrayReader, str | None]] = []
+    if isinstance(reader, CtableReader):
+        for column_name in reader.names:
+            try:
+                carrays.append((reader.carray(column_name), column_name))
+            except BloscpackError as exc:
+                report["problems"].append(str(exc))
+        for column, label in carrays:
+            if len(column) != len(reader):
+                report["warnings"].append(
+                    f"{column.path}: column {label!r} has {len(column)} rows, the table"
+                    f" {len(reader)} (an interrupted append?)"
+                )
+    else:
+        carrays.append((reader, None))
+    for column, label in carrays:
+        _verify_carray(column, len(reader), label, report)
+    for target in [reader.path] + [c.path for c, label in carrays if label is not None]:
+        try:
+            BcolzAttrs(target)
+        except BloscpackError as exc:
+            report["problems"].append(str(exc))
+    if isinstance(reader, CtableReader) and not os.path.isfile(
+        os.path.join(reader.path, ATTRS_FILE)
+    ):
+        report["warnings"].append(f"{os.path.join(reader.path, ATTRS_FILE)}: missing")
+    report["ok"] = not report["bad_chunks"] and not report["problems"]
+    return report
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _dflt_json(dtype: np.dtype[Any], dflt: Any) -> Any:
+    """The ``dflt`` value of ``meta/storage``: bcolz's ``np.zeros((), dtype)`` set from
+    ``dflt``, as JSON (bytes as ASCII text; datetimes as their integer count)."""
+    value = np.zeros((), dtype)
+    if dflt is not None:
+        try:
+            value[()] = dflt
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ArgumentError(f"dflt {dflt!r:.80} does not fit dtype {dtype}: {exc}") from None
+    return _scalar_json(value, dflt)
+
+
+def _scalar_json(value: np.ndarray, dflt: Any) -> Any:
+    dtype = value.dtype
+    if dtype.names:
+        return [_scalar_json(value[name], dflt) for name in dtype.names]
+    if dtype.shape:
+        return [_scalar_json(np.asarray(item), dflt) for item in value.reshape(-1)[()]]
+    if dtype.kind in "Mm":
+        return int(value.view(np.int64))
+    if dtype.kind == "c":
+        if value != 0:
+            raise ArgumentError(f"dflt {dflt!r:.80}: bcolz cannot store a non-zero complex default")
+        return 0
+    item = value.tolist()
+    if isinstance(item, bytes):
+        try:
+            return item.decode("ascii")
+        except UnicodeDecodeError:
+            raise ArgumentError(
+                f"dflt {dflt!r:.80}: bcolz stores byte defaults as ASCII text"
+            ) from None
+    return item
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One carray to write: its data (C-contiguous, rows along axis 0) and settings."""
+
+    data: np.ndarray
+    chunklen: int
+    cparams: Cparams
+    expectedlen: int
+    dflt: Any
+
+    @property
+    def atomsize(self) -> int:
+        return self.data.dtype.itemsize * math.prod(self.data.shape[1:])
+
+
+def _quantize(data: np.ndarray, digits: int) -> np.ndarray:
+    """bcolz's lossy ``quantize``: ``around(x * 2**bits) / 2**bits`` for ``digits`` digits."""
+    if not digits:
+        return data
+    exp = math.log(10.0**-digits, 10)
+    exp = int(math.floor(exp)) if exp < 0 else int(math.ceil(exp))
+    scale = 2.0 ** math.ceil(math.log(10.0**-exp, 2))
+    return np.asarray(np.around(scale * data) / scale, dtype=data.dtype)
+
+
+def _prepare_column(data: np.ndarray, *, chunklen: int | None, expectedlen: int | None,
+                    cparams: Cparams, dflt: Any) -> _Column:  # fmt: skip
+    """Validate one carray's data and settings before anything is written."""
+    if data.ndim == 0:
+        raise ArgumentError("bcolz stores arrays of at least one dimension, got a scalar")
+    if data.dtype.hasobject:
+        raise ObjectNumpyArrayRejection("object arrays are refused: bcolz would store pickles")
+    atomsize = data.dtype.itemsize * math.prod(data.shape[1:])
+    if atomsize == 0:
+        raise ArgumentError(f"rows of shape {data.shape[1:]} and dtype {data.dtype} hold no bytes")
+    if cparams.quantize and data.dtype.kind != "f":
+        raise ArgumentError(f"quantize is only for floating-point data, not {data.dtype}")
+    if expectedlen is None:
+        expectedlen = len(data)
+    if not _is_int(expectedlen) or expectedlen < 0:
+        raise ArgumentError(f"expectedlen must be an integer >= 0, got {expectedlen!r}")
+    if chunklen is None:
+        chunklen = default_chunklen(atomsize, expectedlen)
+    elif not _is_int(chunklen) or chunklen < 1:
+        raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
+    if chunklen * atomsize > MAX_BLOSC1_CHUNK:
+        raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1 chunk")
+    data = np.ascontiguousarray(data)
+    if cparams.quantize:
+        data = _quantize(data, cparams.quantize)
+    return _Column(data, chunklen, cparams, expectedlen, _dflt_json(data.dtype, dflt))
+
+
+def _make_cparams(clevel: int, shuffle: int, cname: str, quantize: int) -> Cparams:
+    if cname not in WRITABLE_CODECS:
+        raise UnsupportedError(
+            f"codec {cname!r} cannot be written for bcolz; use one of {WRITABLE_CODECS}"
+        )
+    if not _is_int(clevel) or not 0 <= clevel <= 9:
+        raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
+    if isinstance(shuffle, bool):
+        shuffle = int(shuffle)
+    if shuffle not in (0, 1, 2):
+        raise ArgumentError(f"shuffle must be 0 (none), 1 (byte) or 2 (bit), got {shuffle!r}")
+    if not _is_int(quantize) or quantize < 0:
+        raise ArgumentError(f"quantize must be an integer >= 0, got {quantize!r}")
+    return Cparams(clevel, shuffle, cname, quantize)
+
+
+def _compress_rows(rows: np.ndarray, cparams: Cparams) -> bytes:
+    """One ``.blp`` file: bcolz's 16-byte header and the rows as a Blosc1 chunk."""
+    flat = rows.reshape(-1).view(np.uint8)
+    chunk = engine.compress_blosc1(
+        flat, typesize=blosc_typesize(rows.dtype), clevel=cparams.clevel,
+        shuffle=cparams.shuffle, codec=cparams.cname,
+    )  # fmt: skip
+    return BLPK_HEADER + chunk
+
+
+def _chunk_cbytes(blob: bytes) -> int:
+    return int(struct.unpack_from("<i", blob, BLPK_HEADER_SIZE + 12)[0])
+
+
+def _write_file(path: str, blob: bytes) -> None:
+    """Write a file in a directory that is still private (it appears whole by a rename)."""
+    with open(path, "wb") as fh:
+        fh.write(blob)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _storage_blob(column: _Column) -> bytes:
+    dtype = column.data.dtype
+    return _dumps({
+        "dtype": str(dtype),
+        "cparams": column.cparams.to_json(),
+        "chunklen": column.chunklen,
+        "expectedlen": column.expectedlen,
+        "dflt": column.dflt,
+    })  # fmt: skip
+
+
+def _sizes_blob(shape: Sequence[int], atomsize: int, cbytes: int) -> bytes:
+    return _dumps({"shape": list(shape), "nbytes": shape[0] * atomsize, "cbytes": cbytes})
+
+
+def _write_carray(rootdir: str, column: _Column, attrs_blob: bytes) -> None:
+    """Write a complete carray directory at ``rootdir`` (which must not exist)."""
+    os.mkdir(rootdir)
+    os.mkdir(os.path.join(rootdir, DATA_DIR))
+    os.mkdir(os.path.join(rootdir, META_DIR))
+    _write_file(os.path.join(rootdir, STORAGE_FILE), _storage_blob(column))
+    data, chunklen = column.data, column.chunklen
+    cbytes = chunklen * column.atomsize  # bcolz counts the leftover buffer
+    for index, row in enumerate(range(0, len(data), chunklen)):
+        blob = _compress_rows(data[row : row + chunklen], column.cparams)
+        if row + chunklen <= len(data):
+            cbytes += _chunk_cbytes(blob)
+        _write_file(_chunk_file(rootdir, index), blob)
+    _write_file(os.path.join(rootdir, SIZES_FILE), _sizes_blob(data.shape, column.atomsize, cbytes))
+    _write_file(os.path.join(rootdir, ATTRS_FILE), attrs_blob)
+
+
+def _fsync_tree(rootdir: str) -> None:
+    for dirpath, _dirs, _files in os.walk(rootdir):
+        fsync_directory(dirpath)
+
+
+@contextlib.contextmanager
+def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
+    """A private temporary directory path that becomes ``rootdir`` when the block succeeds."""
+    rootdir = os.path.abspath(rootdir)
+    parent = os.path.dirname(rootdir)
+    if os.path.lexists(rootdir) and not overwrite:
+        raise FileExistsError(f"{rootdir}: already exists (pass overwrite=True to replace it)")
+    workdir = tempfile.mkdtemp(prefix=f".{os.path.basename(rootdir)}.", suffix=".tmp", dir=parent)
+    target = os.path.join(workdir, "new")
+    try:
+        yield target
+        _fsync_tree(target)
+        if os.path.lexists(rootdir):
+            old = os.path.join(workdir, "old")
+            os.rename(rootdir, old)
+        os.rename(target, rootdir)
+        fsync_directory(parent)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def save_bcolz(
+    array: Any,
+    rootdir: PathLike,
+    *,
+    chunklen: int | None = None,
+    expectedlen: int | None = None,
+    clevel: int = 5,
+    shuffle: int = 1,
+    cname: str = "lz4",
+    quantize: int = 0,
+    dflt: Any = None,
+    attrs: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+) -> None:
+    """Write ``array`` as a bcolz directory that bcolz 1.x opens, the way bcolz writes it.
+
+    A structured 1-D array becomes a ctable (one carray column per field, named after it;
+    ``dflt`` is then a mapping of field name to default), any other array a carray.
+    ``chunklen`` and ``expectedlen`` default as in bcolz (chunks of 16 KiB to 4 MiB by the
+    expected size), ``clevel``/``shuffle``/``cname`` are bcolz's defaults, ``quantize`` is
+    bcolz's lossy float rounding to that many significant digits, ``attrs`` go to ``__attrs__``.
+    The directory appears whole or not at all; ``overwrite`` replaces an existing one.
+    """
+    rootdir = os.fspath(rootdir)
+    data = np.asarray(array)
+    cparams = _make_cparams(clevel, shuffle, cname, quantize)
+    attrs_blob = _attrs_blob(attrs)
+    settings = {"chunklen": chunklen, "expectedlen": expectedlen, "cparams": cparams}
+    if data.dtype.names is None:
+        column = _prepare_column(data, dflt=dflt, **settings)  # type: ignore[arg-type]
+        with _new_directory(rootdir, overwrite) as target:
+            _write_carray(target, column, attrs_blob)
+        return
+    if data.ndim != 1:
+        raise ArgumentError(
+            f"a structured array is saved as a ctable and must be 1-D, got shape {data.shape}"
+        )
+    names = list(data.dtype.names)
+    for name in names:
+        _check_column_name(name)
+    dflts = _column_dflts(dflt, names)
+    columns = [_prepare_column(data[name], dflt=dflts.get(name), **settings)  # type: ignore[arg-type]
+               for name in names]  # fmt: skip
+    with _new_directory(rootdir, overwrite) as target:
+        os.mkdir(target)
+        _write_file(os.path.join(target, ROOTDIRS_FILE), _dumps({"names": names}))
+        for name, column in zip(names, columns, strict=True):
+            _write_carray(os.path.join(target, name), column, _dumps({}))
+        _write_file(os.path.join(target, ATTRS_FILE), attrs_blob)
+
+
+def _column_dflts(dflt: Any, names: Sequence[str]) -> dict[str, Any]:
+    if dflt is None:
+        return {}
+    if not isinstance(dflt, Mapping):
+        raise ArgumentError("for a ctable, dflt is a mapping of column name to default value")
+    unknown = [key for key in dflt if key not in names]
+    if unknown:
+        raise ArgumentError(f"dflt names unknown columns: {unknown}")
+    return dict(dflt)
+
+
+# --- appending ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _AppendPlan:
+    """One carray append: the chunk files to write from ``first`` on, then ``meta/sizes``."""
+
+    reader: CarrayReader
+    cparams: Cparams
+    rows: np.ndarray  # the old leftover rows, then the new ones
+    first: int  # index of the first chunk file written
+    length: int  # rows after the append
+    cbytes: int  # bcolz's ``cbytes`` before the append
+
+
+def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _AppendPlan:
+    """Plan appending ``rows`` after the first ``length`` rows of a carray (nothing written)."""
+    cparams = reader.cparams
+    if cparams.cname not in WRITABLE_CODECS:
+        raise UnsupportedError(
+            f"{os.path.join(reader.path, STORAGE_FILE)}: new chunks would use codec"
+            f" {cparams.cname!r}, which cannot be written; bloscpack writes {WRITABLE_CODECS}"
+        )
+    nfull, rem = divmod(length, reader.chunklen)
+    if rem:  # the old leftover rows lead the first chunk rewritten
+        rows = np.concatenate([reader.read(nfull * reader.chunklen, length), rows])
+    if cparams.quantize and rows.dtype.kind == "f":
+        rows = _quantize(rows, cparams.quantize)
+    old = _read_meta_json(os.path.join(reader.path, SIZES_FILE), "sizes")
+    cbytes: Any = old.get("cbytes") if isinstance(old, dict) else None
+    if not _is_int(cbytes):
+        cbytes = reader.chunklen * reader.atomsize
+    return _AppendPlan(reader, cparams, rows, nfull, nfull * reader.chunklen + len(rows), cbytes)
+
+
+def _write_append_chunks(plan: _AppendPlan) -> bytes:
+    """Write the chunk files of ``plan``, each replaced atomically; return the new
+    ``meta/sizes`` (``cbytes`` grows by every full chunk written, as in bcolz)."""
+    reader, chunklen = plan.reader, plan.reader.chunklen
+    cbytes = plan.cbytes
+    for i, row in enumerate(range(0, len(plan.rows), chunklen)):
+        rows = plan.rows[row : row + chunklen]
+        blob = _compress_rows(rows, plan.cparams)
+        if len(rows) == chunklen:
+            cbytes += _chunk_cbytes(blob)
+        with atomic_write(_chunk_file(reader.path, plan.first + i)) as fh:
+            fh.write(blob)
+    return _sizes_blob((plan.length,) + reader.shape[1:], reader.atomsize, cbytes)
+
+
+def _coerce_rows(reader: CarrayReader, rows: Any) -> np.ndarray:
+    data = np.asarray(rows)
+    if data.dtype.hasobject:
+        raise ObjectNumpyArrayRejection("object arrays are refused: bcolz would store pickles")
+    row_shape = reader.shape[1:]
+    if data.shape == row_shape:
+        data = data.reshape((1,) + row_shape)
+    if data.shape[1:] != row_shape:
+        raise ArgumentError(
+            f"{reader.path}: rows of shape {data.shape[1:]} do not match the carray's {row_shape}"
+        )
+    try:
+        return np.ascontiguousarray(data.astype(reader.dtype, casting="same_kind", copy=False))
+    except TypeError as exc:
+        raise ArgumentError(
+            f"{reader.path}: cannot append {data.dtype} rows to a {reader.dtype} carray: {exc}"
+        ) from None
+
+
+def _prepare_appends(path: str, rows: Any) -> list[tuple[CarrayReader, np.ndarray, int]]:
+    """Readers, converted rows and current table length for every carray an append touches."""
+    reader = open_bcolz(path)
+    if isinstance(reader, CarrayReader):
+        reader._refuse_objects()
+        return [(reader, _coerce_rows(reader, rows), len(reader))]
+    length = len(reader)
+    if isinstance(rows, Mapping):
+        columns = {name: rows[name] for name in rows}
+    else:
+        data = np.asarray(rows)
+        if data.dtype.names is None:
+            raise ArgumentError(
+                f"{reader.path}: append a structured array or a mapping of columns to a ctable"
+            )
+        columns = {name: data[name] for name in data.dtype.names}
+    if set(columns) != set(reader.names):
+        raise ArgumentError(
+            f"{reader.path}: rows have columns {sorted(columns)},"
+            f" the table has {sorted(reader.names)}"
+        )
+    work = []
+    counts = set()
+    for name in reader.names:
+        column = reader.carray(name)
+        column._refuse_objects()
+        converted = _coerce_rows(column, columns[name])
+        counts.add(len(converted))
+        work.append((column, converted, length))
+    if len(counts) > 1:
+        raise ArgumentError(
+            f"{reader.path}: columns to append have different lengths {sorted(counts)}"
+        )
+    return work
+
+
+def append_bcolz(path: PathLike, rows: Any) -> int:
+    """Append ``rows`` to a carray or ctable directory as bcolz does; return the new length.
+
+    For a ctable, ``rows`` is a structured array or a mapping of column name to values.
+    The leftover chunk is rewritten with the new rows after its own, further chunks are added,
+    and ``meta/sizes`` is replaced last (for a ctable: the first column's last, since its
+    length is the table's), every file atomically: if the append is interrupted, the
+    directory still reads as before it started.
+    """
+    path = os.fspath(path)
+    plans = [
+        _plan_append(reader, data, length) for reader, data, length in _prepare_appends(path, rows)
+    ]
+    sizes = [_write_append_chunks(plan) for plan in plans]
+    # sizes last; the first column's (which gives a ctable's length) after all the others
+    for plan, blob in reversed(list(zip(plans, sizes, strict=True))):
+        with atomic_write(os.path.join(plan.reader.path, SIZES_FILE)) as fh:
+            fh.write(blob)
+    return plans[0].length
