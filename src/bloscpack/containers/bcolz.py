@@ -607,7 +607,10 @@ class CtableReader:
                 raise ArgumentError(
                     f"{self.path}: no column {name!r}; columns: {', '.join(self.names)}"
                 )
-            column = CarrayReader(os.path.join(self.path, name))
+            path = os.path.join(self.path, name)
+            if not os.path.isdir(path):
+                raise FormatError(f"{path}: directory of column {name!r} missing")
+            column = CarrayReader(path)
             if self._carrays and len(column) < self._length:
                 raise IntegrityError(
                     f"{column.path}: column {name!r} has {len(column)} rows, the table"
@@ -761,7 +764,8 @@ def _json_safe(value: Any) -> Any:
 
 
 def _dtype_info(dtype: np.dtype[Any]) -> Any:
-    return dtype.descr if dtype.names else dtype.str
+    """``dtype.str``, or for a structured dtype its ``descr`` as JSON lists."""
+    return json.loads(json.dumps(dtype.descr)) if dtype.names else dtype.str
 
 
 def _carray_info(reader: CarrayReader) -> dict[str, Any]:
