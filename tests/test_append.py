@@ -253,3 +253,52 @@ def test_stale_journal_of_a_replaced_file_is_dropped(tmp_path):
 def test_journal_suffix():
     assert JOURNAL_SUFFIX == ".journal"
     assert journal_path("a/b.blp") == "a/b.blp.journal"
+
+
+def test_append_with_new_metadata_equals_016(bloscpack016, tmp_path):
+    """0.16's ``blpk a -c zstd -l 9 -m meta2.json``: data appended and metadata rewritten."""
+    path = make_016(bloscpack016, tmp_path, "x.blp", "-m", str(INPUTS / "meta.json"), "-z", "1000",
+                    str(INPUTS / "small_2000.bin"))  # fmt: skip
+    metadata = json.loads((INPUTS / "meta2.json").read_text())
+    append(path, INPUTS / "ints_1500.bin", {"cname": "zstd", "clevel": 9}, metadata=metadata)
+    assert path.read_bytes() == (CORPUS / "cli_append_codec_meta.blp").read_bytes()
+
+
+def test_same_metadata_is_not_an_error(tmp_path):
+    path = tmp_path / "x.blp"
+    shutil.copy(CORPUS / "cli_metadata.blp", path)
+    metadata = MANIFEST["cli_metadata.blp"]["expected_metadata"]
+    assert append(path, INPUTS / "empty.bin", metadata=metadata) == 0
+    assert path.read_bytes() == (CORPUS / "cli_metadata.blp").read_bytes()
+
+
+def test_metadata_too_large_leaves_file_unchanged(tmp_path):
+    from bloscpack.errors import MetadataSectionTooSmall
+
+    path = tmp_path / "x.blp"
+    shutil.copy(CORPUS / "cli_metadata.blp", path)
+    with pytest.raises(MetadataSectionTooSmall):
+        append(path, INPUTS / "small_2000.bin", metadata={"k": os.urandom(600).hex()})
+    assert path.read_bytes() == (CORPUS / "cli_metadata.blp").read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["x.blp"]
+
+
+def test_blosc2_file_gets_blosc2_chunks(tmp_path):
+    """A file of Blosc2 chunks (delta filter) keeps its chunk format and filters."""
+    from bloscpack.api import pack_bytes_to_file, unpack_bytes_from_file
+    from bloscpack.args import BloscArgs
+
+    data = struct.pack("<2000q", *range(0, 20000, 10))
+    path = tmp_path / "x.blp"
+    args = BloscArgs(blosc_version=2, filters=["delta", "shuffle"], cname="zstd")
+    pack_bytes_to_file(data, str(path), chunk_size=4096, blosc_args=args)
+    more = struct.pack("<1000q", *range(20000, 30000, 10))
+    (tmp_path / "more.bin").write_bytes(more)
+    assert append(path, tmp_path / "more.bin") == 2  # 384 bytes fill chunk 3, then 4096 + 3520
+    raw = path.read_bytes()
+    header = header_of(path)
+    offsets = struct.unpack_from(f"<{header.nchunks}q", raw, 32)
+    for offset in offsets[-3:]:
+        assert raw[offset] >= 3  # Blosc2 chunk header version
+        assert raw[offset + 16 : offset + 22] == bytes([0, 0, 0, 0, 3, 1])  # delta, shuffle
+    assert unpack_bytes_from_file(str(path))[0] == data + more

@@ -31,11 +31,18 @@ from .args import (
     DEFAULT_CLEVEL,
     DEFAULT_CNAME,
     DEFAULT_SHUFFLE,
+    BloscArgs,
     calculate_nchunks,
 )
-from .blosc.header import BLOSC1_HEADER_SIZE
+from .blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
 from .blosc.layout import validate_chunk
 from .checksums import Hash
+from .containers.bloscpack import (
+    check_blosc_args,
+    compress_chunk,
+    decode_metadata,
+    encode_metadata_section,
+)
 from .errors import (
     ChecksumMismatch,
     FormatError,
@@ -338,40 +345,29 @@ def _read_exactly(fp: IO[bytes], offset: int, n: int, size: int, name: str, what
 
 
 def _resolve_blosc_args(
-    blosc_args: Mapping[str, Any] | None, layout: _Layout, last_chunk: bytes
-) -> dict[str, Any]:
-    """0.16's rule: unset arguments are the file's typesize, clevel 7, shuffle, blosclz."""
-    given = dict(blosc_args or {})
-    typesize = given.get("typesize")
-    if typesize is None:
-        typesize = layout.header.typesize or validate_chunk(last_chunk).typesize or 1
-    clevel = given.get("clevel")
-    shuffle = given.get("shuffle")
-    cname = given.get("cname")
-    resolved = {
-        "typesize": typesize,
-        "clevel": DEFAULT_CLEVEL if clevel is None else clevel,
-        "shuffle": DEFAULT_SHUFFLE if shuffle is None else shuffle,
-        "cname": DEFAULT_CNAME if cname is None else cname,
-        "blosc_version": given.get("blosc_version") or validate_chunk(last_chunk).blosc_version,
-    }
-    return resolved
-
-
-def _compress(data: Any, args: Mapping[str, Any]) -> bytes | bytearray:
-    shuffle = int(args["shuffle"])
-    if args["blosc_version"] == 2:
-        filters = [0, 0, 0, 0, 0, shuffle]
-        return engine.compress_blosc2(
-            data,
-            typesize=args["typesize"],
-            clevel=args["clevel"],
-            codec=args["cname"],
-            filters=filters,
-        )
-    return engine.compress_blosc1(
-        data, typesize=args["typesize"], clevel=args["clevel"], shuffle=shuffle, codec=args["cname"]
+    blosc_args: Mapping[str, Any] | None, layout: _Layout, last: ChunkHeader
+) -> BloscArgs:
+    """0.16's rule: unset arguments are the file's typesize, clevel 7, shuffle, blosclz.  A file
+    of Blosc2 chunks gets Blosc2 chunks (with the last chunk's filters unless told otherwise)."""
+    given = {k: v for k, v in dict(blosc_args or {}).items() if v is not None}
+    version = given.get("blosc_version") or last.blosc_version
+    extra: dict[str, Any] = {}
+    if version == 2:
+        extra = {
+            k: given[k] for k in ("filters", "filters_meta", "use_dict", "blocksize") if k in given
+        }
+        if "filters" not in extra and "shuffle" not in given:
+            extra["filters"], extra["filters_meta"] = list(last.pipeline), list(last.filters_meta)
+    args = BloscArgs(
+        typesize=given.get("typesize", layout.header.typesize or last.typesize or 1),
+        clevel=given.get("clevel", DEFAULT_CLEVEL),
+        shuffle=given.get("shuffle", DEFAULT_SHUFFLE),
+        cname=given.get("cname", DEFAULT_CNAME),
+        blosc_version=version,
+        **extra,
     )
+    check_blosc_args(args)
+    return args
 
 
 class _Plan:
@@ -404,18 +400,26 @@ class _Plan:
             )
 
 
-def _metadata_section(layout: _Layout, metadata: Any) -> bytes | None:
+def _metadata_section(fp: IO[bytes], layout: _Layout, metadata: Any) -> bytes | None:
     """The new metadata section (same size as the old one), or None if nothing changes."""
-    from .containers.bloscpack import encode_metadata_section, read_metadata_section
-
-    if layout.metadata_header is None:
+    header = layout.metadata_header
+    if header is None:
         raise UnsupportedError(
             f"{layout.name}: the file has no metadata section, so metadata cannot be added in place"
         )
-    old = read_metadata_section(layout.name)
-    if old == metadata:
+    stored_at = layout.metadata_pos + METADATA_HEADER_LENGTH
+    stored = _read_exactly(
+        fp, stored_at, header.meta_comp_size, layout.size, layout.name, "metadata"
+    )
+    digest_at = stored_at + header.max_meta_size
+    digest = _read_exactly(
+        fp, digest_at, header.checksum_impl.size, layout.size, layout.name, "metadata digest"
+    )
+    if header.checksum_impl(stored) != digest:
+        raise ChecksumMismatch(f"{layout.name}: checksum mismatch in the metadata section")
+    if decode_metadata(header, stored, layout.name) == metadata:
         return None
-    return encode_metadata_section(metadata, layout.metadata_header)
+    return encode_metadata_section(metadata, header)
 
 
 def append_fp(
@@ -472,8 +476,8 @@ def _append(
     last_chunk, last_end = layout.read_last_chunk(fp)
     last_data = engine.decompress(last_chunk)
     plan = _Plan(layout, len(last_data), new_size)
-    args = _resolve_blosc_args(blosc_args, layout, last_chunk)
-    new_metadata = _metadata_section(layout, metadata) if metadata is not None else None
+    args = _resolve_blosc_args(blosc_args, layout, ChunkHeader.parse(last_chunk))
+    new_metadata = _metadata_section(fp, layout, metadata) if metadata is not None else None
     if new_size == 0 and new_metadata is None:
         return 0
 
@@ -512,7 +516,7 @@ def _write_append(
     fp: IO[bytes],
     layout: _Layout,
     plan: _Plan,
-    args: Mapping[str, Any],
+    args: BloscArgs,
     last_data: bytearray,
     new_fp: IO[bytes],
     new_size: int,
@@ -525,7 +529,7 @@ def _write_append(
     fp.seek(write_from)
     if new_size:
         last_data += _read_new(new_fp, plan.fill, layout.name)
-        compressed = _compress(last_data, args)
+        compressed = compress_chunk(last_data, args)
         fp.write(compressed)
         fp.write(checksum(compressed))
         steps.done()
@@ -537,7 +541,7 @@ def _write_append(
         n = min(plan.chunk_size, remaining)
         view = memoryview(buffer)[:n]
         _readinto_exactly(new_fp, view, layout.name)
-        compressed = _compress(view, args)
+        compressed = compress_chunk(view, args)
         fp.write(compressed)
         fp.write(checksum(compressed))
         steps.done()
