@@ -31,6 +31,10 @@ class UnsupportedError(BloscpackError, ValueError):
     """The input is valid but uses a feature this installation cannot handle."""
 
 
+class LazyChunkError(UnsupportedError):
+    """A lazy chunk (bstarts plus a pointer into its frame) cannot be decoded on its own."""
+
+
 class IntegrityError(BloscpackError, RuntimeError):
     """Decoded data does not match what the container recorded (sizes, checksums)."""
 
@@ -41,6 +45,10 @@ class NotAContainer(FormatError):
 
 class AttributeValueError(BloscpackError, TypeError):
     """A user attribute cannot be stored (JSON cannot represent it)."""
+
+
+class ArgumentError(BloscpackError, ValueError, TypeError):
+    """A function argument has an invalid value or type (out of range, wrong kind)."""
 
 
 # --- names kept from bloscpack 0.16 -------------------------------------------------------
@@ -111,6 +119,7 @@ class ObjectNumpyArrayRejection(BloscpackError, RuntimeError):
 
 
 __all__ = [
+    "ArgumentError",
     "AttributeValueError",
     "BloscpackError",
     "ChecksumLengthMismatch",
@@ -122,6 +131,7 @@ __all__ = [
     "FormatError",
     "FormatVersionMismatch",
     "IntegrityError",
+    "LazyChunkError",
     "MetadataSectionTooSmall",
     "NoChangeInMetadata",
     "NoMetadataFound",

@@ -1,0 +1,969 @@
+"""The Bloscpack container (``.blp``, format version 3), bytes-compatible with bloscpack 0.16.
+
+Layout: a 32-byte :class:`~bloscpack.headers.BloscpackHeader`, an optional metadata section
+(32-byte :class:`~bloscpack.headers.MetadataHeader`, serialized JSON, NUL padding up to
+``max_meta_size``, digest), an optional offsets section (``nchunks + max_app_chunks`` int64
+file positions, unused slots -1), then the Blosc chunks, each followed by its digest.  Bytes
+after the last digest are ignored (0.16's append leaves stale bytes there).
+
+:class:`BloscpackReader` reads through a :class:`~bloscpack.io.ByteSource` (a memory map for
+files): every size and position is checked against the input before it is used, chunks are
+located through the offsets when present, and each chunk's digest is verified when it is read.
+:class:`BloscpackWriter` writes header, metadata section and offsets exactly as 0.16 did.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .. import engine
+from ..args import (
+    DEFAULT_MAX_APP_CHUNKS,
+    SERIALIZERS,
+    BloscArgs,
+    MetadataArgs,
+    check_range,
+    handle_max_app_chunks,
+)
+from ..blosc.header import CODEC_CODES, ChunkHeader, Filter
+from ..blosc.layout import validate_chunk
+from ..checksums import CHECKSUMS_LOOKUP, Hash, get_checksum
+from ..errors import (
+    ArgumentError,
+    BloscpackError,
+    ChecksumLengthMismatch,
+    ChecksumMismatch,
+    ChunkError,
+    FormatError,
+    FormatVersionMismatch,
+    IntegrityError,
+    MetadataSectionTooSmall,
+    NoChangeInMetadata,
+    NoMetadataFound,
+    NoSuchCodec,
+    NoSuchSerializer,
+    TruncatedError,
+)
+from ..headers import (
+    BLOSCPACK_HEADER_LENGTH,
+    FORMAT_VERSION,
+    MAGIC,
+    METADATA_HEADER_LENGTH,
+    BloscpackHeader,
+    MetadataHeader,
+)
+from ..io import ByteSource, PathLike
+
+Buffer = Any  # any object exporting the buffer protocol
+SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
+_INT64 = struct.Struct("<q")
+_CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
+_MIN_CHUNK = 16
+
+
+def sniff(head: bytes) -> bool:
+    """Whether ``head`` (the first bytes of a file) starts a ``.blp`` container."""
+    return bytes(head[:4]) == MAGIC
+
+
+# --- metadata section ---------------------------------------------------------------------
+
+
+def serialize_metadata(metadata: Any) -> bytes:
+    """Metadata as 0.16 serialized it: compact ASCII JSON, keys in insertion order."""
+    try:
+        return json.dumps(metadata, separators=(",", ":")).encode("ascii")
+    except (TypeError, ValueError) as exc:
+        raise ArgumentError(f"metadata is not JSON-serializable: {exc}") from None
+
+
+def encode_metadata_section(
+    metadata: Any, metadata_args: MetadataArgs | MetadataHeader | None = None
+) -> bytes:
+    """The complete metadata section (header, data, padding, digest) for ``metadata``.
+
+    With :class:`~bloscpack.args.MetadataArgs` (default: ``MetadataArgs()``) this is what 0.16
+    wrote for a new file.  With the :class:`~bloscpack.headers.MetadataHeader` of an existing
+    section it is the in-place replacement 0.16's metadata rewrite produced: same size, magic
+    and checksum, zlib level 6 when that helps; :class:`MetadataSectionTooSmall` if it does not
+    fit.
+    """
+    if isinstance(metadata_args, MetadataHeader):
+        return replacement_metadata_section(metadata, metadata_args)
+    return _encode_section(metadata, (metadata_args or MetadataArgs()).copy())[0]
+
+
+def replacement_metadata_section(
+    metadata: Any,
+    old: MetadataHeader,
+    checksum: str | None = None,
+    codec: str = "zlib",
+    level: int = 6,
+) -> bytes:
+    """A metadata section the size of the existing one described by ``old``, holding
+    ``metadata``; ``checksum`` may change only to one with the same digest size."""
+    args = MetadataArgs(old.magic_format, old.meta_checksum, codec, level, old.max_meta_size)
+    if checksum is not None and checksum != old.meta_checksum:
+        new_size = get_checksum(checksum).size
+        if new_size != old.checksum_impl.size:
+            raise ChecksumLengthMismatch(
+                f"checksums {old.meta_checksum!r} and {checksum!r} have different digest sizes"
+                f" ({old.checksum_impl.size} and {new_size}): the section cannot change size"
+            )
+        args.meta_checksum = checksum
+    return _encode_section(metadata, args)[0]
+
+
+def _encode_section(metadata: Any, args: MetadataArgs) -> tuple[bytes, MetadataHeader]:
+    args.validate()
+    data = serialize_metadata(metadata)
+    meta_size = len(data)
+    stored = data
+    if args.should_compress:
+        compressed = zlib.compress(data, args.meta_level)
+        if len(compressed) > meta_size:  # 0.16: keep zlib unless strictly longer
+            args.nullify_codec()
+        else:
+            stored = compressed
+    max_meta_size = args.effective_max_meta_size(meta_size)
+    if len(stored) > max_meta_size:
+        raise MetadataSectionTooSmall(
+            "metadata section is too small to contain the metadata required:"
+            f" {len(stored)} allocated: {max_meta_size}"
+        )
+    header = MetadataHeader(
+        magic_format=args.magic_format,
+        meta_checksum=args.meta_checksum,
+        meta_codec=args.meta_codec,
+        meta_level=args.meta_level,
+        meta_size=meta_size,
+        max_meta_size=max_meta_size,
+        meta_comp_size=len(stored),
+    )
+    digest = CHECKSUMS_LOOKUP[args.meta_checksum](stored)
+    padding = bytes(max_meta_size - len(stored))
+    return header.encode() + stored + padding + digest, header
+
+
+def metadata_section_length(header: MetadataHeader) -> int:
+    """Bytes occupied by a metadata section: header, reserved space and digest."""
+    return METADATA_HEADER_LENGTH + header.max_meta_size + header.checksum_impl.size
+
+
+def decode_metadata(header: MetadataHeader, stored: Buffer, name: str = "<bytes>") -> Any:
+    """The metadata object from the stored (possibly zlib-compressed) bytes."""
+    if header.magic_format not in SERIALIZERS:
+        raise NoSuchSerializer(
+            f"{name}: metadata serializer {header.magic_format!r} is unknown (only b'JSON')"
+        )
+    data: Buffer = stored
+    if header.meta_codec == "zlib":
+        inflater = zlib.decompressobj()
+        try:
+            data = inflater.decompress(stored, header.meta_size + 1)
+        except zlib.error as exc:
+            raise FormatError(f"{name}: metadata does not decompress: {exc}") from None
+        if len(data) == header.meta_size and not inflater.eof:
+            raise FormatError(f"{name}: compressed metadata is cut short")
+    if len(data) != header.meta_size:
+        raise FormatError(
+            f"{name}: metadata is {len(data)} bytes, its header says meta_size {header.meta_size}"
+        )
+    try:
+        return json.loads(bytes(data).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise FormatError(f"{name}: metadata is not valid JSON: {exc}") from None
+
+
+# --- offsets ------------------------------------------------------------------------------
+
+
+def encode_offsets(offsets: Sequence[int], slots: int | None = None) -> bytes:
+    """The offsets section: ``offsets`` as int64, padded with -1 to ``slots`` entries."""
+    slots = len(offsets) if slots is None else slots
+    if slots < len(offsets):
+        raise ArgumentError(f"{len(offsets)} offsets do not fit in {slots} slots")
+    return b"".join(_INT64.pack(o) for o in offsets) + _INT64.pack(-1) * (slots - len(offsets))
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkLocation:
+    """Where chunk ``index`` is stored and what its Blosc header says."""
+
+    index: int
+    offset: int  # position of the chunk's Blosc header
+    cbytes: int  # stored (compressed) size, digest excluded
+    nbytes: int  # uncompressed size
+    digest_size: int
+
+    @property
+    def digest_offset(self) -> int:
+        """Position of the chunk's digest."""
+        return self.offset + self.cbytes
+
+    @property
+    def end(self) -> int:
+        """Position right after the chunk's digest."""
+        return self.offset + self.cbytes + self.digest_size
+
+
+class BloscpackReader:
+    """Random and sequential access to a ``.blp`` container.
+
+    ``source`` is a path, a bytes-like object or a :class:`~bloscpack.io.ByteSource`.
+    Opening parses and checks the header, the metadata section (digest verified) and the
+    offsets; chunks are located lazily.  Attributes: ``header``, ``metadata_header`` (or None),
+    ``metadata_offset`` (32, or None), ``offsets_offset``, ``chunks_start``, ``offsets`` (the
+    first ``nchunks`` entries; empty without an offsets section), ``checksum``, ``size``.
+    """
+
+    def __init__(self, source: SourceLike, *, verify_metadata: bool = True) -> None:
+        self._owns_source = not isinstance(source, ByteSource)
+        self.source = source if isinstance(source, ByteSource) else ByteSource(source)
+        try:
+            self._open(verify_metadata)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, verify_metadata: bool) -> None:
+        src = self.source
+        self.name = src.name
+        self.size = src.size()
+        head = bytes(src.read_upto(0, len(MAGIC)))
+        if head != MAGIC:
+            raise _not_blp(self.name, head)
+        raw = src.read(0, BLOSCPACK_HEADER_LENGTH, "bloscpack header")
+        try:
+            self.header = BloscpackHeader.decode(raw)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: {exc}") from None
+        if self.header.format_version != FORMAT_VERSION:
+            raise FormatVersionMismatch(
+                f"{self.name}: format version of file was not '{FORMAT_VERSION}' as expected,"
+                f" but '{self.header.format_version}'"
+            )
+        self.checksum: Hash = self.header.checksum_impl
+        pos = BLOSCPACK_HEADER_LENGTH
+        self.metadata_header: MetadataHeader | None = None
+        self.metadata_offset: int | None = None
+        self.metadata_digest_ok: bool | None = None
+        self._stored_metadata: memoryview | None = None
+        if self.header.metadata:
+            pos = self._open_metadata(pos, verify_metadata)
+        self.offsets_offset = pos
+        self.offsets: list[int] = []
+        self.slots = 0
+        if self.header.offsets:
+            pos = self._open_offsets(pos)
+        self.chunks_start = pos
+        self._locations: list[ChunkLocation] | None = None
+
+    def _open_metadata(self, pos: int, verify: bool) -> int:
+        raw = self.source.read(pos, METADATA_HEADER_LENGTH, "metadata header")
+        try:
+            header = MetadataHeader.decode(raw)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: {exc}") from None
+        if header.meta_comp_size > header.max_meta_size:
+            raise FormatError(
+                f"{self.name}: metadata meta_comp_size {header.meta_comp_size} exceeds its"
+                f" max_meta_size {header.max_meta_size}"
+            )
+        length = metadata_section_length(header)
+        self.source.read(pos, length, "metadata section")  # bounds check of the whole section
+        data_pos = pos + METADATA_HEADER_LENGTH
+        self._stored_metadata = self.source.read(data_pos, header.meta_comp_size, "metadata")
+        digest = self.source.read(
+            data_pos + header.max_meta_size, header.checksum_impl.size, "metadata digest"
+        )
+        computed = header.checksum_impl(self._stored_metadata)
+        self.metadata_digest_ok = bytes(digest) == computed
+        if verify and not self.metadata_digest_ok:
+            raise ChecksumMismatch(
+                f"{self.name}: Checksum mismatch detected in metadata ({header.meta_checksum}),"
+                f" expected: {bytes(digest)!r}, received: {computed!r}"
+            )
+        self.metadata_header = header
+        self.metadata_offset = pos
+        return pos + length
+
+    def _open_offsets(self, pos: int) -> int:
+        header = self.header
+        if header.nchunks == -1:
+            raise FormatError(
+                f"{self.name}: the header announces an offsets section but an unknown number of"
+                " chunks (-1), so the section's size is unknown"
+            )
+        slots = header.nchunks + header.max_app_chunks
+        if slots > (self.size - pos) // 8:
+            raise TruncatedError(
+                f"{self.name}: offsets section of {slots} entries at offset {pos} needs"
+                f" {8 * slots} bytes, but the input has {self.size}"
+            )
+        raw = self.source.read(pos, 8 * header.nchunks, "offsets section")
+        self.offsets = [value for (value,) in _INT64.iter_unpack(raw)]
+        self.slots = slots
+        return pos + 8 * slots
+
+    # --- metadata --------------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> Any:
+        """The decoded metadata (None if the file has none)."""
+        if self.metadata_header is None or self._stored_metadata is None:
+            return None
+        if not hasattr(self, "_metadata"):
+            self._metadata = decode_metadata(self.metadata_header, self._stored_metadata, self.name)
+        return self._metadata
+
+    def unused_offsets(self) -> list[int]:
+        """The preallocated offset slots after the first ``nchunks`` (normally all -1)."""
+        start = self.offsets_offset + 8 * len(self.offsets)
+        count = self.slots - len(self.offsets)
+        return [v for (v,) in _INT64.iter_unpack(self.source.read(start, 8 * count, "offsets"))]
+
+    # --- chunk locations -------------------------------------------------------------------
+
+    @property
+    def nchunks(self) -> int:
+        """Number of chunks (counted by walking the chunks when the header says -1)."""
+        if self.header.nchunks != -1:
+            return self.header.nchunks
+        return len(self.locations())
+
+    def _locate_at(self, index: int, offset: int) -> ChunkLocation:
+        if not self.chunks_start <= offset <= self.size - _MIN_CHUNK:
+            raise FormatError(
+                f"{self.name}: chunk {index} at offset {offset} lies outside the chunk area"
+                f" [{self.chunks_start}, {self.size})"
+            )
+        try:
+            chunk_header = ChunkHeader.parse(self.source.read_upto(offset, _CHUNK_HEADER_PEEK))
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: chunk {index} at offset {offset}: {exc}") from None
+        cbytes = chunk_header.cbytes
+        if cbytes < chunk_header.size:
+            raise ChunkError(
+                f"{self.name}: chunk {index} at offset {offset}: cbytes {cbytes} is smaller than"
+                f" its {chunk_header.size}-byte header"
+            )
+        location = ChunkLocation(index, offset, cbytes, chunk_header.nbytes, self.checksum.size)
+        if location.end > self.size:
+            raise TruncatedError(
+                f"{self.name}: chunk {index} at offset {offset} needs {cbytes} bytes plus a"
+                f" {self.checksum.size}-byte digest, but the input has {self.size}"
+            )
+        return location
+
+    def locate(self, index: int) -> ChunkLocation:
+        """The location of chunk ``index`` (through the offsets when present)."""
+        if self.offsets:
+            if not 0 <= index < len(self.offsets):
+                raise IndexError(f"chunk index {index} out of range for {len(self.offsets)} chunks")
+            if self._locations is None:
+                return self._locate_at(index, self.offsets[index])
+        locations = self.locations()
+        if not 0 <= index < len(locations):
+            raise IndexError(f"chunk index {index} out of range for {len(locations)} chunks")
+        return locations[index]
+
+    def locations(self) -> list[ChunkLocation]:
+        """Locations of all chunks: from the offsets, else by walking the chunk headers
+        (until ``nchunks`` or, when it is -1, the end of the input)."""
+        if self._locations is None:
+            self._locations = self._find_locations()
+        return self._locations
+
+    def _find_locations(self) -> list[ChunkLocation]:
+        if self.offsets:
+            return [self._locate_at(i, offset) for i, offset in enumerate(self.offsets)]
+        nchunks = self.header.nchunks
+        per_chunk = _MIN_CHUNK + self.checksum.size
+        if nchunks > (self.size - self.chunks_start) // per_chunk:
+            raise TruncatedError(
+                f"{self.name}: the header announces {nchunks} chunks, but the"
+                f" {self.size - self.chunks_start} bytes after offset {self.chunks_start}"
+                f" hold at most {(self.size - self.chunks_start) // per_chunk}"
+            )
+        locations: list[ChunkLocation] = []
+        pos = self.chunks_start
+        while len(locations) != nchunks and (nchunks != -1 or pos < self.size):
+            location = self._locate_at(len(locations), pos)
+            locations.append(location)
+            pos = location.end
+        return locations
+
+    @property
+    def data_end(self) -> int:
+        """Position right after the last chunk's digest (what follows is stale bytes)."""
+        locations = self.locations()
+        return max((loc.end for loc in locations), default=self.chunks_start)
+
+    def expected_nbytes(self, index: int, nchunks: int) -> int | None:
+        """The uncompressed size the header prescribes for chunk ``index`` (None if unknown)."""
+        header = self.header
+        last = index == nchunks - 1
+        if last and header.nchunks != -1 and header.last_chunk != -1:
+            return header.last_chunk
+        if not last and header.chunk_size != -1:
+            return header.chunk_size
+        return None
+
+    def check_sizes(self) -> int:
+        """Check every chunk's uncompressed size against the header; return the total."""
+        locations = self.locations()
+        total = 0
+        for loc in locations:
+            expected = self.expected_nbytes(loc.index, len(locations))
+            if expected is not None and loc.nbytes != expected:
+                raise IntegrityError(
+                    f"{self.name}: chunk {loc.index} holds {loc.nbytes} bytes, the header"
+                    f" prescribes {expected} (chunk_size {self.header.chunk_size},"
+                    f" last_chunk {self.header.last_chunk})"
+                )
+            if self.header.chunk_size != -1 and loc.nbytes > self.header.chunk_size:
+                raise IntegrityError(
+                    f"{self.name}: chunk {loc.index} holds {loc.nbytes} bytes, more than the"
+                    f" chunk_size {self.header.chunk_size}"
+                )
+            total += loc.nbytes
+        return total
+
+    # --- chunk data ------------------------------------------------------------------------
+
+    def digest(self, index: int) -> bytes:
+        """The stored digest of chunk ``index`` (empty without checksums)."""
+        loc = self.locate(index)
+        return bytes(self.source.read(loc.digest_offset, loc.digest_size, f"chunk {index} digest"))
+
+    def read_chunk(self, index: int, *, verify: bool = True) -> memoryview:
+        """The stored Blosc chunk ``index`` (a view into the input), digest verified."""
+        return self._read_location(self.locate(index), verify)
+
+    def _read_location(self, loc: ChunkLocation, verify: bool) -> memoryview:
+        chunk = self.source.read(loc.offset, loc.cbytes, f"chunk {loc.index}")
+        if verify and loc.digest_size:
+            stored = bytes(self.source.read(loc.digest_offset, loc.digest_size, "digest"))
+            computed = self.checksum(chunk)
+            if stored != computed:
+                raise ChecksumMismatch(
+                    f"{self.name}: Checksum mismatch detected in chunk {loc.index}"
+                    f" ({self.checksum.name}), expected: {stored!r}, received: {computed!r}"
+                )
+        return chunk
+
+    def iter_chunks(self) -> Iterator[tuple[ChunkLocation, memoryview]]:
+        """Each chunk's location and verified stored bytes, in order."""
+        for loc in self.locations():
+            yield loc, self._read_location(loc, True)
+
+    def decompress_chunk_into(self, index: int, out: Buffer) -> int:
+        """Decompress chunk ``index`` into the writable buffer ``out``; return bytes written."""
+        loc = self.locate(index)
+        return _decompress_exactly(self._read_location(loc, True), out, loc, self.name)
+
+    def read_into(self, out: Buffer) -> int:
+        """Decompress the whole payload into ``out`` (exactly its size); return the size."""
+        total = self.check_sizes()
+        view = memoryview(out).cast("B")
+        if view.nbytes != total:
+            raise IntegrityError(
+                f"{self.name}: the chunks hold {total} bytes, the destination {view.nbytes}"
+            )
+        pos = 0
+        for loc, chunk in self.iter_chunks():
+            pos += _decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
+        return pos
+
+    def read_all(self) -> bytearray:
+        """The whole payload as a new ``bytearray``."""
+        out = _allocate(self.check_sizes(), self.name)
+        self.read_into(out)
+        return out
+
+    def iter_decompressed(self) -> Iterator[memoryview]:
+        """Each chunk decompressed, in order, into one reused buffer (valid until the next)."""
+        self.check_sizes()
+        largest = max((loc.nbytes for loc in self.locations()), default=0)
+        buffer = memoryview(_allocate(largest, self.name))
+        for loc, chunk in self.iter_chunks():
+            n = _decompress_exactly(chunk, buffer[: loc.nbytes], loc, self.name)
+            yield buffer[:n]
+
+    # --- lifetime --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the input (when the reader opened it)."""
+        self._stored_metadata = None
+        if self._owns_source and hasattr(self, "source"):
+            self.source.close()
+
+    def __enter__(self) -> BloscpackReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _not_blp(name: str, head: bytes) -> FormatError:
+    from ..errors import NotAContainer
+
+    return NotAContainer(
+        f"{name}: the magic marker {MAGIC!r} is missing from the bloscpack header,"
+        f" instead we found: {head!r}"
+    )
+
+
+def _allocate(nbytes: int, name: str) -> bytearray:
+    try:
+        return bytearray(nbytes)
+    except MemoryError:
+        raise IntegrityError(
+            f"{name}: cannot allocate the {nbytes} bytes the chunks claim"
+        ) from None
+
+
+def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str) -> int:
+    try:
+        n = engine.decompress_into(chunk, out)
+    except BloscpackError as exc:
+        raise type(exc)(f"{name}: chunk {loc.index} at offset {loc.offset}: {exc}") from None
+    if n != loc.nbytes:
+        raise IntegrityError(f"{name}: chunk {loc.index} decoded to {n} bytes, not {loc.nbytes}")
+    return n
+
+
+def read_metadata_section(source: SourceLike) -> Any:
+    """The metadata stored in a ``.blp`` file (digest verified), or None if it has none."""
+    with BloscpackReader(source) as reader:
+        return reader.metadata
+
+
+# --- writing ------------------------------------------------------------------------------
+
+_FILTER_NAMES = {f.name.lower(): int(f) for f in Filter}
+
+
+def _filter_ids(filters: Sequence[int | str]) -> list[int]:
+    ids = []
+    for item in filters:
+        if isinstance(item, str):
+            if item.lower() not in _FILTER_NAMES:
+                raise ArgumentError(f"unknown filter {item!r}; known: {', '.join(_FILTER_NAMES)}")
+            ids.append(_FILTER_NAMES[item.lower()])
+        else:
+            ids.append(int(item))
+    if len(ids) > 6:
+        raise ArgumentError(f"at most 6 filters, got {len(ids)}")
+    return [0] * (6 - len(ids)) + ids
+
+
+def shuffle_code(shuffle: bool | int) -> int:
+    """0.16's ``shuffle`` (True/False) or a Blosc code (0 none, 1 byte, 2 bit)."""
+    code = int(shuffle)
+    if code not in (0, 1, 2):
+        raise ArgumentError(f"shuffle must be True/False or 0, 1 (byte), 2 (bit), not {shuffle!r}")
+    return code
+
+
+def compress_chunk(data: Buffer, blosc_args: BloscArgs) -> bytes | bytearray:
+    """One Blosc chunk of ``data`` as ``blosc_args`` ask: Blosc1 (readable by bloscpack 0.16)
+    unless ``blosc_args.blosc_version == 2``."""
+    shuffle = shuffle_code(blosc_args.shuffle)
+    if blosc_args.blosc_version == 2:
+        filters = (
+            _filter_ids(blosc_args.filters)
+            if blosc_args.filters is not None
+            else [0] * 5 + [shuffle]
+        )
+        meta = list(blosc_args.filters_meta or [])
+        filters_meta = [0] * (6 - len(meta)) + meta
+        return engine.compress_blosc2(
+            data, typesize=blosc_args.typesize, clevel=blosc_args.clevel, codec=blosc_args.cname,
+            filters=filters, filters_meta=filters_meta, blocksize=blosc_args.blocksize,
+            use_dict=blosc_args.use_dict,
+        )  # fmt: skip
+    if blosc_args.filters is not None or blosc_args.use_dict:
+        raise ArgumentError("filters and dictionaries need Blosc2 chunks: pass blosc_version=2")
+    return engine.compress_blosc1(
+        data, typesize=blosc_args.typesize, clevel=blosc_args.clevel, shuffle=shuffle,
+        codec=blosc_args.cname, blocksize=blosc_args.blocksize,
+    )  # fmt: skip
+
+
+def check_blosc_args(blosc_args: BloscArgs) -> None:
+    """Raise (before anything is written) unless ``blosc_args`` can compress chunks."""
+    limit = 255 if blosc_args.blosc_version == 1 else 536866816
+    check_range("typesize", blosc_args.typesize, 1, limit)
+    check_range("clevel", blosc_args.clevel, 0, 9)
+    shuffle_code(blosc_args.shuffle)
+    if blosc_args.blosc_version == 1:
+        import blosc
+
+        known = blosc.compressor_list()
+    else:
+        known = [c for c in CODEC_CODES if c != "snappy"]
+    if blosc_args.cname not in known:
+        raise NoSuchCodec(f"codec {blosc_args.cname!r} is not available; known: {', '.join(known)}")
+    if blosc_args.filters is not None:
+        _filter_ids(blosc_args.filters)
+
+
+class BloscpackWriter:
+    """Writes a ``.blp`` container to the binary file object ``fp``.
+
+    The header, metadata section and a placeholder offsets section are written at once; each
+    :meth:`write_chunk` appends one compressed chunk and its digest; :meth:`close` fills in the
+    offsets (``fp`` must then be seekable).  ``nchunks=-1`` writes a stream of unknown length
+    (no offsets); if ``fp`` is seekable, ``close`` records the real count and last size.
+    """
+
+    def __init__(
+        self,
+        fp: IO[bytes],
+        *,
+        chunk_size: int,
+        last_chunk: int,
+        nchunks: int,
+        typesize: int,
+        checksum: str | None = "adler32",
+        offsets: bool = True,
+        max_app_chunks: Any = DEFAULT_MAX_APP_CHUNKS,
+        metadata: Any = None,
+        metadata_args: MetadataArgs | None = None,
+    ) -> None:
+        checksum = "None" if checksum is None else checksum
+        offsets = bool(offsets) and nchunks != -1
+        self.header = BloscpackHeader(
+            offsets=offsets,
+            metadata=metadata is not None,
+            checksum=checksum,
+            typesize=typesize,
+            chunk_size=chunk_size,
+            last_chunk=last_chunk,
+            nchunks=nchunks,
+            max_app_chunks=handle_max_app_chunks(offsets, nchunks, max_app_chunks),
+        )
+        section = b""
+        self.metadata_header: MetadataHeader | None = None
+        if metadata is not None:
+            section, self.metadata_header = _encode_section(
+                metadata, (metadata_args or MetadataArgs()).copy()
+            )
+        self.fp = fp
+        self.checksum = self.header.checksum_impl
+        self.offsets: list[int] = []
+        self.last_nbytes = -1
+        self.offsets_offset = BLOSCPACK_HEADER_LENGTH + len(section)
+        slots = self.header.total_prospective_chunks if offsets else 0
+        placeholder = _INT64.pack(-1) * (slots or 0)
+        self.chunks_start = self.offsets_offset + len(placeholder)
+        self._base = fp.tell() if _seekable(fp) else 0
+        fp.write(self.header.encode())
+        fp.write(section)
+        fp.write(placeholder)
+        self._pos = self.chunks_start
+        self.closed = False
+
+    @property
+    def nchunks_written(self) -> int:
+        """Chunks written so far."""
+        return len(self.offsets)
+
+    def write_chunk(self, chunk: Buffer) -> int:
+        """Append one complete Blosc chunk (and its digest); return its position."""
+        header = validate_chunk(chunk)
+        index = len(self.offsets)
+        expected = self._expected_nbytes(index)
+        if expected is not None and header.nbytes != expected:
+            raise ArgumentError(
+                f"chunk {index} holds {header.nbytes} bytes, the header prescribes {expected}"
+            )
+        if self.header.nchunks != -1 and index >= self.header.nchunks:
+            raise ArgumentError(f"the header announces {self.header.nchunks} chunks, no more fit")
+        view = memoryview(chunk).cast("B")[: header.cbytes]
+        position = self._pos
+        self.fp.write(view)
+        self.fp.write(self.checksum(view))
+        self._pos += header.cbytes + self.checksum.size
+        self.offsets.append(position)
+        self.last_nbytes = header.nbytes
+        return position
+
+    def _expected_nbytes(self, index: int) -> int | None:
+        header = self.header
+        if header.nchunks == -1:
+            return None
+        return header.last_chunk if index == header.nchunks - 1 else header.chunk_size
+
+    def close(self) -> None:
+        """Fill in the offsets (and, for a stream, the real chunk count); leave ``fp`` at the
+        end of the container."""
+        if self.closed:
+            return
+        header = self.header
+        if header.nchunks != -1 and len(self.offsets) != header.nchunks:
+            raise ArgumentError(
+                f"{len(self.offsets)} chunks were written, the header announces {header.nchunks}"
+            )
+        if header.offsets:
+            self.fp.seek(self._base + self.offsets_offset)
+            self.fp.write(encode_offsets(self.offsets))
+            self.fp.seek(self._base + self._pos)
+        elif header.nchunks == -1 and _seekable(self.fp):
+            final = BloscpackHeader(**dict(header))
+            final.nchunks = len(self.offsets)
+            final.last_chunk = max(self.last_nbytes, 0)
+            if final.chunk_size == -1:
+                final.chunk_size = final.last_chunk
+            self.fp.seek(self._base)
+            self.fp.write(final.encode())
+            self.fp.seek(self._base + self._pos)
+            self.header = final
+        self.closed = True
+
+    def __enter__(self) -> BloscpackWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+
+
+def _seekable(fp: IO[bytes]) -> bool:
+    try:
+        return bool(fp.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+# --- rewriting metadata in place --------------------------------------------------------
+
+
+def rewrite_metadata(
+    path: PathLike,
+    metadata: Any,
+    *,
+    checksum: str | None = None,
+    codec: str = "zlib",
+    level: int = 6,
+) -> None:
+    """Replace the metadata of the ``.blp`` file ``path`` in place.
+
+    The new section must fit in the space reserved when the file was written
+    (``max_meta_size``); otherwise :class:`MetadataSectionTooSmall` is raised and the file is
+    left untouched.  Identical metadata raises :class:`NoChangeInMetadata` (as in 0.16).  The
+    section is written with one positioned write and synced.
+    """
+    import os
+
+    with BloscpackReader(path) as reader:
+        if reader.metadata_header is None or reader.metadata_offset is None:
+            raise NoMetadataFound(f"{reader.name}: the file has no metadata section to rewrite")
+        if reader.metadata == metadata:
+            raise NoChangeInMetadata(f"{reader.name}: the metadata has not changed")
+        section = replacement_metadata_section(
+            metadata, reader.metadata_header, checksum=checksum, codec=codec, level=level
+        )
+        position = reader.metadata_offset
+    fd = os.open(os.fspath(path), os.O_WRONLY)
+    try:
+        written = os.pwrite(fd, section, position)
+        if written != len(section):
+            raise OSError(f"short write: {written} of {len(section)} bytes")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --- info and verify ----------------------------------------------------------------------
+
+
+def _chunk_summary(reader: BloscpackReader, loc: ChunkLocation) -> dict[str, Any]:
+    chunk_header = ChunkHeader.parse(reader.source.read_upto(loc.offset, _CHUNK_HEADER_PEEK))
+    return {
+        "index": loc.index,
+        "offset": loc.offset,
+        "cbytes": loc.cbytes,
+        "nbytes": loc.nbytes,
+        "codec": chunk_header.codec,
+        "typesize": chunk_header.typesize,
+        "shuffle": chunk_header.shuffle,
+        "blosc_version": chunk_header.blosc_version,
+        "header_version": chunk_header.version,
+    }
+
+
+def _jsonable_header(header: BloscpackHeader | MetadataHeader) -> dict[str, Any]:
+    return {k: (v.decode("latin-1") if isinstance(v, bytes) else v) for k, v in header.items()}
+
+
+def info(path: SourceLike, *, max_chunks: int = 1000) -> dict[str, Any]:
+    """A JSON-able description of a ``.blp`` container: header, metadata header, metadata,
+    offsets, section positions, and per-chunk codec/sizes (the first ``max_chunks``) plus
+    totals over all chunks."""
+    with BloscpackReader(path) as reader:
+        locations = reader.locations()
+        chunks = [_chunk_summary(reader, loc) for loc in locations[:max_chunks]]
+        codecs: Counter[str] = Counter()
+        versions: Counter[int] = Counter()
+        for loc in locations:
+            summary = chunks[loc.index] if loc.index < max_chunks else _chunk_summary(reader, loc)
+            codecs[summary["codec"]] += 1
+            versions[summary["blosc_version"]] += 1
+        nbytes = sum(loc.nbytes for loc in locations)
+        cbytes = sum(loc.cbytes for loc in locations)
+        return {
+            "format": "blp",
+            "file_size": reader.size,
+            "header": _jsonable_header(reader.header),
+            "metadata_header": (
+                _jsonable_header(reader.metadata_header) if reader.metadata_header else None
+            ),
+            "metadata": reader.metadata,
+            "metadata_offset": reader.metadata_offset,
+            "offsets_offset": reader.offsets_offset if reader.header.offsets else None,
+            "chunks_start": reader.chunks_start,
+            "offsets": reader.offsets,
+            "nchunks": len(locations),
+            "nbytes": nbytes,
+            "cbytes": cbytes,
+            "ratio": (nbytes / cbytes) if cbytes else None,
+            "trailing_bytes": reader.size - reader.data_end,
+            "codecs": dict(codecs),
+            "blosc_versions": {str(k): v for k, v in versions.items()},
+            "chunks": chunks,
+            "chunks_listed": len(chunks),
+        }
+
+
+def verify(path: SourceLike) -> dict[str, Any]:
+    """Check a ``.blp`` container without writing anything: header and metadata digest, size
+    and offset consistency, and every chunk's digest, decoding and size.  Returns
+    ``{"format": "blp", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    report: dict[str, Any] = {
+        "format": "blp",
+        "ok": False,
+        "nchunks": 0,
+        "bad_chunks": [],
+        "problems": [],
+    }
+    problems: list[str] = report["problems"]
+    try:
+        reader = BloscpackReader(path, verify_metadata=False)
+    except BloscpackError as exc:
+        problems.append(str(exc))
+        return report
+    with reader:
+        if reader.metadata_digest_ok is False:
+            problems.append(f"{reader.name}: metadata checksum mismatch")
+        try:
+            _ = reader.metadata
+        except BloscpackError as exc:
+            problems.append(str(exc))
+        try:
+            locations = reader.locations()
+        except BloscpackError as exc:
+            problems.append(str(exc))
+            report["nchunks"] = max(reader.header.nchunks, 0)
+            return report
+        report["nchunks"] = len(locations)
+        problems.extend(_layout_problems(reader, locations))
+        report["bad_chunks"] = _chunk_problems(reader, locations)
+        problems.extend(_array_problems(reader, locations))
+    report["ok"] = not problems and not report["bad_chunks"]
+    return report
+
+
+def _layout_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> list[str]:
+    problems = []
+    if locations and locations[0].offset != reader.chunks_start:
+        problems.append(
+            f"chunk 0 starts at {locations[0].offset}, not right after the preamble"
+            f" ({reader.chunks_start})"
+        )
+    for before, after in zip(locations, locations[1:], strict=False):
+        if after.offset < before.end:
+            problems.append(
+                f"chunk {after.index} at offset {after.offset} overlaps chunk {before.index}"
+                f" (which ends at {before.end})"
+            )
+    if reader.header.offsets:
+        unused = reader.unused_offsets()
+        if any(v != -1 for v in unused):
+            problems.append(f"preallocated offset slots are not all -1: {unused[:8]}")
+    try:
+        reader.check_sizes()
+    except BloscpackError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def _chunk_problems(
+    reader: BloscpackReader, locations: list[ChunkLocation]
+) -> list[dict[str, Any]]:
+    bad = []
+    largest = max((loc.nbytes for loc in locations), default=0)
+    if reader.header.chunk_size != -1:
+        largest = min(largest, reader.header.chunk_size)
+    scratch = memoryview(_allocate(largest, reader.name))
+    for loc in locations:
+        try:
+            chunk = reader._read_location(loc, True)
+            if loc.nbytes > len(scratch):
+                raise IntegrityError(
+                    f"chunk {loc.index} claims {loc.nbytes} bytes, more than the chunk size"
+                )
+            _decompress_exactly(chunk, scratch[: loc.nbytes], loc, reader.name)
+        except BloscpackError as exc:
+            bad.append({"index": loc.index, "error": str(exc)})
+    return bad
+
+
+def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> list[str]:
+    from .. import ndarray
+
+    try:
+        metadata = reader.metadata
+    except BloscpackError:
+        return []
+    if not ndarray.is_numpy_metadata(metadata):
+        return []
+    try:
+        spec = ndarray.decode_metadata(metadata)
+    except BloscpackError:
+        return []  # user metadata that merely resembles an array's
+    total = sum(loc.nbytes for loc in locations)
+    if spec.nbytes != total:
+        return [f"the array needs {spec.nbytes} bytes, the chunks hold {total}"]
+    return []
+
+
+__all__ = [
+    "BloscpackReader",
+    "BloscpackWriter",
+    "ChunkLocation",
+    "check_blosc_args",
+    "compress_chunk",
+    "decode_metadata",
+    "encode_metadata_section",
+    "encode_offsets",
+    "info",
+    "metadata_section_length",
+    "read_metadata_section",
+    "replacement_metadata_section",
+    "rewrite_metadata",
+    "serialize_metadata",
+    "sniff",
+    "verify",
+]

@@ -1,0 +1,239 @@
+"""numpy arrays <-> the .blp metadata dict of bloscpack 0.16.
+
+The dict is ``{"dtype": <Python literal string>, "shape": [...], "order": "C"|"F",
+"container": "numpy"}``.  ``dtype`` is ``repr(dtype.str)`` for plain dtypes and
+``repr(dtype.descr)`` for structured ones, as 0.16 wrote it; a structured dtype that its descr
+cannot reproduce exactly (padding, custom offsets, ``align=True``) is written as the literal of
+the dict form ``np.dtype`` takes (names, formats, offsets, itemsize, titles, aligned), which
+0.16 reads back exactly too.  Reading also accepts the pre-0.7.2 forms (a bare dtype string or
+a JSON list descr) and turns 0.16's padding entries (``('', '|V7')``) back into offsets.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.lib.format import descr_to_dtype
+
+from .errors import FormatError, NotANumpyArray, ObjectNumpyArrayRejection, UnsupportedError
+
+CONTAINER = "numpy"
+MAX_BLOSC1_TYPESIZE = 255
+_STORABLE_KINDS = set("biufcmMSUV")
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """dtype, shape and memory order of a stored array."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    order: str
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of array data (Python int: no overflow)."""
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    def empty(self) -> np.ndarray:
+        """A new uninitialised array of this spec."""
+        return np.empty(self.shape, dtype=self.dtype, order=self.order)  # type: ignore[call-overload]
+
+
+# --- dtypes -------------------------------------------------------------------------------
+
+
+def check_storable(dtype: np.dtype) -> None:
+    """Raise unless arrays of ``dtype`` are plain bytes that can be stored and read back."""
+    if dtype.hasobject:
+        raise ObjectNumpyArrayRejection(
+            f"arrays of dtype {dtype} hold Python object references, which cannot be stored"
+            " without pickling; convert them to a fixed-size dtype (e.g. 'U' or 'S') first"
+        )
+    bad = _unstorable_kind(dtype)
+    if bad is not None:
+        raise UnsupportedError(
+            f"arrays of dtype {dtype} cannot be stored: kind {bad.kind!r} ({bad}) is not a"
+            " fixed-size builtin numpy type"
+        )
+
+
+def _unstorable_kind(dtype: np.dtype) -> np.dtype | None:
+    if dtype.fields is not None:
+        for field in dtype.fields.values():
+            found = _unstorable_kind(field[0])
+            if found is not None:
+                return found
+        return None
+    if dtype.subdtype is not None:
+        return _unstorable_kind(dtype.subdtype[0])
+    return (
+        None
+        if dtype.kind in _STORABLE_KINDS and type(dtype).__module__ == "numpy.dtypes"
+        else dtype
+    )
+
+
+def _same_dtype(a: np.dtype, b: np.dtype) -> bool:
+    return a == b and repr(a) == repr(b)
+
+
+def _dtype_literal(dtype: np.dtype) -> Any:
+    """A Python literal ``x`` with ``np.dtype(x)`` identical to ``dtype``."""
+    if dtype.fields is None:
+        if dtype.subdtype is not None:
+            base, shape = dtype.subdtype
+            return (_dtype_literal(base), shape)
+        return dtype.str
+    if _same_dtype(np.dtype(dtype.descr), dtype):
+        return dtype.descr
+    names = list(dtype.names or ())
+    fields = [dtype.fields[name] for name in names]
+    spec: dict[str, Any] = {
+        "names": names,
+        "formats": [_dtype_literal(field[0]) for field in fields],
+        "offsets": [field[1] for field in fields],
+        "itemsize": dtype.itemsize,
+    }
+    if any(len(field) > 2 for field in fields):
+        spec["titles"] = [field[2] if len(field) > 2 else None for field in fields]
+    if dtype.isalignedstruct:
+        spec["aligned"] = True
+    return spec
+
+
+def dtype_to_string(dtype: np.dtype) -> str:
+    """The ``dtype`` entry of the metadata dict (a Python literal in a string)."""
+    if dtype.fields is None:
+        return repr(dtype.str)
+    return repr(_dtype_literal(dtype))
+
+
+def _lists_to_tuples(value: Any) -> Any:
+    """Pre-0.7.2 JSON descr (lists of lists) -> a numpy descr (list of tuples)."""
+    if isinstance(value, list):
+        if value and isinstance(value[0], list):
+            return [_lists_to_tuples(v) for v in value]
+        return tuple(_lists_to_tuples(v) for v in value)
+    return value
+
+
+def dtype_from_metadata(value: Any) -> np.dtype:
+    """The dtype of a metadata ``dtype`` entry: a literal string (0.16), or a bare dtype
+    string / JSON descr (pre-0.7.2); 0.16's padding entries become offsets."""
+    try:
+        spec = ast.literal_eval(value) if isinstance(value, str) else _lists_to_tuples(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        spec = value  # a legacy bare dtype string such as '<f8'
+    try:
+        dtype = descr_to_dtype(spec) if isinstance(spec, list) else np.dtype(spec)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
+            RecursionError, MemoryError) as exc:  # fmt: skip
+        raise FormatError(f"metadata dtype {_short(value)} is not a numpy dtype: {exc}") from None
+    check_storable(dtype)
+    return dtype
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def blosc1_typesize(dtype: np.dtype) -> int:
+    """The Blosc typesize for ``dtype``: its itemsize, or for items wider than a Blosc1 chunk
+    allows (255) the element size that shuffles them well: 4 for ``U``, 1 for ``S``/``V``,
+    else the largest divisor of the itemsize up to 255."""
+    itemsize = dtype.itemsize
+    if 1 <= itemsize <= MAX_BLOSC1_TYPESIZE:
+        return itemsize
+    if itemsize == 0 or dtype.kind in "SV" and dtype.fields is None:
+        return 1
+    if dtype.kind == "U":
+        return 4
+    return max(d for d in range(1, MAX_BLOSC1_TYPESIZE + 1) if itemsize % d == 0)
+
+
+# --- arrays -------------------------------------------------------------------------------
+
+
+def memory_order(array: np.ndarray) -> str:
+    """The order an array is stored in, as 0.16 chose it: ``'F'`` iff F-contiguous and not
+    C-contiguous (``numpy.isfortran``), else ``'C'``."""
+    return "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+
+
+def contiguous(array: np.ndarray) -> np.ndarray:
+    """``array`` if it is C- or F-contiguous, else a C-ordered copy."""
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return array
+    return np.ascontiguousarray(array)
+
+
+def byte_view(array: np.ndarray) -> np.ndarray:
+    """A flat ``uint8`` view of the memory of a contiguous array (no copy)."""
+    if array.flags.f_contiguous and not array.flags.c_contiguous:
+        array = array.T
+    if not array.flags.c_contiguous:
+        raise ValueError("array must be contiguous")
+    flat = array.reshape(-1)
+    if flat.dtype.itemsize == 0:
+        return np.empty(0, dtype=np.uint8)
+    return flat.view(np.uint8)
+
+
+def encode_metadata(array: np.ndarray) -> dict[str, Any]:
+    """The 0.16 metadata dict of ``array`` (dtype checked storable)."""
+    check_storable(array.dtype)
+    return {
+        "dtype": dtype_to_string(array.dtype),
+        "shape": list(array.shape),
+        "order": memory_order(array),
+        "container": CONTAINER,
+    }
+
+
+def is_numpy_metadata(metadata: Any) -> bool:
+    """Whether ``metadata`` describes a numpy array."""
+    return isinstance(metadata, dict) and metadata.get("container") == CONTAINER
+
+
+def decode_metadata(metadata: Any) -> ArraySpec:
+    """dtype, shape and order from a metadata dict (each entry validated)."""
+    if metadata is None:
+        raise NotANumpyArray("the container holds no metadata, so no numpy array")
+    if not is_numpy_metadata(metadata):
+        found = metadata.get("container") if isinstance(metadata, dict) else type(metadata).__name__
+        raise NotANumpyArray(f"the metadata does not describe a numpy array (container: {found!r})")
+    for key in ("dtype", "shape", "order"):
+        if key not in metadata:
+            raise FormatError(f"numpy metadata lacks the {key!r} entry")
+    shape = metadata["shape"]
+    if not isinstance(shape, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    ):
+        raise FormatError(f"numpy metadata shape {_short(shape)} is not a list of sizes >= 0")
+    if len(shape) > 64:
+        raise FormatError(f"numpy metadata shape has {len(shape)} dimensions (numpy allows 64)")
+    order = metadata["order"]
+    if order not in ("C", "F"):
+        raise FormatError(f"numpy metadata order {_short(order)} is neither 'C' nor 'F'")
+    return ArraySpec(dtype_from_metadata(metadata["dtype"]), tuple(shape), order)
+
+
+__all__ = [
+    "ArraySpec",
+    "blosc1_typesize",
+    "byte_view",
+    "check_storable",
+    "contiguous",
+    "decode_metadata",
+    "dtype_from_metadata",
+    "dtype_to_string",
+    "encode_metadata",
+    "is_numpy_metadata",
+    "memory_order",
+]
