@@ -1,6 +1,30 @@
 """bloscpack: read and write every container format of the Blosc family."""
 
 from . import errors
+from .api import (  # the bloscpack 0.16 API
+    BloscArgs,
+    BloscpackArgs,
+    MetadataArgs,
+    pack_bytes_file,
+    pack_bytes_to_bytes,
+    pack_bytes_to_file,
+    pack_file,
+    pack_file_to_file,
+    pack_ndarray_file,
+    pack_ndarray_str,
+    pack_ndarray_to_bytes,
+    pack_ndarray_to_file,
+    rewrite_metadata,
+    unpack_bytes_file,
+    unpack_bytes_from_bytes,
+    unpack_bytes_from_file,
+    unpack_file,
+    unpack_file_from_file,
+    unpack_ndarray_file,
+    unpack_ndarray_from_bytes,
+    unpack_ndarray_from_file,
+    unpack_ndarray_str,
+)
 from .blosc import ChunkHeader
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
@@ -13,4 +37,26 @@ __all__ = [
     "Frame",
     "errors",
     *_error_names,
+    "BloscArgs",
+    "BloscpackArgs",
+    "MetadataArgs",
+    "pack_bytes_file",
+    "pack_bytes_to_bytes",
+    "pack_bytes_to_file",
+    "pack_file",
+    "pack_file_to_file",
+    "pack_ndarray_file",
+    "pack_ndarray_str",
+    "pack_ndarray_to_bytes",
+    "pack_ndarray_to_file",
+    "rewrite_metadata",
+    "unpack_bytes_file",
+    "unpack_bytes_from_bytes",
+    "unpack_bytes_from_file",
+    "unpack_file",
+    "unpack_file_from_file",
+    "unpack_ndarray_file",
+    "unpack_ndarray_from_bytes",
+    "unpack_ndarray_from_file",
+    "unpack_ndarray_str",
 ]
