@@ -76,8 +76,14 @@ def test_structure(name):
             got = reader.metadata_header
             assert got.magic_format == mh["magic_format"].encode().rstrip(b"\0")
             assert int(got.meta_options, 2) == mh["meta_options"]
-            for key in ("meta_checksum", "meta_codec", "meta_level", "meta_size",
-                        "max_meta_size", "meta_comp_size"):  # fmt: skip
+            for key in (
+                "meta_checksum",
+                "meta_codec",
+                "meta_level",
+                "meta_size",
+                "max_meta_size",
+                "meta_comp_size",
+            ):
                 assert got[key] == mh[key], key
             assert got.user_codec == bytes.fromhex(mh["user_codec"]).rstrip(b"\0")
             raw = CORPUS.joinpath(name).read_bytes()
@@ -106,8 +112,13 @@ def test_info_and_verify(name):
         entry["chunk_blosc_versions"]
     )
     report = verify(CORPUS / name)
-    assert report == {"format": "blp", "ok": True, "nchunks": entry["header"]["nchunks"],
-                      "bad_chunks": [], "problems": []}  # fmt: skip
+    assert report == {
+        "format": "blp",
+        "ok": True,
+        "nchunks": entry["header"]["nchunks"],
+        "bad_chunks": [],
+        "problems": [],
+    }
 
 
 @pytest.mark.parametrize("name", ARRAYS)
@@ -151,24 +162,36 @@ def test_bytes_file_is_not_an_array():
 # --- broken files -------------------------------------------------------------------------
 
 INVALID_ERRORS = {
-    "bad_chunk_data.blp": (errors.ChecksumMismatch,
-                           r"Checksum mismatch detected in chunk 0 \(adler32\), expected:"
-                           r" b'\\xb2\\x079\\xad', received: b'\\xab\\x08Q\\xfc'"),
-    "bad_chunk_digest.blp": (errors.ChecksumMismatch,
-                             r"chunk 0 \(adler32\), expected: b'M\\x079\\xad', received:"
-                             r" b'\\xb2\\x079\\xad'"),
-    "bad_magic.blp": (errors.NotAContainer,
-                      r"the magic marker b'blpk' is missing from the bloscpack header, instead"
-                      r" we found: b'blpx'"),
-    "bad_format_version.blp": (errors.FormatVersionMismatch,
-                               r"format version of file was not '3' as expected, but '2'"),
-    "bad_meta_checksum.blp": (errors.ChecksumMismatch,
-                              r"Checksum mismatch detected in metadata \(adler32\), expected:"
-                              r" b'\\xe1\\x11\^\\xf6', received: b'\\xe2\\x11\\x93\\xf6'"),
-    "bad_truncated.blp": (errors.TruncatedError,
-                          r"chunk 3 at offset 4717 needs 394 bytes plus a 4-byte digest, but"
-                          r" the input has 5105"),
-}  # fmt: skip
+    "bad_chunk_data.blp": (
+        errors.ChecksumMismatch,
+        r"Checksum mismatch detected in chunk 0 \(adler32\), expected:"
+        r" b'\\xb2\\x079\\xad', received: b'\\xab\\x08Q\\xfc'",
+    ),
+    "bad_chunk_digest.blp": (
+        errors.ChecksumMismatch,
+        r"chunk 0 \(adler32\), expected: b'M\\x079\\xad', received:"
+        r" b'\\xb2\\x079\\xad'",
+    ),
+    "bad_magic.blp": (
+        errors.NotAContainer,
+        r"the magic marker b'blpk' is missing from the bloscpack header, instead"
+        r" we found: b'blpx'",
+    ),
+    "bad_format_version.blp": (
+        errors.FormatVersionMismatch,
+        r"format version of file was not '3' as expected, but '2'",
+    ),
+    "bad_meta_checksum.blp": (
+        errors.ChecksumMismatch,
+        r"Checksum mismatch detected in metadata \(adler32\), expected:"
+        r" b'\\xe1\\x11\^\\xf6', received: b'\\xe2\\x11\\x93\\xf6'",
+    ),
+    "bad_truncated.blp": (
+        errors.TruncatedError,
+        r"chunk 3 at offset 4717 needs 394 bytes plus a 4-byte digest, but"
+        r" the input has 5105",
+    ),
+}
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
@@ -272,7 +295,7 @@ API_SETTINGS = {
         "metadata_args": MetadataArgs(
             meta_checksum="sha256", meta_codec="None", meta_level=0, max_meta_size=200
         ),
-    },  # fmt: skip
+    },
     "api_bytes_meta_nochecksum.blp": {
         "metadata": True,
         "metadata_args": MetadataArgs(meta_checksum="None"),
@@ -289,7 +312,7 @@ API_SETTINGS = {
     "api_bytes_nooffsets_nochecksum.blp": {
         "chunk_size": 4096,
         "bloscpack_args": BloscpackArgs(offsets=False, checksum=None),
-    },  # fmt: skip
+    },
     "api_bytes_empty.blp": {},
     "api_bytes_one.blp": {},
     "api_bytes_chunk1.blp": {"chunk_size": 1},
@@ -320,8 +343,12 @@ def test_recreate_api_bytes_to_bytes_and_file_to_file(tmp_path):
     packed = api.pack_bytes_to_bytes(text, chunk_size="32K", blosc_args=lz4)
     assert sha256(packed) == FILES["api_bytes_to_bytes_lz4.blp"]["file_sha256"]
     out = tmp_path / "f.blp"
-    api.pack_file_to_file(CORPUS / "inputs/random_50000.bin", out, chunk_size="16K",
-                          bloscpack_args=BloscpackArgs(checksum="sha384"))  # fmt: skip
+    api.pack_file_to_file(
+        CORPUS / "inputs/random_50000.bin",
+        out,
+        chunk_size="16K",
+        bloscpack_args=BloscpackArgs(checksum="sha384"),
+    )
     assert sha256(out.read_bytes()) == FILES["api_file_to_file_sha384.blp"]["file_sha256"]
 
 

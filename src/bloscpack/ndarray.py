@@ -89,8 +89,11 @@ def _dtype_literal(dtype: np.dtype) -> Any:
             base, shape = dtype.subdtype
             return (_dtype_literal(base), shape)
         return dtype.str
-    if _same_dtype(np.dtype(dtype.descr), dtype):
-        return dtype.descr
+    try:
+        if _same_dtype(np.dtype(dtype.descr), dtype):
+            return dtype.descr
+    except ValueError:  # numpy has no descr for overlapping or out-of-order fields
+        pass
     names = list(dtype.names or ())
     fields = [dtype.fields[name] for name in names]
     spec: dict[str, Any] = {

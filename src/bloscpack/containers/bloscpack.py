@@ -342,10 +342,14 @@ class BloscpackReader:
         return len(self.locations())
 
     def _locate_at(self, index: int, offset: int) -> ChunkLocation:
-        if not self.chunks_start <= offset <= self.size - _MIN_CHUNK:
+        if not self.chunks_start <= offset <= self.size:
             raise FormatError(
                 f"{self.name}: chunk {index} at offset {offset} lies outside the chunk area"
                 f" [{self.chunks_start}, {self.size})"
+            )
+        if offset > self.size - _MIN_CHUNK:
+            raise TruncatedError(
+                f"{self.name}: chunk {index} at offset {offset}: the input ends at {self.size}"
             )
         try:
             chunk_header = ChunkHeader.parse(self.source.read_upto(offset, _CHUNK_HEADER_PEEK))
@@ -879,7 +883,10 @@ def verify(path: SourceLike) -> dict[str, Any]:
             return report
         report["nchunks"] = len(locations)
         problems.extend(_layout_problems(reader, locations))
-        report["bad_chunks"] = _chunk_problems(reader, locations)
+        try:
+            report["bad_chunks"] = _chunk_problems(reader, locations)
+        except BloscpackError as exc:
+            problems.append(str(exc))
         problems.extend(_array_problems(reader, locations))
     report["ok"] = not problems and not report["bad_chunks"]
     return report
