@@ -8,7 +8,7 @@ directories) read, written and mutated like C-Blosc2 / python-blosc2 do.
 ...     f.vlmeta["unit"] = "m"
 ...     data = f.to_bytes()
 >>> g = Frame(data)
->>> g.nchunks, g.vlmeta["unit"], np.frombuffer(g.decompress_chunk(0), np.int32)[-1]
+>>> g.nchunks, g.vlmeta["unit"], int(np.frombuffer(g.decompress_chunk(0), np.int32)[-1])
 (1, 'm', 999)
 """
 
