@@ -31,7 +31,7 @@ from ..args import (
     check_range,
     handle_max_app_chunks,
 )
-from ..blosc.header import CODEC_CODES, ChunkHeader, Filter
+from ..blosc.header import CODEC_CODES, MAX_BUFFERSIZE, ChunkHeader, Filter
 from ..blosc.layout import validate_chunk
 from ..checksums import CHECKSUMS_LOOKUP, Hash, get_checksum
 from ..errors import (
@@ -356,6 +356,11 @@ class BloscpackReader:
         except BloscpackError as exc:
             raise type(exc)(f"{self.name}: chunk {index} at offset {offset}: {exc}") from None
         cbytes = chunk_header.cbytes
+        if not 0 <= chunk_header.nbytes <= MAX_BUFFERSIZE:
+            raise ChunkError(
+                f"{self.name}: chunk {index} at offset {offset}: nbytes {chunk_header.nbytes}"
+                " out of range"
+            )
         if cbytes < chunk_header.size:
             raise ChunkError(
                 f"{self.name}: chunk {index} at offset {offset}: cbytes {cbytes} is smaller than"
@@ -538,6 +543,11 @@ def _allocate(nbytes: int, name: str) -> bytearray:
 
 
 def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str) -> int:
+    if memoryview(out).nbytes != loc.nbytes:
+        raise IntegrityError(
+            f"{name}: chunk {loc.index} holds {loc.nbytes} bytes, its destination"
+            f" {memoryview(out).nbytes}"
+        )
     try:
         n = engine.decompress_into(chunk, out)
     except BloscpackError as exc:
