@@ -19,8 +19,20 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .blosc.header import CODEC_CODES, MAX_BUFFERSIZE, ChunkHeader
-from .blosc.layout import validate_chunk
+import numpy as np
+
+from .blosc import pydecode
+from .blosc.header import (
+    BLOSC2_HEADER_SIZE,
+    CODEC_CODES,
+    MAX_BLOCKSIZE,
+    MAX_BUFFERSIZE,
+    MAX_TYPESIZE,
+    ChunkHeader,
+    Filter,
+)
+from .blosc.layout import ChunkKind, chunk_kind, validate_chunk
+from .blosc.special import decode_special_into, fill_special_items
 from .errors import ChunkError, NoSuchCodec, UnsupportedError
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -148,43 +160,88 @@ def _dctx() -> int:
     return ctx.handle
 
 
-def _address(buf: Buffer, writable: bool) -> tuple[int, int, Any]:
-    """(address, length, keepalive) of a contiguous buffer, without copying it."""
-    mv = memoryview(buf)
-    if not mv.c_contiguous:
-        raise ValueError("buffer must be C-contiguous")
-    if writable and mv.readonly:
+def _byte_array(buf: Buffer, *, writable: bool = False) -> np.ndarray:
+    """A flat ``uint8`` view of a C-contiguous buffer or numpy array, without copying it."""
+    if isinstance(buf, np.ndarray):
+        if not buf.flags.c_contiguous:
+            raise ValueError("buffer must be C-contiguous")
+        arr = buf.reshape(-1).view(np.uint8)
+    else:
+        mv = memoryview(buf)
+        if not mv.c_contiguous:
+            raise ValueError("buffer must be C-contiguous")
+        arr = np.frombuffer(mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv, np.uint8)
+    if writable and not arr.flags.writeable:
         raise ValueError("destination buffer is read-only")
-    mv = mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
-    if mv.nbytes == 0:
-        return 0, 0, mv
-    if mv.readonly:
-        # ctypes cannot take the address of a read-only buffer directly; numpy can, for free.
-        import numpy as np
+    return arr
 
-        arr = np.frombuffer(mv, dtype=np.uint8)
-        return arr.ctypes.data, mv.nbytes, arr
-    holder = (ctypes.c_char * mv.nbytes).from_buffer(mv)
-    return ctypes.addressof(holder), mv.nbytes, holder
+
+def _address(arr: np.ndarray) -> int | None:
+    """The address of a byte array's first byte for C (``None`` when it is empty)."""
+    return int(arr.ctypes.data) if arr.size else None
 
 
 # --- decompression ------------------------------------------------------------------------
+
+SNAPPY_FORMAT = 2  # codec format of snappy chunks (flags bits 5-7), which C-Blosc2 cannot read
+
+
+def _snappy_stream_decoder() -> pydecode.StreamDecoder:
+    try:
+        import cramjam
+    except ImportError:
+        raise UnsupportedError(
+            "this Blosc chunk is compressed with snappy, which C-Blosc2 cannot decode; install"
+            " the optional snappy support: pip install 'bloscpack[snappy]'"
+        ) from None
+
+    def decode(compressed: memoryview, dest: Any) -> int:
+        try:
+            size = cramjam.snappy.decompress_raw_len(compressed)
+            if size != len(dest):
+                return int(size)
+            return int(cramjam.snappy.decompress_raw_into(compressed, dest))
+        except cramjam.DecompressionError as exc:
+            raise ChunkError(f"Blosc chunk: corrupt snappy stream ({exc})") from None
+
+    return decode
+
+
+def _destination(out: Buffer, want: int) -> np.ndarray:
+    dest = _byte_array(out, writable=True)
+    if dest.size < want:
+        raise ValueError(f"destination holds {dest.size} bytes, {want} are needed")
+    return dest
+
+
+def _header(chunk: Buffer, validated: bool) -> ChunkHeader:
+    return ChunkHeader.parse(chunk) if validated else validate_chunk(chunk)
 
 
 def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> int:
     """Decompress a whole Blosc1/Blosc2 chunk into ``out``; return the number of bytes written.
 
-    ``out`` must be writable, C-contiguous and at least ``nbytes`` long.
+    ``out`` must be writable, C-contiguous and at least ``nbytes`` long.  The chunk is validated
+    first (``validated=True``: the caller did it).  Special-value and memcpyed chunks are decoded
+    with numpy, snappy chunks with the optional snappy library, all others by C-Blosc2 with the
+    GIL released.
     """
-    header = ChunkHeader.parse(chunk) if validated else validate_chunk(chunk)
-    src, srclen, keep_src = _address(chunk, writable=False)
-    dst, dstlen, keep_dst = _address(out, writable=True)
-    if dstlen < header.nbytes:
-        raise ValueError(f"destination holds {dstlen} bytes, the chunk decodes to {header.nbytes}")
+    header = _header(chunk, validated)
+    dest = _destination(out, header.nbytes)
     if header.nbytes == 0:
         return 0
-    n = _libblosc2().blosc2_decompress_ctx(_dctx(), src, header.cbytes, dst, header.nbytes)
-    del keep_src, keep_dst
+    kind = chunk_kind(header)
+    src = _byte_array(chunk)
+    if kind == ChunkKind.SPECIAL:
+        return decode_special_into(header, src, dest)
+    if kind == ChunkKind.MEMCPYED:
+        dest[: header.nbytes] = src[header.size : header.cbytes]
+        return header.nbytes
+    if header.codec_format == SNAPPY_FORMAT:
+        return pydecode.decode_into(src, dest, _snappy_stream_decoder())
+    n = _libblosc2().blosc2_decompress_ctx(
+        _dctx(), _address(src), header.cbytes, _address(dest), header.nbytes
+    )
     if n != header.nbytes:
         raise ChunkError(
             f"Blosc chunk failed to decompress (C-Blosc2 returned {n}, expected {header.nbytes})"
@@ -200,31 +257,48 @@ def decompress(chunk: Buffer) -> bytearray:
     return out
 
 
-def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *, validated: bool = False) -> int:
+def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
+                 validated: bool = False) -> int:  # fmt: skip
     """Decompress items ``[start, start + nitems)`` of a chunk into ``out`` (only the blocks
     they touch are decoded); return the number of bytes written."""
-    header = ChunkHeader.parse(chunk) if validated else validate_chunk(chunk)
-    typesize = header.real_typesize or 1
+    header = _header(chunk, validated)
+    typesize = header.real_typesize
     total = header.nbytes // typesize
     if start < 0 or nitems < 0 or start + nitems > total:
         raise IndexError(f"items [{start}, {start + nitems}) out of range for a chunk of {total}")
-    want = nitems * typesize
+    first, want = start * typesize, nitems * typesize
+    dest = _destination(out, want)
     if want == 0:
         return 0
-    src, _, keep_src = _address(chunk, writable=False)
-    dst, dstlen, keep_dst = _address(out, writable=True)
-    if dstlen < want:
-        raise ValueError(f"destination holds {dstlen} bytes, {want} are needed")
-    n = _libblosc2().blosc2_getitem_ctx(_dctx(), src, header.cbytes, start, nitems, dst, dstlen)
-    del keep_src, keep_dst
+    kind = chunk_kind(header)
+    src = _byte_array(chunk)
+    if kind == ChunkKind.SPECIAL:
+        return fill_special_items(header, src, dest, nitems)
+    if kind == ChunkKind.MEMCPYED:
+        dest[:want] = src[header.size + first : header.size + first + want]
+        return want
+    if header.codec_format == SNAPPY_FORMAT:
+        return pydecode.decode_into(src, dest, _snappy_stream_decoder(), first, first + want)
+    if kind == ChunkKind.VL_BLOCKS or Filter.DELTA in header.pipeline:
+        # C-Blosc2's getitem fails on VL blocks and mis-decodes delta: decode all, copy the items
+        whole = np.empty(header.nbytes, np.uint8)
+        decompress_into(src, whole, validated=True)
+        dest[:want] = whole[first : first + want]
+        return want
+    n = _libblosc2().blosc2_getitem_ctx(
+        _dctx(), _address(src), header.cbytes, start, nitems, _address(dest), dest.size
+    )
     if n != want:
-        raise ChunkError(f"Blosc chunk failed to decode items (C-Blosc2 returned {n}, expected {want})")
+        raise ChunkError(
+            f"Blosc chunk failed to decode items (C-Blosc2 returned {n}, expected {want})"
+        )
     return n
 
 
 # --- compression --------------------------------------------------------------------------
 
 _blosc1_lock = threading.Lock()  # python-blosc keeps its settings in globals
+BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD (16)
 SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
 
 
@@ -253,13 +327,19 @@ def compress_blosc2(
     """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header)."""
     if not 0 <= clevel <= 9:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
-    if not 1 <= typesize <= 536866816:
-        raise ValueError(f"typesize must be 1..536866816, got {typesize}")
+    if not 1 <= typesize <= MAX_TYPESIZE:
+        raise ValueError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
     if len(filters) > 6 or len(filters_meta) > 6:
-        raise ValueError("at most 6 filters")
-    src, srclen, keep_src = _address(data, writable=False)
-    if srclen > MAX_BUFFERSIZE:
-        raise ValueError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {srclen}")
+        raise ValueError(f"at most 6 filters, got {list(filters)} / {list(filters_meta)}")
+    if not all(0 <= f <= 255 for f in (*filters, *filters_meta, codec_meta)):
+        raise ValueError("filter ids, filter metas and codec_meta are bytes (0..255)")
+    if splitmode not in SPLIT_MODES:
+        raise ValueError(f"splitmode must be one of {sorted(SPLIT_MODES)}, got {splitmode!r}")
+    if not 0 <= blocksize <= MAX_BLOCKSIZE:
+        raise ValueError(f"blocksize must be 0 (automatic) or 1..{MAX_BLOCKSIZE}, got {blocksize}")
+    src = _byte_array(data)
+    if src.size > MAX_BUFFERSIZE:
+        raise ValueError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
     lib = _libblosc2()
     params = lib.blosc2_get_blosc2_cparams_defaults()
     params.compcode = _codec_code(codec)
@@ -271,21 +351,20 @@ def compress_blosc2(
     params.blocksize = blocksize
     params.splitmode = SPLIT_MODES[splitmode]
     for i in range(6):
-        params.filters[i] = list(filters)[i] if i < len(filters) else 0
-        params.filters_meta[i] = list(filters_meta)[i] if i < len(filters_meta) else 0
+        params.filters[i] = filters[i] if i < len(filters) else 0
+        params.filters_meta[i] = filters_meta[i] if i < len(filters_meta) else 0
     cctx = lib.blosc2_create_cctx(params)
     if not cctx:
         raise UnsupportedError(f"C-Blosc2 refused the compression parameters (codec {codec!r})")
-    out = bytearray(srclen + 32)
+    out = bytearray(src.size + BLOSC2_HEADER_SIZE)
+    dest = _byte_array(out, writable=True)
     try:
-        dst, dstlen, keep_dst = _address(out, writable=True)
-        n = lib.blosc2_compress_ctx(cctx, src or None, srclen, dst, dstlen)
-        del keep_dst
+        n = lib.blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
     finally:
         lib.blosc2_free_ctx(cctx)
-    del keep_src
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
+    del dest
     del out[n:]
     return out
 
@@ -304,23 +383,28 @@ def compress_blosc1(
     import blosc
 
     if codec not in blosc.compressor_list():
-        raise NoSuchCodec(f"codec {codec!r} is not available; known: {', '.join(blosc.compressor_list())}")
+        known = ", ".join(blosc.compressor_list())
+        raise NoSuchCodec(f"codec {codec!r} is not available for Blosc1 chunks; known: {known}")
     if not 0 <= clevel <= 9:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
     if not 1 <= typesize <= 255:
         raise ValueError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
     if shuffle not in (0, 1, 2):
         raise ValueError(f"shuffle must be 0, 1 (byte) or 2 (bit), got {shuffle}")
-    mv = memoryview(data).cast("B")
-    if mv.nbytes > 2147483631:
-        raise ValueError(f"a Blosc1 chunk holds at most 2147483631 bytes, got {mv.nbytes}")
+    if not 0 <= blocksize <= MAX_BLOCKSIZE:
+        raise ValueError(f"blocksize must be 0 (automatic) or 1..{MAX_BLOCKSIZE}, got {blocksize}")
+    src = _byte_array(data)
+    if src.size > BLOSC1_MAX_BUFFERSIZE:
+        raise ValueError(
+            f"a Blosc1 chunk holds at most {BLOSC1_MAX_BUFFERSIZE} bytes, got {src.size}"
+        )
     with _blosc1_lock:
         blosc.set_nthreads(_nthreads)
         blosc.set_blocksize(blocksize)
         try:
-            out: bytes = blosc.compress(mv, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec)
+            out: bytes = blosc.compress(
+                src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
+            )
             return out
         finally:
             blosc.set_blocksize(0)
-
-

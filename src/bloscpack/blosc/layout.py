@@ -1,36 +1,543 @@
-"""Walk and validate the layout of a Blosc chunk before any byte of it reaches C."""
+"""Walk and validate the layout of a Blosc chunk before any byte of it reaches C.
+
+A regular chunk is ``header | bstarts[nblocks] | [i32 dsize, dict] | streams``; each block is
+one stream, or ``typesize`` streams when split, and each stream is ``i32 csize`` followed by
+``csize`` codec bytes (``csize == neblock``: raw; ``0``: a zero run; ``< 0``: a byte run, token
+``0x01`` follows).  The variants are memcpyed chunks (raw data after the header), special-value
+chunks (header only, or header plus one value), variable-length-block chunks (version 6) and
+lazy chunks (bstarts plus a trailer pointing into their frame).
+
+:func:`validate_chunk` checks every size and offset against the buffer, fast enough to run on
+every chunk (numpy walks the streams of many blocks at once).  :func:`chunk_layout` returns the
+per-block layout for inspection and for the pure-Python decoder.
+"""
 
 from __future__ import annotations
 
+import struct
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from ..errors import ChunkError, TruncatedError
-from .header import MAX_BLOCKSIZE, MAX_BUFFERSIZE, ChunkHeader, Special
+import numpy as np
+
+from ..errors import ChunkError, LazyChunkError, TruncatedError
+from .header import (
+    BLOSC2_HEADER_SIZE,
+    BLOSC2_VL_VERSION,
+    MAX_BLOCKSIZE,
+    MAX_BUFFERSIZE,
+    ChunkHeader,
+    Special,
+)
+
+MAX_DICT_SIZE = 128 * 1024  # BLOSC2_MAXDICTSIZE
+RUN_TOKEN = 0x01
+MAX_RUN_VALUE = 255
+# Walk the streams with numpy from this many streams on (below, Python is faster).
+_VECTOR_MIN_STREAMS = 48
+
+_I32 = struct.Struct("<i")
+_LAZY_FIXED = struct.Struct("<iq")  # nchunk, offset
+
+
+class StreamKind(StrEnum):
+    """How one stream of a block is stored."""
+
+    COMPRESSED = "compressed"
+    RAW = "raw"
+    ZERO_RUN = "zero_run"
+    BYTE_RUN = "byte_run"
+
+
+def stream_kind(csize: int, neblock: int) -> StreamKind:
+    """The kind of a stream from its ``csize`` and the bytes it decodes to."""
+    if csize == 0:
+        return StreamKind.ZERO_RUN
+    if csize < 0:
+        return StreamKind.BYTE_RUN
+    return StreamKind.RAW if csize == neblock else StreamKind.COMPRESSED
+
+
+class ChunkKind(StrEnum):
+    """The layout variant of a chunk."""
+
+    REGULAR = "regular"
+    EMPTY = "empty"
+    MEMCPYED = "memcpyed"
+    SPECIAL = "special"
+    VL_BLOCKS = "vlblocks"
+    LAZY = "lazy"
+
+
+def chunk_kind(header: ChunkHeader) -> ChunkKind:
+    """The layout variant a header announces (special beats lazy, as in C-Blosc2)."""
+    if header.special:
+        return ChunkKind.SPECIAL
+    if header.lazy:
+        return ChunkKind.LAZY
+    if header.memcpyed:
+        return ChunkKind.MEMCPYED
+    if header.nbytes == 0:
+        return ChunkKind.EMPTY
+    if header.vl_blocks:
+        return ChunkKind.VL_BLOCKS
+    return ChunkKind.REGULAR
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """One block of a regular chunk: where it starts and how its streams are stored."""
+
+    start: int
+    nbytes: int
+    csizes: tuple[int, ...]
+    end: int
+
+    @property
+    def nstreams(self) -> int:
+        return len(self.csizes)
+
+    @property
+    def neblock(self) -> int:
+        """Decoded bytes per stream."""
+        return self.nbytes // len(self.csizes)
+
+    @property
+    def kinds(self) -> tuple[StreamKind, ...]:
+        return tuple(stream_kind(c, self.neblock) for c in self.csizes)
+
+    def stream_offsets(self) -> tuple[int, ...]:
+        """Offset of each stream's data (just after its csize, or its run token)."""
+        offsets = []
+        pos = self.start
+        for csize in self.csizes:
+            pos += 4
+            offsets.append(pos)
+            pos += csize if csize > 0 else (1 if csize < 0 else 0)
+        return tuple(offsets)
+
+
+@dataclass(frozen=True)
+class VLBlockLayout:
+    """One block of a variable-length-block chunk: ``i32 nbytes`` then ``stored`` bytes."""
+
+    start: int
+    nbytes: int
+    stored: int
+
+    @property
+    def raw(self) -> bool:
+        return self.stored == self.nbytes
+
+
+@dataclass(frozen=True)
+class LazyTrailer:
+    """Where a lazy chunk's blocks are: in chunk ``nchunk`` of its frame, at ``offset``."""
+
+    nchunk: int
+    offset: int
+    block_csizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    """The decoded layout of a chunk (see :func:`chunk_layout`)."""
+
+    header: ChunkHeader
+    kind: ChunkKind
+    nblocks: int = 0
+    leftover: int = 0
+    bstarts: tuple[int, ...] = ()
+    dict_offset: int | None = None
+    dict_size: int = 0
+    blocks: tuple[BlockLayout, ...] = ()
+    vlblocks: tuple[VLBlockLayout, ...] = ()
+    lazy: LazyTrailer | None = None
+    dict_magic: str = field(default="")
+
+    def as_dict(self) -> dict[str, Any] | None:
+        """JSON-able layout; ``None`` for chunks without blocks (special, memcpyed, empty)."""
+        if self.kind in (ChunkKind.SPECIAL, ChunkKind.MEMCPYED, ChunkKind.EMPTY):
+            return None
+        out: dict[str, Any] = {"nblocks": self.nblocks}
+        if self.kind != ChunkKind.VL_BLOCKS:
+            out["leftover"] = self.leftover
+        out["bstarts"] = list(self.bstarts)
+        if self.dict_offset is not None:
+            out.update(dict_offset=self.dict_offset, dict_size=self.dict_size,
+                       dict_magic=self.dict_magic)  # fmt: skip
+        if self.kind == ChunkKind.LAZY:
+            assert self.lazy is not None
+            out.update(lazy_nchunk=self.lazy.nchunk, lazy_offset=self.lazy.offset,
+                       lazy_block_csizes=list(self.lazy.block_csizes))  # fmt: skip
+        elif self.kind == ChunkKind.VL_BLOCKS:
+            out["vlblocks"] = [
+                {"nbytes": b.nbytes, "stored": b.stored, "raw": b.raw} for b in self.vlblocks
+            ]
+        else:
+            counts = dict.fromkeys((k.value for k in StreamKind), 0)
+            blocks = []
+            for b in self.blocks:
+                kinds = [k.value for k in b.kinds]
+                for k in kinds:
+                    counts[k] += 1
+                blocks.append({"nbytes": b.nbytes, "nstreams": b.nstreams,
+                               "csizes": list(b.csizes), "kinds": kinds})  # fmt: skip
+            out["blocks"] = blocks
+            out["stream_kinds"] = counts
+        return out
+
+
+# --- header-level checks ------------------------------------------------------------------
+
+
+def _bytes_view(chunk: Any) -> memoryview:
+    mv = memoryview(chunk)
+    if mv.ndim != 1 or mv.format not in ("B", "b", "c"):
+        mv = mv.cast("B") if mv.c_contiguous else memoryview(mv.tobytes())
+    return mv
+
+
+def _check_header(mv: memoryview) -> ChunkHeader:
+    """Parse the header and check its fields against each other (not yet against the body)."""
+    h = ChunkHeader.parse(mv)
+    if h.typesize == 0:
+        raise ChunkError("Blosc chunk: typesize 0")
+    if not 0 <= h.nbytes <= MAX_BUFFERSIZE:
+        raise ChunkError(f"Blosc chunk: nbytes {h.nbytes} out of range 0..{MAX_BUFFERSIZE}")
+    if h.cbytes < h.size:
+        raise ChunkError(f"Blosc chunk: cbytes {h.cbytes} smaller than its {h.size}-byte header")
+    if not 0 < h.blocksize <= MAX_BLOCKSIZE:
+        raise ChunkError(f"Blosc chunk: blocksize {h.blocksize} out of range 1..{MAX_BLOCKSIZE}")
+    if h.codec_format in (5, 7):
+        raise ChunkError(
+            f"Blosc chunk: codec format {h.codec_format} (flags 0x{h.flags:02x})"
+            " is not a Blosc codec"
+        )
+    if h.version <= 2 and h.flags & 0x05 == 0x05:
+        raise ChunkError(
+            f"Blosc1 chunk: flags 0x{h.flags:02x} set both shuffle and bitshuffle"
+            f" (version {h.version})"
+        )
+    if int(h.special) > Special.UNINIT:
+        raise ChunkError(
+            f"Blosc chunk: special kind {h.special} (blosc2_flags 0x{h.blosc2_flags:02x}) unknown"
+        )
+    if h.vl_blocks != (h.version == BLOSC2_VL_VERSION):
+        raise ChunkError(
+            f"Blosc chunk: version {h.version} with blosc2_flags2 0x{h.blosc2_flags2:02x}"
+            " (variable-length blocks need version 6 and flag 0x01)"
+        )
+    if h.special:
+        _check_special(h)
+    if h.memcpyed and h.cbytes != h.nbytes + h.size:
+        raise ChunkError(
+            f"memcpyed Blosc chunk: cbytes {h.cbytes} != nbytes {h.nbytes} + {h.size}-byte header"
+        )
+    return h
+
+
+def _check_special(h: ChunkHeader) -> None:
+    name = Special(h.special).name.lower()
+    if h.memcpyed:
+        raise ChunkError(f"Blosc {name} chunk: flags 0x{h.flags:02x} also say memcpyed")
+    if h.special == Special.VALUE:
+        value_size = h.cbytes - BLOSC2_HEADER_SIZE
+        if value_size < 1:
+            raise ChunkError(f"Blosc repeated-value chunk: cbytes {h.cbytes} leaves no value")
+        if h.typesize != value_size and not (value_size > 255 and h.typesize == 1):
+            raise ChunkError(
+                f"Blosc repeated-value chunk: typesize {h.typesize} but a {value_size}-byte value"
+            )
+        if h.nbytes % value_size:
+            raise ChunkError(
+                f"Blosc repeated-value chunk: nbytes {h.nbytes} not a multiple of the"
+                f" {value_size}-byte value"
+            )
+    elif h.cbytes != BLOSC2_HEADER_SIZE:
+        raise ChunkError(f"Blosc {name} chunk: cbytes {h.cbytes}, expected {BLOSC2_HEADER_SIZE}")
+    if h.nbytes % h.typesize:
+        raise ChunkError(
+            f"Blosc {name} chunk: nbytes {h.nbytes} not a multiple of typesize {h.typesize}"
+        )
+
+
+def _check_length(h: ChunkHeader, mv: memoryview) -> None:
+    if h.cbytes > len(mv):
+        raise TruncatedError(
+            f"Blosc chunk truncated: header says cbytes {h.cbytes}, buffer has {len(mv)}"
+        )
+
+
+# --- body: bstarts, dictionary --------------------------------------------------------------
+
+
+def _nblocks_and_data_start(h: ChunkHeader, mv: memoryview) -> tuple[int, int, int, int]:
+    """(nblocks, end of bstarts, dict size, start of the stream data), all checked."""
+    nblocks = h.nblocks
+    if not h.vl_blocks and h.blocksize > h.nbytes:
+        raise ChunkError(f"Blosc chunk: blocksize {h.blocksize} larger than nbytes {h.nbytes}")
+    bstarts_end = h.size + 4 * nblocks
+    if bstarts_end > h.cbytes:
+        raise ChunkError(
+            f"Blosc chunk: {nblocks} blocks need bstarts up to byte {bstarts_end},"
+            f" beyond cbytes {h.cbytes}"
+        )
+    data_start, dsize = bstarts_end, 0
+    if h.extended and h.dictionary:
+        if bstarts_end + 4 > h.cbytes:
+            raise ChunkError(
+                f"Blosc chunk: dictionary size at {bstarts_end} beyond cbytes {h.cbytes}"
+            )
+        (dsize,) = _I32.unpack_from(mv, bstarts_end)
+        if not 0 < dsize <= MAX_DICT_SIZE:
+            raise ChunkError(
+                f"Blosc chunk: dictionary size {dsize} out of range 1..{MAX_DICT_SIZE}"
+            )
+        data_start = bstarts_end + 4 + dsize
+        if data_start > h.cbytes:
+            raise ChunkError(
+                f"Blosc chunk: {dsize}-byte dictionary at {bstarts_end + 4} runs beyond"
+                f" cbytes {h.cbytes}"
+            )
+    return nblocks, bstarts_end, dsize, data_start
+
+
+def _read_bstarts(h: ChunkHeader, mv: memoryview, nblocks: int, data_start: int) -> np.ndarray:
+    bstarts = np.frombuffer(mv, dtype="<i4", count=nblocks, offset=h.size).astype(np.int64)
+    bad = (bstarts < data_start) | (bstarts >= h.cbytes)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        value = int(bstarts[i])
+        if value >= h.cbytes:
+            where = f"beyond cbytes {h.cbytes}"
+        else:
+            where = f"before the stream data at {data_start}"
+        raise ChunkError(f"Blosc chunk: bstarts[{i}] = {value} {where}")
+    return bstarts
+
+
+# --- body: streams of regular chunks --------------------------------------------------------
+
+
+def _streams_per_block(h: ChunkHeader) -> int:
+    """Streams in each full block (the short last block always has one)."""
+    return h.typesize if h.split else 1
+
+
+def _stream_error(block: int, stream: int, message: str) -> ChunkError:
+    return ChunkError(f"Blosc chunk: block {block} stream {stream}: {message}")
+
+
+def _walk_block(mv: memoryview, index: int, start: int, nstreams: int, neblock: int,
+                cbytes: int) -> tuple[int, list[int]]:  # fmt: skip
+    """Walk the streams of one block; return (end offset, csizes)."""
+    pos = start
+    csizes = []
+    for j in range(nstreams):
+        if pos + 4 > cbytes:
+            raise _stream_error(index, j, f"csize at {pos} beyond cbytes {cbytes}")
+        (csize,) = _I32.unpack_from(mv, pos)
+        pos += 4
+        if csize > 0:  # may exceed neblock: C-Blosc 1.x kept 3 snappy bytes for 1 byte
+            if pos + csize > cbytes:
+                message = f"csize {csize} at {pos - 4} runs beyond cbytes {cbytes}"
+                raise _stream_error(index, j, message)
+            pos += csize
+        elif csize < 0:
+            if csize < -MAX_RUN_VALUE:
+                raise _stream_error(index, j, f"run value {-csize} out of range 1..{MAX_RUN_VALUE}")
+            if pos >= cbytes:
+                raise _stream_error(index, j, f"run token at {pos} beyond cbytes {cbytes}")
+            if mv[pos] != RUN_TOKEN:
+                raise _stream_error(index, j, f"run token {mv[pos]} at {pos} (only token 1 exists)")
+            pos += 1
+        csizes.append(csize)
+    return pos, csizes
+
+
+def _walk_blocks_vector(mv: memoryview, first: int, starts: np.ndarray, nstreams: int,
+                        neblock: int, cbytes: int) -> np.ndarray:  # fmt: skip
+    """Walk the streams of many equal blocks at once; return their end offsets.
+
+    ``first`` is the index of ``starts[0]``; messages match :func:`_walk_block`.
+    """
+    u8 = np.frombuffer(mv, dtype=np.uint8, count=cbytes)
+    # int32 at every byte offset: a strided view, no copy
+    i32 = np.ndarray(shape=(cbytes - 3,), dtype="<i4", buffer=mv, strides=(1,))
+    pos = starts.copy()
+    for j in range(nstreams):
+        over = pos + 4 > cbytes
+        if over.any():
+            k = int(np.flatnonzero(over)[0])
+            raise _stream_error(first + k, j, f"csize at {int(pos[k])} beyond cbytes {cbytes}")
+        csize = i32[pos].astype(np.int64)
+        runs = csize < 0
+        bad = csize < -MAX_RUN_VALUE
+        step = np.where(csize > 0, csize, 0) + runs
+        end = pos + 4 + step
+        bad |= end > cbytes
+        if runs.any():
+            tok_at = np.minimum(pos + 4, cbytes - 1)
+            bad |= runs & (u8[tok_at] != RUN_TOKEN)
+        if bad.any():  # let the scalar walker name the first problem exactly
+            k = int(np.flatnonzero(bad)[0])
+            _walk_block(mv, first + k, int(starts[k]), nstreams, neblock, cbytes)
+            raise AssertionError("vector and scalar stream walks disagree")  # pragma: no cover
+        pos = end
+    return pos
+
+
+def _check_no_overlap(starts: np.ndarray, ends: np.ndarray) -> None:
+    """Blocks may be stored in any order (threaded writers) but must not overlap."""
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    bad = e[:-1] > s[1:]
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ChunkError(
+            f"Blosc chunk: block {int(order[k])} (bytes {int(s[k])}..{int(e[k])}) overlaps"
+            f" block {int(order[k + 1])} at {int(s[k + 1])}"
+        )
+
+
+def _check_regular(h: ChunkHeader, mv: memoryview) -> None:
+    nblocks, _, _, data_start = _nblocks_and_data_start(h, mv)
+    starts = _read_bstarts(h, mv, nblocks, data_start)
+    leftover = h.nbytes % h.blocksize
+    nfull = nblocks - (1 if leftover else 0)
+    nstreams = _streams_per_block(h)
+    neblock = _neblock(h.blocksize, nstreams)
+    ends = np.empty(nblocks, dtype=np.int64)
+    if nfull * nstreams >= _VECTOR_MIN_STREAMS:
+        ends[:nfull] = _walk_blocks_vector(mv, 0, starts[:nfull], nstreams, neblock, h.cbytes)
+    else:
+        for i in range(nfull):
+            ends[i] = _walk_block(mv, i, int(starts[i]), nstreams, neblock, h.cbytes)[0]
+    if leftover:
+        ends[-1] = _walk_block(mv, nblocks - 1, int(starts[-1]), 1, leftover, h.cbytes)[0]
+    if nblocks > 1:
+        _check_no_overlap(starts, ends)
+
+
+def _neblock(bsize: int, nstreams: int) -> int:
+    neblock = bsize // nstreams
+    if neblock == 0:
+        raise ChunkError(f"Blosc chunk: a {bsize}-byte block cannot hold {nstreams} streams")
+    return neblock
+
+
+# --- body: variable-length blocks, lazy trailer --------------------------------------------
+
+
+def _vl_blocks(h: ChunkHeader, mv: memoryview) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bstarts, uncompressed sizes, stored sizes) of a VL-block chunk, checked."""
+    nblocks, _, _, data_start = _nblocks_and_data_start(h, mv)
+    starts = _read_bstarts(h, mv, nblocks, data_start)
+    nexts = np.append(starts[1:], h.cbytes)
+    stored = nexts - starts - 4
+    bad = stored < 1
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ChunkError(
+            f"Blosc VL-block chunk: bstarts[{i}] = {int(starts[i])} leaves {int(stored[i])}"
+            f" bytes before {int(nexts[i])} (bstarts must increase)"
+        )
+    i32 = np.ndarray(shape=(h.cbytes - 3,), dtype="<i4", buffer=mv, strides=(1,))
+    sizes = i32[starts].astype(np.int64)
+    bad = (sizes < 1) | (sizes > MAX_BLOCKSIZE) | (stored > sizes)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ChunkError(
+            f"Blosc VL-block chunk: block {i} nbytes {int(sizes[i])} with {int(stored[i])}"
+            " stored bytes"
+        )
+    total = int(sizes.sum())
+    if total != h.nbytes:
+        raise ChunkError(f"Blosc VL-block chunk: blocks hold {total} bytes, nbytes says {h.nbytes}")
+    return starts, sizes, stored
+
+
+def _lazy_trailer(h: ChunkHeader, mv: memoryview) -> tuple[np.ndarray, LazyTrailer]:
+    nblocks = h.nblocks
+    need = h.size + 8 * nblocks + _LAZY_FIXED.size
+    if len(mv) < need:
+        raise TruncatedError(
+            f"lazy Blosc chunk truncated: {nblocks} blocks need {need} bytes, buffer has {len(mv)}"
+        )
+    starts = np.frombuffer(mv, dtype="<i4", count=nblocks, offset=h.size).astype(np.int64)
+    at = h.size + 4 * nblocks
+    nchunk, offset = _LAZY_FIXED.unpack_from(mv, at)
+    csizes = np.frombuffer(mv, dtype="<i4", count=nblocks, offset=at + _LAZY_FIXED.size)
+    return starts, LazyTrailer(nchunk, offset, tuple(csizes.tolist()))
+
+
+# --- public ---------------------------------------------------------------------------------
 
 
 def validate_chunk(chunk: Any) -> ChunkHeader:
-    """Check a chunk's header sizes against its buffer; return the parsed header.
+    """Check a chunk's header, bstarts, dictionary and every stream size against its buffer.
 
-    Raises :class:`~bloscpack.errors.ChunkError` (or ``TruncatedError``) naming the field.
+    Returns the parsed header.  Raises :class:`~bloscpack.errors.ChunkError` naming the field and
+    its value, :class:`~bloscpack.errors.TruncatedError` when the buffer is shorter than cbytes,
+    and :class:`~bloscpack.errors.LazyChunkError` for a lazy chunk (it must be read from its
+    frame).
     """
-    mv = memoryview(chunk).cast("B")
-    header = ChunkHeader.parse(mv)
-    if header.typesize == 0 and header.special != Special.VALUE:
-        raise ChunkError("Blosc chunk header: typesize 0")
-    if not 0 <= header.nbytes <= MAX_BUFFERSIZE:
-        raise ChunkError(f"Blosc chunk header: nbytes {header.nbytes} out of range")
-    if header.cbytes < header.size:
-        raise ChunkError(f"Blosc chunk header: cbytes {header.cbytes} smaller than the header")
-    if header.cbytes > len(mv):
-        raise TruncatedError(
-            f"Blosc chunk truncated: header says cbytes {header.cbytes}, buffer has {len(mv)}"
+    mv = _bytes_view(chunk)
+    h = _check_header(mv)
+    kind = chunk_kind(h)
+    if kind == ChunkKind.LAZY:
+        trailer = _lazy_trailer(h, mv)[1]
+        raise LazyChunkError(
+            f"lazy Blosc chunk (nchunk {trailer.nchunk}, offset {trailer.offset}): its blocks are"
+            " in its frame file, so it cannot be decoded alone; read the chunk from its frame"
         )
-    if header.nbytes and not 0 < header.blocksize <= MAX_BLOCKSIZE:
-        raise ChunkError(f"Blosc chunk header: blocksize {header.blocksize} out of range")
-    if header.memcpyed and header.special == Special.NONE:
-        if header.cbytes != header.nbytes + header.size:
-            raise ChunkError(
-                f"memcpyed Blosc chunk: cbytes {header.cbytes} != nbytes {header.nbytes}"
-                f" + {header.size}"
-            )
-    return header
+    _check_length(h, mv)
+    if kind == ChunkKind.REGULAR:
+        _check_regular(h, mv)
+    elif kind == ChunkKind.VL_BLOCKS:
+        _vl_blocks(h, mv)
+    return h
+
+
+def chunk_layout(chunk: Any) -> ChunkLayout:
+    """The validated layout of a chunk: bstarts, dictionary, per-block streams and their kinds.
+
+    Lazy chunks are described (bstarts and trailer) rather than rejected.
+    """
+    mv = _bytes_view(chunk)
+    h = _check_header(mv)
+    kind = chunk_kind(h)
+    if kind in (ChunkKind.SPECIAL, ChunkKind.MEMCPYED, ChunkKind.EMPTY):
+        _check_length(h, mv)
+        return ChunkLayout(h, kind)
+    if kind == ChunkKind.LAZY:
+        starts, trailer = _lazy_trailer(h, mv)
+        return ChunkLayout(h, kind, h.nblocks, h.nbytes % h.blocksize, tuple(starts.tolist()),
+                           lazy=trailer)  # fmt: skip
+    _check_length(h, mv)
+    nblocks, bstarts_end, dsize, data_start = _nblocks_and_data_start(h, mv)
+    dict_args: dict[str, Any] = {}
+    if dsize:
+        magic = bytes(mv[bstarts_end + 4 : bstarts_end + 8]).hex()
+        dict_args = {"dict_offset": bstarts_end + 4, "dict_size": dsize, "dict_magic": magic}
+    if kind == ChunkKind.VL_BLOCKS:
+        starts, sizes, stored = _vl_blocks(h, mv)
+        vl = tuple(
+            VLBlockLayout(s, n, t)
+            for s, n, t in zip(starts.tolist(), sizes.tolist(), stored.tolist(), strict=True)
+        )
+        return ChunkLayout(h, kind, nblocks, 0, tuple(starts.tolist()), vlblocks=vl, **dict_args)
+    _check_regular(h, mv)
+    starts = _read_bstarts(h, mv, nblocks, data_start)
+    leftover = h.nbytes % h.blocksize
+    blocks = []
+    for i, start in enumerate(starts.tolist()):
+        last_short = leftover and i == nblocks - 1
+        bsize = leftover if last_short else h.blocksize
+        nstreams = 1 if last_short else _streams_per_block(h)
+        end, csizes = _walk_block(mv, i, start, nstreams, _neblock(bsize, nstreams), h.cbytes)
+        blocks.append(BlockLayout(start, bsize, tuple(csizes), end))
+    return ChunkLayout(h, kind, nblocks, leftover, tuple(starts.tolist()), blocks=tuple(blocks),
+                       **dict_args)  # fmt: skip
