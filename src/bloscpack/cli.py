@@ -1,0 +1,922 @@
+"""The ``blpk`` command line: compress, decompress, append, info, verify and demo.
+
+A thin layer over the public API.  Every subcommand, alias, option and default of bloscpack 0.16
+keeps working; messages go to stderr (``blpk: error: ...`` on one line), ``info``/``verify``
+reports and decompressed metadata go to stdout.  Exit codes: 0 success, 1 error, 2 usage error,
+130 interrupted.  Outputs are written through a temporary file and renamed into place, so a bad
+input or an interruption never leaves a partial or truncated output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pprint
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from .args import (
+    DEFAULT_CHECKSUM,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
+    DEFAULT_CNAME,
+    DEFAULT_TYPESIZE,
+    MAX_CHUNK_SIZE,
+    SUFFIXES,
+    double_pretty_size,
+)
+from .checksums import CHECKSUMS_AVAIL
+
+if TYPE_CHECKING:
+    from .blosc.header import ChunkHeader
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+PROG = "blpk"
+EXTENSION = ".blp"
+FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
+# Output suffix added by ``compress`` and removed by ``decompress``, per format.
+FORMAT_EXTENSIONS = {
+    "blp": ".blp",
+    "b2frame": ".b2frame",
+    "b2nd": ".b2nd",
+    "sframe": ".b2sframe",
+    "bcolz": ".bcolz",
+}
+CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")  # python-blosc 1.x (0.16 offered these)
+MAX_THREADS = 256
+
+
+class CLIError(Exception):
+    """An error reported as one ``blpk: error:`` line, with an exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+class Console:
+    """Where messages go: results to stdout (``-q`` silences them), progress to stderr."""
+
+    QUIET, NORMAL, VERBOSE, DEBUG = range(4)
+
+    def __init__(self, level: int = NORMAL, out: TextIO | None = None, err: TextIO | None = None):
+        self.level = level
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+
+    def result(self, text: str) -> None:
+        """A result line (or lines) on stdout, each prefixed ``blpk: `` like bloscpack 0.16."""
+        if self.level >= self.NORMAL:
+            for line in text.split("\n"):
+                if line:
+                    print(f"{PROG}: {line}", file=self.out)
+
+    def plain(self, text: str) -> None:
+        """Text on stdout as it is (JSON, tables)."""
+        if self.level >= self.NORMAL:
+            print(text, file=self.out)
+
+    def verbose(self, text: str) -> None:
+        if self.level >= self.VERBOSE:
+            for line in text.split("\n"):
+                if line:
+                    print(f"{PROG}: {line}", file=self.err)
+
+    def debug(self, text: str) -> None:
+        if self.level >= self.DEBUG:
+            self.verbose(text)
+
+    def error(self, text: str) -> None:
+        """One error line on stderr (never silenced)."""
+        print(f"{PROG}: error: {_one_line(text)}", file=self.err)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+# --- argument types -----------------------------------------------------------------------
+
+
+def parse_size(text: str) -> int:
+    """A chunk size: an integer, a number with a B/K/M/G/T suffix (``1.5M``) or ``max``."""
+    if text == "max":
+        return MAX_CHUNK_SIZE
+    try:
+        if text and text[-1] in SUFFIXES:
+            value = int(float(text[:-1]) * SUFFIXES[text[-1]])
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {text!r}: use an integer, a number with a B/K/M/G/T suffix, or 'max'"
+        ) from None
+    if not 1 <= value <= MAX_CHUNK_SIZE:
+        raise argparse.ArgumentTypeError(f"must be 1 <= size <= {MAX_CHUNK_SIZE}, got {text!r}")
+    return value
+
+
+def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low} <= n <= {high}, got {value}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def _non_negative(text: str) -> int:
+    return _int_in_range(0, 2**62, "max-app-chunks")(text)
+
+
+# --- parser -------------------------------------------------------------------------------
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: bloscpack and the C libraries it uses, then exit."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_string())
+        parser.exit()
+
+
+def version_string() -> str:
+    """The versions of bloscpack, python-blosc, C-Blosc, python-blosc2 and C-Blosc2."""
+    import blosc
+    import blosc2
+
+    from . import __version__
+
+    return (
+        f"bloscpack: '{__version__}' python-blosc: '{blosc.__version__}'"
+        f" blosc: '{blosc.BLOSC_VERSION_STRING}' python-blosc2: '{blosc2.__version__}'"
+        f" blosc2: '{blosc2.VERSION_STRING}'"
+    )
+
+
+EPILOG = """\
+exit codes: 0 success, 1 error, 2 usage error, 130 interrupted
+Additional help for subcommands is available:
+  %(prog)s 'subcommand' [ -h | --help ]"""
+
+
+def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> None:
+    group = parser.add_argument_group("blosc settings")
+    group.add_argument(
+        "-t",
+        "--typesize",
+        metavar="<size>",
+        type=_int_in_range(1, 255, "typesize"),
+        default=None,
+        help=typesize_help,
+    )
+    group.add_argument(
+        "-l",
+        "--clevel",
+        metavar="[0, 9]",
+        type=_int_in_range(0, 9, "clevel"),
+        default=None,
+        help=f"compression level (default: {DEFAULT_CLEVEL})",
+    )
+    group.add_argument(
+        "-s",
+        "--no-shuffle",
+        action="store_false",
+        dest="shuffle",
+        default=None,
+        help="deactivate shuffle",
+    )
+    group.add_argument(
+        "-c",
+        "--codec",
+        metavar="<codec>",
+        choices=CODECS,
+        dest="cname",
+        default=None,
+        help=f"codec to be used by Blosc:\n{', '.join(CODECS)} (default: {DEFAULT_CNAME})",
+    )
+
+
+def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """``-v | -d | -q``, ``-f`` and ``-n``: before the subcommand (as in bloscpack 0.16) or,
+    with ``suppress`` (no defaults, so they do not override), after it."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "-v", "--verbose", action="store_true", default=default(False),
+        help="be verbose about actions",
+    )  # fmt: skip
+    output.add_argument(
+        "-d", "--debug", action="store_true", default=default(False),
+        help="print debugging output too (and tracebacks)",
+    )  # fmt: skip
+    output.add_argument(
+        "-q", "--quiet", action="store_true", default=default(False),
+        help="print nothing but errors",
+    )  # fmt: skip
+    common = parser.add_argument_group("global options")
+    common.add_argument(
+        "-f", "--force", action="store_true", default=default(False),
+        help="disable overwrite checks for existing files\n(use with caution)",
+    )  # fmt: skip
+    common.add_argument(
+        "-n", "--nthreads", metavar=f"[1, {MAX_THREADS}]",
+        type=_int_in_range(1, MAX_THREADS, "-n"), default=default(None),
+        help="set number of threads (default: ncores)",
+    )  # fmt: skip
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors: the usage, then one ``blpk: error: ...`` line (also for subcommands)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{PROG}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``blpk`` argument parser."""
+    parser = _Parser(
+        prog=PROG,
+        description="command line de/compression with blosc, for every Blosc container format",
+        formatter_class=argparse.RawTextHelpFormatter,
+        epilog=EPILOG,
+    )
+    parser.add_argument("--version", action=_VersionAction, help="show the versions and exit")
+    _add_global_options(parser, suppress=False)
+
+    sub = parser.add_subparsers(title="subcommands", metavar="", dest="subcommand")
+
+    def add(name: str, alias: str, text: str) -> list[argparse.ArgumentParser]:
+        main = sub.add_parser(
+            name, formatter_class=argparse.RawTextHelpFormatter, help=text, description=text
+        )
+        short = sub.add_parser(
+            alias,
+            formatter_class=argparse.RawTextHelpFormatter,
+            help=f"alias for '{name}'",
+            description=text,
+        )
+        for p in (main, short):
+            _add_global_options(p, suppress=True)
+        return [main, short]
+
+    for p in add("compress", "c", "perform compression on file"):
+        _add_blosc_options(p, f"typesize for blosc (default: {DEFAULT_TYPESIZE})")
+        group = p.add_argument_group("bloscpack settings")
+        group.add_argument(
+            "-z",
+            "--chunk-size",
+            metavar="<size>",
+            type=parse_size,
+            default=None,
+            help="set desired chunk size or 'max' (default: 1M)",
+        )
+        group.add_argument(
+            "-k",
+            "--checksum",
+            metavar="<checksum>",
+            choices=CHECKSUMS_AVAIL,
+            default=None,
+            help=f"set desired checksum:\n{', '.join(CHECKSUMS_AVAIL)} (default: adler32)",
+        )
+        group.add_argument(
+            "-o", "--no-offsets", action="store_false", dest="offsets", help="deactivate offsets"
+        )
+        group.add_argument(
+            "-m",
+            "--metadata",
+            metavar="<metadata>",
+            help="file containing the metadata, must contain valid JSON",
+        )
+        group.add_argument(
+            "--max-app-chunks",
+            metavar="<n>",
+            type=_non_negative,
+            default=None,
+            help="offset slots reserved for appends (default: 10 x nchunks)",
+        )
+        group.add_argument(
+            "--format",
+            choices=FORMATS,
+            default="blp",
+            help="container format to write (default: blp)",
+        )
+        p.add_argument("in_file", metavar="<in_file>", help="file to be compressed")
+        p.add_argument(
+            "out_file",
+            metavar="<out_file>",
+            nargs="?",
+            default=None,
+            help="file to compress to (default: <in_file>.blp)",
+        )
+
+    for p in add("decompress", "d", "perform decompression on file"):
+        p.add_argument(
+            "-e",
+            "--no-check-extension",
+            action="store_true",
+            help="disable checking input file for extension (*.blp)\n(requires use of <out_file>)",
+        )
+        p.add_argument(
+            "-m",
+            "--metadata-out",
+            metavar="<file>",
+            default=None,
+            help="also save the metadata as JSON to this file",
+        )
+        p.add_argument("in_file", metavar="<in_file>", help="file to be decompressed")
+        p.add_argument(
+            "out_file", metavar="<out_file>", nargs="?", default=None, help="file to decompress to"
+        )
+
+    for p in add("append", "a", "append data to a compressed file"):
+        _add_blosc_options(p, "typesize for blosc (default: the file's typesize)")
+        p.add_argument("original_file", metavar="<original_file>", help="file to append to")
+        p.add_argument("new_file", metavar="<new_file>", help="file to append from")
+        p.add_argument(
+            "-e",
+            "--no-check-extension",
+            action="store_true",
+            help="disable checking original file for extension (*.blp)",
+        )
+        p.add_argument(
+            "-m",
+            "--metadata",
+            metavar="<metadata>",
+            help="file containing the metadata, must contain valid JSON",
+        )
+
+    for p in add("info", "i", "print information about a compressed file"):
+        p.add_argument("--json", action="store_true", help="print the information as JSON")
+        p.add_argument("file_", metavar="<file>", help="file to show info for")
+
+    for p in add("verify", "t", "check every checksum and decode every chunk, write nothing"):
+        p.add_argument("--json", action="store_true", help="print the reports as JSON")
+        p.add_argument("files", metavar="<file>", nargs="+", help="files to verify")
+
+    demo = sub.add_parser(
+        "demo",
+        formatter_class=argparse.RawTextHelpFormatter,
+        help="write, read and verify an example array in every format",
+        description="Write a built-in example array (a float64 random walk) in"
+        " every format, read each back, verify it and print sizes, ratios"
+        " and speeds.",
+    )
+    _add_global_options(demo, suppress=True)
+    demo.add_argument(
+        "--size",
+        metavar="<size>",
+        type=parse_size,
+        default=8 * 2**20,
+        help="bytes of example data (default: 8M)",
+    )
+    demo.add_argument(
+        "--dir",
+        metavar="<dir>",
+        default=None,
+        help="write the files here and keep them (default: a temporary directory)",
+    )
+    return parser
+
+
+# --- helpers shared by the subcommands ----------------------------------------------------
+
+
+def _check_input(path: str, what: str = "input file") -> None:
+    if not os.path.exists(path):
+        raise CLIError(f"{what} '{path}' does not exist!")
+
+
+def _check_output(path: str, args: argparse.Namespace, console: Console) -> None:
+    if os.path.lexists(path):
+        if not args.force:
+            raise CLIError(f"output file '{path}' exists!")
+        console.verbose(f"overwriting existing file: '{path}'")
+
+
+def _read_metadata_file(path: str | None) -> Any:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise CLIError(f"metadata file '{path}' does not exist!") from None
+    except OSError as exc:
+        raise CLIError(f"cannot read metadata file '{path}': {exc.strerror}") from None
+    try:
+        return json.loads(text.strip())
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"metadata file '{path}' is not valid JSON: {exc}") from None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _format_metadata(metadata: Any) -> str:
+    return "Metadata:\n" + pprint.pformat(metadata, width=90)
+
+
+def _write_json(path: str, value: Any) -> None:
+    from .io import atomic_write
+
+    with atomic_write(path, "w") as fh:
+        json.dump(value, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def _size_of(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(
+            os.path.getsize(os.path.join(root, name))
+            for root, _, names in os.walk(path)
+            for name in names
+        )
+    return os.path.getsize(path)
+
+
+def _strip_extension(path: str) -> str | None:
+    for suffix in FORMAT_EXTENSIONS.values():
+        if path.endswith(suffix) and len(path) > len(suffix):
+            return path[: -len(suffix)]
+    return None
+
+
+# --- subcommands --------------------------------------------------------------------------
+
+
+def cmd_compress(args: argparse.Namespace, console: Console) -> int:
+    """``compress``: a file into a container (``.blp`` by default)."""
+    in_file = args.in_file
+    out_file = args.out_file or in_file + FORMAT_EXTENSIONS[args.format]
+    _check_input(in_file)
+    if os.path.isdir(in_file):
+        raise CLIError(f"input file '{in_file}' is a directory")
+    _check_output(out_file, args, console)
+    if _same_file(in_file, out_file):
+        raise CLIError(f"input and output are the same file: '{in_file}'")
+    console.verbose(f"input file is: '{in_file}'")
+    console.verbose(f"output file is: '{out_file}'")
+    metadata = _read_metadata_file(args.metadata)
+    in_size = os.path.getsize(in_file)
+    console.verbose(f"input file size: {double_pretty_size(in_size)}")
+    if args.format == "blp":
+        _compress_blp(args, in_file, out_file, metadata)
+    else:
+        _compress_other(args, in_file, out_file, metadata)
+    out_size = _size_of(out_file)
+    console.verbose(f"output file size: {double_pretty_size(out_size)}")
+    if out_size:
+        console.verbose(f"compression ratio: {in_size / out_size:.6f}")
+    return EXIT_OK
+
+
+def _compress_blp(args: argparse.Namespace, in_file: str, out_file: str, metadata: Any) -> None:
+    from .api import pack_file_to_file
+    from .args import BloscArgs, BloscpackArgs, MetadataArgs
+
+    blosc_args = BloscArgs(
+        typesize=DEFAULT_TYPESIZE if args.typesize is None else args.typesize,
+        clevel=DEFAULT_CLEVEL if args.clevel is None else args.clevel,
+        shuffle=True if args.shuffle is None else args.shuffle,
+        cname=args.cname or DEFAULT_CNAME,
+    )
+    bloscpack_args = BloscpackArgs(offsets=args.offsets, checksum=args.checksum or DEFAULT_CHECKSUM)
+    if args.max_app_chunks is not None:
+        bloscpack_args.max_app_chunks = args.max_app_chunks
+    pack_file_to_file(
+        in_file,
+        out_file,
+        chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE,
+        metadata=metadata,
+        blosc_args=blosc_args,
+        bloscpack_args=bloscpack_args,
+        metadata_args=MetadataArgs(),
+    )
+
+
+def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metadata: Any) -> None:
+    from .dispatch import compress_file
+
+    for flag, value in (
+        ("-k", args.checksum),
+        ("-o", None if args.offsets else True),
+        ("--max-app-chunks", args.max_app_chunks),
+    ):
+        if value is not None:
+            raise CLIError(f"{flag} applies to --format blp only", EXIT_USAGE)
+    options: dict[str, Any] = {}
+    if args.typesize is not None:
+        options["typesize"] = args.typesize
+    if args.clevel is not None:
+        options["clevel"] = args.clevel
+    if args.shuffle is not None:
+        options["shuffle"] = args.shuffle
+    if args.cname is not None:
+        options["codec"] = args.cname
+    if args.chunk_size is not None:
+        options["chunk_size"] = args.chunk_size
+    if metadata is not None:
+        options["metadata"] = metadata
+    compress_file(in_file, out_file, format=args.format, **options)
+
+
+def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
+    """``decompress``: any container back into the raw file."""
+    in_file, out_file = args.in_file, args.out_file
+    if args.no_check_extension:
+        if out_file is None:
+            raise CLIError("--no-check-extension requires use of <out_file>")
+    else:
+        stripped = _strip_extension(in_file)
+        if stripped is None:
+            raise CLIError(f"input file '{in_file}' does not end with '{EXTENSION}'")
+        out_file = out_file or stripped
+    _check_input(in_file)
+    _check_output(out_file, args, console)
+    if args.metadata_out is not None:
+        _check_output(args.metadata_out, args, console)
+    if _same_file(in_file, out_file):
+        raise CLIError(f"input and output are the same file: '{in_file}'")
+    console.verbose(f"input file is: '{in_file}'")
+    console.verbose(f"output file is: '{out_file}'")
+    from .dispatch import decompress_file, detect
+
+    fmt = detect(in_file)
+    console.verbose(f"format: {fmt}")
+    metadata = decompress_file(in_file, out_file)
+    if metadata:
+        console.result(_format_metadata(metadata))
+    if args.metadata_out is not None:
+        _write_json(args.metadata_out, metadata)
+        console.verbose(f"metadata saved to: '{args.metadata_out}'")
+    console.verbose(f"output file size: {double_pretty_size(_size_of(out_file))}")
+    return EXIT_OK
+
+
+def cmd_append(args: argparse.Namespace, console: Console) -> int:
+    """``append``: the bytes of a file to the end of a ``.blp`` file, crash-safely."""
+    original, new = args.original_file, args.new_file
+    if not args.no_check_extension and not original.endswith(EXTENSION):
+        raise CLIError(f"original file '{original}' does not end with '{EXTENSION}'")
+    _check_input(original, "original file")
+    _check_input(new, "new file")
+    if _same_file(original, new):
+        raise CLIError(f"cannot append a file to itself: '{original}'")
+    console.verbose(f"original file is: '{original}'")
+    console.verbose(f"new file is: '{new}'")
+    metadata = _read_metadata_file(args.metadata)
+    blosc_args = {
+        "typesize": args.typesize,
+        "clevel": args.clevel,
+        "shuffle": args.shuffle,
+        "cname": args.cname,
+    }
+    from .append import append
+
+    size_before = os.path.getsize(original)
+    nchunks = append(original, new, blosc_args=blosc_args, metadata=metadata)
+    size_after = os.path.getsize(original)
+    console.verbose(f"orig file size before append: {double_pretty_size(size_before)}")
+    console.verbose(f"orig file size after append: {double_pretty_size(size_after)}")
+    console.verbose(f"new chunks written: {nchunks}")
+    return EXIT_OK
+
+
+def cmd_info(args: argparse.Namespace, console: Console) -> int:
+    """``info``: what a container holds (0.16's text for ``.blp``, or ``--json``)."""
+    path = args.file_
+    _check_input(path, "file")
+    from .dispatch import detect, info
+
+    fmt = detect(path)
+    report = info(path)
+    if args.json:
+        console.plain(json.dumps(report, indent=2, sort_keys=True, default=_json_default))
+    elif fmt == "blp":
+        console.result(format_blp_info(report, _first_chunk_header(path, report)))
+    else:
+        console.result(format_info(report))
+    return EXIT_OK
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("latin-1")
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def format_info(report: dict[str, Any], indent: str = "") -> str:
+    """Generic ``key: value`` text of an info report."""
+    lines = []
+    for key, value in report.items():
+        if isinstance(value, dict) and value:
+            lines.append(f"{indent}{key}:")
+            lines.append(format_info(value, indent + "    "))
+        elif isinstance(value, list) and len(value) > 8:
+            shown = ", ".join(repr(v) for v in value[:5])
+            lines.append(f"{indent}{key}: [{shown}, ...] ({len(value)} entries)")
+        else:
+            lines.append(
+                f"{indent}{key}: {value!r}" if isinstance(value, str) else f"{indent}{key}: {value}"
+            )
+    return "\n".join(lines)
+
+
+def _first_chunk_header(path: str, report: dict[str, Any]) -> ChunkHeader | None:
+    from .blosc.header import ChunkHeader
+
+    chunks = report.get("chunks") or []
+    if not chunks:
+        return None
+    with open(path, "rb") as fh:
+        fh.seek(chunks[0]["offset"])
+        return ChunkHeader.parse(fh.read(32))
+
+
+def format_blp_info(report: dict[str, Any], first: ChunkHeader | None) -> str:
+    """The text bloscpack 0.16's ``blpk info`` printed for a ``.blp`` file."""
+    from .headers import BloscpackHeader, MetadataHeader
+
+    lines = [BloscpackHeader(**report["header"]).pformat()]
+    offsets = report.get("offsets")
+    if offsets:
+        lines.append("'offsets':")
+        lines.append("[{},...]".format(",".join(str(o) for o in offsets[:5])))
+    if report.get("metadata") is not None:
+        lines.append(_format_metadata(report["metadata"]))
+        meta_fields = {
+            k: v.encode("latin-1") if k in ("magic_format", "user_codec") else v
+            for k, v in report["metadata_header"].items()
+        }
+        lines.append(MetadataHeader(**meta_fields).pformat())
+    if first is not None:
+        lines.append("First chunk blosc header:")
+        names = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize")
+        header_items = [(n, getattr(first, n)) for n in names] + [("ctbytes", first.cbytes)]
+        lines.append(_ordered_dict_repr(header_items))
+        # 0.16's labels (bit 4 is really "do not split"; lz4hc chunks show as lz4)
+        codecs = ("blosclz", "lz4", "snappy", "zlib", "zstd")
+        flags, code = first.flags, first.flags >> 5
+        lines.append("First chunk blosc flags: ")
+        flag_items = [
+            ("byte_shuffle", bool(flags & 0x01)), ("pure_memcpy", bool(flags & 0x02)),
+            ("bit_shuffle", bool(flags & 0x04)), ("split_blocks", bool(flags & 0x10)),
+            ("codec", codecs[code] if code < len(codecs) else f"format{code}"),
+        ]  # fmt: skip
+        lines.append(_ordered_dict_repr(flag_items))
+    return "\n".join(lines)
+
+
+def _ordered_dict_repr(items: Sequence[tuple[str, Any]]) -> str:
+    return "OrderedDict([" + ", ".join(f"({k!r}, {v!r})" for k, v in items) + "])"
+
+
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    """``verify``: check every checksum and decode every chunk; exit 1 if anything is wrong."""
+    from .dispatch import verify
+    from .errors import BloscpackError
+
+    reports = []
+    for path in args.files:
+        _check_input(path, "file")
+        try:
+            report = verify(path)
+        except BloscpackError as exc:
+            report = {
+                "format": None,
+                "ok": False,
+                "nchunks": None,
+                "bad_chunks": [],
+                "problems": [_one_line(str(exc))],
+            }
+        report = {"file": path, **report}
+        reports.append(report)
+        if not args.json:
+            _print_verify_report(report, console)
+    if args.json:
+        console.plain(
+            json.dumps(reports if len(reports) > 1 else reports[0], indent=2, default=_json_default)
+        )
+    return EXIT_OK if all(r["ok"] for r in reports) else EXIT_ERROR
+
+
+def _print_verify_report(report: dict[str, Any], console: Console) -> None:
+    path, nchunks = report["file"], report.get("nchunks")
+    if report["ok"]:
+        console.result(f"{path}: ok ({report['format']}, {nchunks} chunks)")
+        return
+    bad = report.get("bad_chunks") or []
+    problems = report.get("problems") or []
+    counted = f"{len(bad)} of {nchunks} chunks bad" if nchunks is not None else "unreadable"
+    print(
+        f"{PROG}: {path}: FAILED ({report.get('format') or 'unknown format'}, {counted})",
+        file=console.out,
+    )
+    for entry in bad:
+        print(f"{PROG}:   chunk {entry['index']}: {_one_line(entry['error'])}", file=console.out)
+    for problem in problems:
+        print(f"{PROG}:   {_one_line(problem)}", file=console.out)
+
+
+def example_array(nbytes: int) -> Any:
+    """The demo's data: a float64 random walk (cumulative sum of normal steps), fixed seed."""
+    import numpy as np
+
+    rng = np.random.default_rng(2024)
+    return np.cumsum(rng.standard_normal(max(nbytes // 8, 1)))
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    """``demo``: the quick start on a built-in example array, in every format, offline."""
+    import tempfile
+    import time
+
+    import numpy as np
+
+    from .dispatch import load, save, verify
+
+    array = example_array(args.size)
+    nbytes = array.nbytes
+    rows = []
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="blpk-demo-") as scratch:
+        directory = args.dir or scratch
+        os.makedirs(directory, exist_ok=True)
+        console.result(
+            f"example: float64 random walk, {array.size} items ({nbytes / 2**20:.1f} MiB),"
+            f" written to {directory if args.dir else 'a temporary directory'}"
+        )
+        for fmt in FORMATS:
+            path = os.path.join(directory, "example" + FORMAT_EXTENSIONS[fmt])
+            if os.path.lexists(path) and not args.force:
+                raise CLIError(f"output file '{path}' exists!")
+            start = time.perf_counter()
+            save(array, path, format=fmt)
+            written = time.perf_counter() - start
+            start = time.perf_counter()
+            back = load(path)
+            read = time.perf_counter() - start
+            report = verify(path)
+            same = back.dtype == array.dtype and np.array_equal(back, array)
+            ok = ok and same and bool(report["ok"])
+            size = _size_of(path)
+            rows.append((fmt, os.path.basename(path), size, nbytes / size, nbytes / written,
+                         nbytes / read, "yes" if same and report["ok"] else "NO"))  # fmt: skip
+    header = ("format", "file", "bytes", "ratio", "write MB/s", "read MB/s", "verified")
+    table = [header] + [
+        (f, name, f"{size:,}", f"{ratio:.2f}", f"{w / 2**20:,.0f}", f"{r / 2**20:,.0f}", v)
+        for f, name, size, ratio, w, r, v in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for i, row in enumerate(table):
+        cells = [
+            c.ljust(w) if j < 2 else c.rjust(w)
+            for j, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        console.plain("  ".join(cells).rstrip())
+        if i == 0:
+            console.plain("  ".join("-" * w for w in widths))
+    if not ok:
+        raise CLIError("the demo found a format that did not round-trip")
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
+    "compress": cmd_compress,
+    "c": cmd_compress,
+    "decompress": cmd_decompress,
+    "d": cmd_decompress,
+    "append": cmd_append,
+    "a": cmd_append,
+    "info": cmd_info,
+    "i": cmd_info,
+    "verify": cmd_verify,
+    "t": cmd_verify,
+    "demo": cmd_demo,
+}
+
+
+# --- entry point --------------------------------------------------------------------------
+
+
+def _describe(exc: BaseException) -> str:
+    """One line naming the problem (and the file, for OS errors)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"'{exc.filename}': " if exc.filename else ""
+        return f"{where}{exc.strerror}"
+    text = _one_line(str(exc))
+    if isinstance(exc, CLIError):
+        return text
+    from .errors import BloscpackError
+
+    if isinstance(exc, BloscpackError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _on_sigterm(signum: int, frame: Any) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``blpk`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = Console.NORMAL
+    if args.quiet:
+        level = Console.QUIET
+    elif args.debug:
+        level = Console.DEBUG
+    elif args.verbose:
+        level = Console.VERBOSE
+    console = Console(level)
+    if args.subcommand is None:
+        parser.print_usage(sys.stderr)
+        console.error("too few arguments")
+        return EXIT_USAGE
+    console.debug("command line arguments are: ")
+    for key, value in sorted(vars(args).items()):
+        console.debug(f"    {key}: {value}")
+    with _terminate_as_interrupt():
+        try:
+            if args.nthreads is not None:
+                from .engine import set_nthreads
+
+                set_nthreads(args.nthreads)
+            console.verbose(f"using {args.nthreads or os.cpu_count()} threads")
+            code = COMMANDS[args.subcommand](args, console)
+            console.verbose("done")
+            return code
+        except KeyboardInterrupt:
+            console.error("interrupted")
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_ERROR
+        except CLIError as exc:
+            if exc.exit_code == EXIT_USAGE:
+                parser.print_usage(sys.stderr)
+            console.error(str(exc))
+            return exc.exit_code
+        except Exception as exc:  # the last resort: still one line, traceback only with -d
+            if args.debug:
+                traceback.print_exc()
+            console.error(_describe(exc))
+            return EXIT_ERROR
+
+
+class _terminate_as_interrupt:
+    """Turn SIGTERM into KeyboardInterrupt while a command runs, so outputs are cleaned up."""
+
+    def __enter__(self) -> None:
+        try:
+            self._old = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread
+            self._old = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, point stdout at /dev/null so the interpreter exits quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def run() -> NoReturn:
+    """Console-script style entry: ``sys.exit(main())``."""
+    sys.exit(main())
