@@ -228,6 +228,10 @@ class BloscpackReader:
 
     def __init__(self, source: SourceLike, *, verify_metadata: bool = True) -> None:
         self._owns_source = not isinstance(source, ByteSource)
+        if not isinstance(source, (ByteSource, bytes, bytearray, memoryview)):
+            from ..append import recover  # roll back an append that was interrupted
+
+            recover(source)
         self.source = source if isinstance(source, ByteSource) else ByteSource(source)
         try:
             self._open(verify_metadata)
@@ -600,8 +604,11 @@ def compress_chunk(data: Buffer, blosc_args: BloscArgs) -> bytes | bytearray:
             if blosc_args.filters is not None
             else [0] * 5 + [shuffle]
         )
-        meta = list(blosc_args.filters_meta or [])
-        filters_meta = [0] * (6 - len(meta)) + meta
+        if blosc_args.filters_meta is None:  # bytedelta needs the typesize as its meta
+            filters_meta = [blosc_args.typesize if f == Filter.BYTEDELTA else 0 for f in filters]
+        else:
+            meta = list(blosc_args.filters_meta)
+            filters_meta = [0] * (6 - len(meta)) + meta
         return engine.compress_blosc2(
             data, typesize=blosc_args.typesize, clevel=blosc_args.clevel, codec=blosc_args.cname,
             filters=filters, filters_meta=filters_meta, blocksize=blosc_args.blocksize,
