@@ -15,7 +15,7 @@ import pytest
 
 import bloscpack
 from bloscpack import api, engine, errors
-from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
+from bloscpack.args import BloscArgs, MetadataArgs
 
 PUBLIC_016 = [
     "BloscArgs",
