@@ -132,6 +132,8 @@ def dtype_from_metadata(value: Any) -> np.dtype:
         spec = ast.literal_eval(value) if isinstance(value, str) else _lists_to_tuples(value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         spec = value  # a legacy bare dtype string such as '<f8'
+    if spec is None:  # numpy would read None as float64
+        raise FormatError("metadata dtype None is not a numpy dtype")
     try:
         dtype = descr_to_dtype(spec) if isinstance(spec, list) else np.dtype(spec)
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
