@@ -26,6 +26,13 @@ from .api import (  # the bloscpack 0.16 API
     unpack_ndarray_str,
 )
 from .blosc import ChunkHeader
+from .chunks import (
+    compress_chunk,
+    decompress_chunk,
+    decompress_chunk_items,
+    inspect_chunk,
+    is_chunk,
+)
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 from .frame import Frame
@@ -34,6 +41,11 @@ __version__ = "1.0.0"
 
 __all__ = [
     "ChunkHeader",
+    "compress_chunk",
+    "decompress_chunk",
+    "decompress_chunk_items",
+    "inspect_chunk",
+    "is_chunk",
     "Frame",
     "errors",
     *_error_names,

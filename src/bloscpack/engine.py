@@ -33,7 +33,7 @@ from .blosc.header import (
 )
 from .blosc.layout import ChunkKind, chunk_kind, validate_chunk
 from .blosc.special import decode_special_into, fill_special_items
-from .errors import ChunkError, NoSuchCodec, UnsupportedError
+from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -128,7 +128,7 @@ def set_nthreads(n: int) -> int:
     """Set the number of C threads used to (de)compress; returns the previous value."""
     global _nthreads
     if not 1 <= int(n) <= 256:
-        raise ValueError(f"nthreads must be 1 <= n <= 256, got {n}")
+        raise ArgumentError(f"nthreads must be 1 <= n <= 256, got {n}")
     old, _nthreads = _nthreads, int(n)
     return old
 
@@ -164,15 +164,15 @@ def _byte_array(buf: Buffer, *, writable: bool = False) -> np.ndarray:
     """A flat ``uint8`` view of a C-contiguous buffer or numpy array, without copying it."""
     if isinstance(buf, np.ndarray):
         if not buf.flags.c_contiguous:
-            raise ValueError("buffer must be C-contiguous")
+            raise ArgumentError("buffer must be C-contiguous")
         arr = buf.reshape(-1).view(np.uint8)
     else:
         mv = memoryview(buf)
         if not mv.c_contiguous:
-            raise ValueError("buffer must be C-contiguous")
+            raise ArgumentError("buffer must be C-contiguous")
         arr = np.frombuffer(mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv, np.uint8)
     if writable and not arr.flags.writeable:
-        raise ValueError("destination buffer is read-only")
+        raise ArgumentError("destination buffer is read-only")
     return arr
 
 
@@ -210,7 +210,7 @@ def _snappy_stream_decoder() -> pydecode.StreamDecoder:
 def _destination(out: Buffer, want: int) -> np.ndarray:
     dest = _byte_array(out, writable=True)
     if dest.size < want:
-        raise ValueError(f"destination holds {dest.size} bytes, {want} are needed")
+        raise ArgumentError(f"destination holds {dest.size} bytes, {want} are needed")
     return dest
 
 
@@ -311,6 +311,15 @@ def _codec_code(codec: str | int) -> int:
         raise NoSuchCodec(f"unknown codec {codec!r}; known: {', '.join(CODEC_CODES)}") from None
 
 
+def _check_clevel_blocksize(clevel: int, blocksize: int) -> None:
+    if not 0 <= clevel <= 9:
+        raise ArgumentError(f"clevel must be 0..9, got {clevel}")
+    if not 0 <= blocksize <= MAX_BLOCKSIZE:
+        raise ArgumentError(
+            f"blocksize must be 0 (automatic) or 1..{MAX_BLOCKSIZE}, got {blocksize}"
+        )
+
+
 def compress_blosc2(
     data: Buffer,
     *,
@@ -325,21 +334,18 @@ def compress_blosc2(
     use_dict: bool = False,
 ) -> bytearray:
     """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header)."""
-    if not 0 <= clevel <= 9:
-        raise ValueError(f"clevel must be 0..9, got {clevel}")
+    _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= MAX_TYPESIZE:
-        raise ValueError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
+        raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
     if len(filters) > 6 or len(filters_meta) > 6:
-        raise ValueError(f"at most 6 filters, got {list(filters)} / {list(filters_meta)}")
+        raise ArgumentError(f"at most 6 filters, got {list(filters)} / {list(filters_meta)}")
     if not all(0 <= f <= 255 for f in (*filters, *filters_meta, codec_meta)):
-        raise ValueError("filter ids, filter metas and codec_meta are bytes (0..255)")
+        raise ArgumentError("filter ids, filter metas and codec_meta are bytes (0..255)")
     if splitmode not in SPLIT_MODES:
-        raise ValueError(f"splitmode must be one of {sorted(SPLIT_MODES)}, got {splitmode!r}")
-    if not 0 <= blocksize <= MAX_BLOCKSIZE:
-        raise ValueError(f"blocksize must be 0 (automatic) or 1..{MAX_BLOCKSIZE}, got {blocksize}")
+        raise ArgumentError(f"splitmode must be one of {sorted(SPLIT_MODES)}, got {splitmode!r}")
     src = _byte_array(data)
     if src.size > MAX_BUFFERSIZE:
-        raise ValueError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
+        raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
     lib = _libblosc2()
     params = lib.blosc2_get_blosc2_cparams_defaults()
     params.compcode = _codec_code(codec)
@@ -385,17 +391,14 @@ def compress_blosc1(
     if codec not in blosc.compressor_list():
         known = ", ".join(blosc.compressor_list())
         raise NoSuchCodec(f"codec {codec!r} is not available for Blosc1 chunks; known: {known}")
-    if not 0 <= clevel <= 9:
-        raise ValueError(f"clevel must be 0..9, got {clevel}")
+    _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= 255:
-        raise ValueError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
+        raise ArgumentError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
     if shuffle not in (0, 1, 2):
-        raise ValueError(f"shuffle must be 0, 1 (byte) or 2 (bit), got {shuffle}")
-    if not 0 <= blocksize <= MAX_BLOCKSIZE:
-        raise ValueError(f"blocksize must be 0 (automatic) or 1..{MAX_BLOCKSIZE}, got {blocksize}")
+        raise ArgumentError(f"shuffle must be 0, 1 (byte) or 2 (bit), got {shuffle}")
     src = _byte_array(data)
     if src.size > BLOSC1_MAX_BUFFERSIZE:
-        raise ValueError(
+        raise ArgumentError(
             f"a Blosc1 chunk holds at most {BLOSC1_MAX_BUFFERSIZE} bytes, got {src.size}"
         )
     with _blosc1_lock:

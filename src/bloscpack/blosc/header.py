@@ -74,6 +74,11 @@ CODEC_CODES: dict[str, int] = {
     "zstd": 5,
 }
 CODEC_NAMES: dict[int, str] = {v: k for k, v in CODEC_CODES.items()}
+# Globally registered codec plugins (udcodec ids; user-defined codecs are 160..255).
+REGISTERED_CODEC_NAMES: dict[int, str] = {
+    32: "ndlz", 33: "zfp_acc", 34: "zfp_prec", 35: "zfp_rate", 36: "openhtj2k", 37: "grok",
+    38: "openzl", 39: "j2k", 40: "htj2k",
+}  # fmt: skip
 # Codec *format* (flags bits 5-7) of a chunk; lz4 and lz4hc share format 1.
 FORMAT_NAMES: dict[int, str] = {
     0: "blosclz", 1: "lz4", 2: "snappy", 3: "zlib", 4: "zstd", 6: "udcodec",
@@ -81,8 +86,8 @@ FORMAT_NAMES: dict[int, str] = {
 
 
 def codec_name(code: int) -> str:
-    """Name of a Blosc2 codec code (``blosclz``, ..., or ``codec<N>`` for registered ids)."""
-    return CODEC_NAMES.get(code, f"codec{code}")
+    """Name of a Blosc2 codec code (``blosclz``, ..., ``zfp_acc``, or ``codec<N>``)."""
+    return CODEC_NAMES.get(code) or REGISTERED_CODEC_NAMES.get(code, f"codec{code}")
 
 
 @dataclass(frozen=True)

@@ -199,9 +199,13 @@ def _bytes_view(chunk: Any) -> memoryview:
     return mv
 
 
-def _check_header(mv: memoryview) -> ChunkHeader:
-    """Parse the header and check its fields against each other (not yet against the body)."""
-    h = ChunkHeader.parse(mv)
+def check_header(buf: Any) -> ChunkHeader:
+    """Parse a chunk header and check its fields against each other (not against the body).
+
+    Needs only the header bytes (16 or 32); raises :class:`~bloscpack.errors.ChunkError` naming
+    the field.
+    """
+    h = ChunkHeader.parse(buf)
     if h.typesize == 0:
         raise ChunkError("Blosc chunk: typesize 0")
     if not 0 <= h.nbytes <= MAX_BUFFERSIZE:
@@ -485,7 +489,7 @@ def validate_chunk(chunk: Any) -> ChunkHeader:
     frame).
     """
     mv = _bytes_view(chunk)
-    h = _check_header(mv)
+    h = check_header(mv)
     kind = chunk_kind(h)
     if kind == ChunkKind.LAZY:
         trailer = _lazy_trailer(h, mv)[1]
@@ -507,7 +511,7 @@ def chunk_layout(chunk: Any) -> ChunkLayout:
     Lazy chunks are described (bstarts and trailer) rather than rejected.
     """
     mv = _bytes_view(chunk)
-    h = _check_header(mv)
+    h = check_header(mv)
     kind = chunk_kind(h)
     if kind in (ChunkKind.SPECIAL, ChunkKind.MEMCPYED, ChunkKind.EMPTY):
         _check_length(h, mv)
