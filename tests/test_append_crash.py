@@ -1,0 +1,96 @@
+"""A real ``blpk append`` killed (SIGKILL) after each of its writes, fsyncs and renames: the next
+open must see the file exactly as before or completely appended, with no journal left over."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DATA
+
+from bloscpack.append import KILL_AFTER_ENV, journal_path, recover
+
+CORPUS = DATA / "bloscpack"
+INPUTS = CORPUS / "inputs"
+
+
+def run_append(
+    path: Path, new: Path, kill_after: int | None, *options: str
+) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop(KILL_AFTER_ENV, None)
+    if kill_after is not None:
+        env[KILL_AFTER_ENV] = str(kill_after)
+    return subprocess.run(
+        [sys.executable, "-m", "bloscpack", "-n", "1", "append", *options, str(path), str(new)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def decoded(path: Path) -> bytes:
+    """The payload, read the way a fresh reader opens a file (recovering first)."""
+    from bloscpack.api import unpack_bytes_from_file
+
+    data, _ = unpack_bytes_from_file(str(path))
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("base", "new", "options"),
+    [
+        ("cli_checksum_sha256.blp", "text_150000.txt", ()),  # offsets, partial last chunk
+        ("cli_no_offsets.blp", "text_5000.txt", ()),  # no offsets section
+        ("cli_append_shrink_garbage.blp", "zeros_100.bin", ()),  # stale bytes truncated
+        ("cli_metadata.blp", "small_2000.bin", ("-m", str(INPUTS / "meta2.json"))),
+    ],
+)
+def test_kill_at_every_step(tmp_path, base, new, options):
+    before = (CORPUS / base).read_bytes()
+    path = tmp_path / "x.blp"
+    shutil.copy(CORPUS / base, path)
+    done = run_append(path, INPUTS / new, None, *options)
+    assert done.returncode == 0, done.stderr
+    after = path.read_bytes()
+    assert after != before
+
+    outcomes = []
+    for k in range(1, 100):
+        shutil.copy(CORPUS / base, path)
+        proc = run_append(path, INPUTS / new, k, *options)
+        if proc.returncode == 0:  # k is past the last step: nothing left to kill
+            assert path.read_bytes() == after
+            break
+        assert proc.returncode == -signal.SIGKILL, proc.stderr
+        recover(path)
+        state = path.read_bytes()
+        assert state in (before, after), f"killed after step {k}: file is neither before nor after"
+        assert not Path(journal_path(path)).exists()
+        assert sorted(os.listdir(tmp_path)) == ["x.blp"]
+        outcomes.append("before" if state == before else "after")
+    else:
+        pytest.fail("the append never completed")
+    assert len(outcomes) >= 8
+    assert outcomes[0] == "before" and outcomes[-1] == "after"
+
+
+def test_reader_recovers_on_open(tmp_path):
+    """Opening a file after a killed append rolls it back without an explicit recover()."""
+    base = CORPUS / "cli_checksum_adler32.blp"
+    path = tmp_path / "x.blp"
+    shutil.copy(base, path)
+    proc = run_append(path, INPUTS / "text_150000.txt", 6)
+    assert proc.returncode == -signal.SIGKILL
+    assert Path(journal_path(path)).exists()
+    expected = (INPUTS / "ints_200000.bin").read_bytes()
+    assert hashlib.sha256(decoded(path)).digest() == hashlib.sha256(expected).digest()
+    assert path.read_bytes() == base.read_bytes()
+    assert not Path(journal_path(path)).exists()
