@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ChunkError, UnsupportedError
+from ..errors import ArgumentError, ChunkError, UnsupportedError
 from .header import (
     BLOSC2_HEADER_SIZE,
     BLOSC2_VERSION,
@@ -84,27 +84,34 @@ def stune_blocksize(nbytes: int, typesize: int, clevel: int = 5, codec: str = "b
 
 def _check_sizes(nbytes: int, typesize: int) -> None:
     if not 1 <= typesize <= MAX_TYPESIZE:
-        raise ValueError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
+        raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
     if not 0 <= nbytes <= MAX_BUFFERSIZE:
-        raise ValueError(f"nbytes must be 0..{MAX_BUFFERSIZE}, got {nbytes}")
+        raise ArgumentError(f"nbytes must be 0..{MAX_BUFFERSIZE}, got {nbytes}")
     if nbytes % typesize:
-        raise ValueError(f"nbytes {nbytes} is not a multiple of typesize {typesize}")
+        raise ArgumentError(f"nbytes {nbytes} is not a multiple of typesize {typesize}")
 
 
 def special_chunk(kind: Special, nbytes: int, typesize: int, blocksize: int = 0,
-                  value: bytes | None = None) -> bytes:  # fmt: skip
-    """A special-value chunk exactly as C-Blosc2 writes it (``blocksize`` 0: stune's choice)."""
+                  value: bytes | None = None, *, codec: str = "blosclz", clevel: int = 5,
+                  filters: Sequence[int] = (0, 0, 0, 0, 0, 1),
+                  splitmode: str = "forward_compat") -> bytes:  # fmt: skip
+    """A special-value chunk exactly as C-Blosc2 writes it.
+
+    ``blocksize`` 0 takes stune's choice for the compression parameters (C's defaults, as
+    ``blosc2_chunk_zeros`` uses; a frame synthesising a chunk passes its own codec, clevel,
+    filters and splitmode).
+    """
     kind = Special(kind)
     _check_sizes(nbytes, typesize)
     if kind == Special.NONE:
-        raise ValueError("special_chunk needs a special kind, not NONE")
+        raise ArgumentError("special_chunk needs a special kind, not NONE")
     if kind == Special.VALUE:
         if value is None or len(value) != typesize:
-            raise ValueError(f"a repeated-value chunk needs a {typesize}-byte value")
+            raise ArgumentError(f"a repeated-value chunk needs a {typesize}-byte value")
     elif value is not None:
-        raise ValueError(f"a {kind.name.lower()} chunk takes no value")
+        raise ArgumentError(f"a {kind.name.lower()} chunk takes no value")
     if kind == Special.NAN and typesize not in _NAN_BITS:
-        raise ValueError(f"NaN chunks need typesize 4 or 8, got {typesize}")
+        raise ArgumentError(f"NaN chunks need typesize 4 or 8, got {typesize}")
     payload = bytes(value) if value is not None else b""
     header = ChunkHeader(
         version=BLOSC2_VERSION,
@@ -112,7 +119,7 @@ def special_chunk(kind: Special, nbytes: int, typesize: int, blocksize: int = 0,
         flags=EXTENDED_MARK,
         typesize=typesize if typesize <= 255 else 1,
         nbytes=nbytes,
-        blocksize=blocksize or stune_blocksize(nbytes, typesize),
+        blocksize=blocksize or stune_blocksize(nbytes, typesize, clevel, codec, filters, splitmode),
         cbytes=BLOSC2_HEADER_SIZE + len(payload),
         blosc2_flags=int(kind) << 4,
         extended=True,
