@@ -1,0 +1,128 @@
+#!/usr/bin/env python
+"""Benchmark bloscpack's NDArray (.b2nd) reader and writer against python-blosc2, in one run.
+
+* read:  ``bloscpack.containers.b2nd.load_b2nd(path)`` vs ``blosc2.open(path)[:]`` on a file
+  written by python-blosc2 (``blosc2.asarray(a, urlpath=...)``, default chunks and blocks);
+* write: ``save_b2nd(a, path)`` vs ``blosc2.asarray(a, urlpath=path)``;
+* slice: a small box read with ``read_b2nd_selection`` vs ``blosc2.open(path)[box]``.
+
+Both sides use the same codec (zstd), clevel (5), filters (shuffle) and number of C threads.
+Each timing is the best of ``--repeat`` runs, the two sides interleaved; ratios are
+python-blosc2 time / bloscpack time (> 1 means bloscpack is faster).
+
+    python bench/bench_b2nd.py --quick     # 64 MiB, a few seconds
+    python bench/bench_b2nd.py             # 1 GiB
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import blosc2
+import numpy as np
+
+from bloscpack import engine
+from bloscpack.containers.b2nd import load_b2nd, read_b2nd_selection, save_b2nd
+
+MiB = 2**20
+COLUMNS = 8192
+
+
+def make_array(nbytes: int) -> np.ndarray:
+    """A smooth float64 signal plus low-order noise: compresses to about 60 % with zstd."""
+    n = nbytes // 8
+    rows = max(n // COLUMNS, 1)
+    rng = np.random.default_rng(20240601)
+    data = np.linspace(0.0, 1000.0, rows * COLUMNS)
+    data += rng.standard_normal(rows * COLUMNS) * 1e-3
+    return data.reshape(rows, COLUMNS)
+
+
+def best_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Best wall time of each function over ``repeat`` interleaved rounds (after a warm-up)."""
+    for fn in fns.values():
+        fn()
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size-mib", type=int, default=1024, help="array size in MiB (1024)")
+    parser.add_argument("--quick", action="store_true", help="64 MiB, 2 rounds")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per timing (3)")
+    parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
+    parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
+    args = parser.parse_args()
+    size = 64 * MiB if args.quick else args.size_mib * MiB
+    repeat = 2 if args.quick else args.repeat
+
+    engine.set_nthreads(args.nthreads)
+    blosc2.set_nthreads(args.nthreads)
+    cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, nthreads=args.nthreads)
+    dparams = blosc2.DParams(nthreads=args.nthreads)
+    workdir = Path(tempfile.mkdtemp(prefix="bench_b2nd.", dir=args.dir))
+    try:
+        array = make_array(size)
+        theirs, ours = workdir / "blosc2.b2nd", workdir / "bloscpack.b2nd"
+        blosc2.asarray(array, urlpath=str(theirs), mode="w", cparams=cparams, dparams=dparams)
+        ref = blosc2.open(str(theirs))
+        print(
+            f"array {array.shape} float64, {array.nbytes / MiB:.0f} MiB; chunks {ref.chunks},"
+            f" blocks {ref.blocks}; zstd clevel 5 shuffle; {args.nthreads} C threads;"
+            f" file {os.path.getsize(theirs) / MiB:.0f} MiB"
+        )
+        del ref
+
+        write = best_of(repeat, {
+            "python-blosc2": lambda: blosc2.asarray(
+                array, urlpath=str(theirs), mode="w", cparams=cparams, dparams=dparams),
+            "bloscpack": lambda: save_b2nd(
+                array, ours, codec="zstd", clevel=5, nthreads=args.nthreads),
+        })  # fmt: skip
+        out = np.empty_like(array)
+        read = best_of(repeat, {
+            "python-blosc2": lambda: blosc2.open(str(theirs), dparams=dparams)[:],
+            "bloscpack": lambda: load_b2nd(theirs),
+            "bloscpack (out=)": lambda: load_b2nd(theirs, out=out),
+        })  # fmt: skip
+        assert np.array_equal(load_b2nd(theirs), array)
+        assert np.array_equal(blosc2.open(str(ours))[:], array)
+        box = (slice(array.shape[0] // 3, array.shape[0] // 3 + 100), slice(1000, 1500))
+        part = best_of(repeat * 5, {
+            "python-blosc2": lambda: blosc2.open(str(theirs), dparams=dparams)[box],
+            "bloscpack": lambda: read_b2nd_selection(theirs, box),
+        })  # fmt: skip
+        assert np.array_equal(read_b2nd_selection(theirs, box), array[box])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    mib = size / MiB
+    print(f"\n{'operation':<28}{'python-blosc2':>16}{'bloscpack':>16}{'ratio':>8}")
+    rows = [
+        ("write (save_b2nd)", write["python-blosc2"], write["bloscpack"], True),
+        ("read (load_b2nd)", read["python-blosc2"], read["bloscpack"], True),
+        ("read (load_b2nd, out=)", read["python-blosc2"], read["bloscpack (out=)"], True),
+        ("read a 100x500 box", part["python-blosc2"], part["bloscpack"], False),
+    ]
+    for name, t_ref, t_ours, throughput in rows:
+        if throughput:
+            ref_s, ours_s = f"{mib / t_ref:.0f} MiB/s", f"{mib / t_ours:.0f} MiB/s"
+        else:
+            ref_s, ours_s = f"{t_ref * 1e3:.2f} ms", f"{t_ours * 1e3:.2f} ms"
+        print(f"{name:<28}{ref_s:>16}{ours_s:>16}{t_ref / t_ours:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

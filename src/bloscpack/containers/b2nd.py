@@ -1,0 +1,589 @@
+"""python-blosc2 NDArray files: numpy arrays in Blosc2 frames (``.b2nd`` contiguous files and
+sparse frame directories), read and written compatibly with python-blosc2 both ways.
+
+An NDArray frame is an ordinary Blosc2 frame whose ``b2nd`` metalayer gives shape, chunks,
+blocks and dtype (:mod:`bloscpack.b2nd_meta`); frame chunk ``n`` holds N-d chunk ``n`` (C order
+over the chunk grid), its blocks in C order, zero-padded at the edges
+(:mod:`bloscpack.b2nd_layout`).  Zeros/NaN/uninitialized chunks are index markers.
+
+Reading decompresses each chunk straight into the destination array when the chunk is exactly
+its bytes there, otherwise into a reused scratch buffer whose block-wise view is then copied.
+Selections read only the chunks they touch, and in each only the blocks they touch.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import engine
+from ..b2nd_layout import (
+    ChunkGrid,
+    array_to_chunk,
+    chunk_to_array,
+    default_chunks_blocks,
+    normalize_slices,
+    project_selection,
+)
+from ..b2nd_meta import METALAYER_NAME, B2ndMeta
+from ..blosc.header import Filter, Special
+from ..blosc.layout import validate_chunk
+from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
+from ..io import PathLike, fsync_directory
+from .frame import (
+    HEADER_FIXED_LEN,
+    MARKER_KINDS,
+    MAX_METALAYERS,
+    ContiguousFrame,
+    CParams,
+    FrameBase,
+    FrameHeader,
+    FrameWriter,
+    pack_value,
+    parse_layers,
+    sniff,
+    unpack_value,
+)
+from .sframe import INDEX_FILE, SparseFrame, sniff_dir
+
+Source = PathLike | bytes | bytearray | memoryview
+DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
+# python-blosc2 shuffles fixed-width unicode by its 4-byte characters
+UNICODE_FILTERS_META = (0, 0, 0, 0, 0, 4)
+
+
+# --- recognising an NDArray frame ---------------------------------------------------------
+
+
+def _frame_core(frame: Any) -> ContiguousFrame | SparseFrame:
+    """The frame object behind ``frame`` (a :class:`bloscpack.Frame` or a frame reader)."""
+    core = getattr(frame, "_core", frame)
+    if not isinstance(core, (ContiguousFrame, SparseFrame)):
+        raise TypeError(f"expected a Blosc2 frame, got {type(frame).__name__}")
+    return core
+
+
+def _head_metalayers(path: str) -> list[str]:
+    """Names of the metalayers of the frame file ``path``, reading only its header."""
+    with open(path, "rb") as fh:
+        fixed = fh.read(HEADER_FIXED_LEN)
+        if not sniff(fixed):
+            return []
+        header = FrameHeader.parse(fixed, path)
+        head = fixed + fh.read(max(header.header_len - HEADER_FIXED_LEN, 0))
+    layers = parse_layers(head, HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{path}: metalayers")
+    return [name for name, _, _ in layers]
+
+
+def sniff_b2nd(frame: Any) -> bool:
+    """True if ``frame`` (a path to a frame file or sparse directory, frame bytes, or an open
+    frame) is a python-blosc2 NDArray: a Blosc2 frame with a ``b2nd`` metalayer.  Reads only the
+    header of a file; a damaged header gives False."""
+    try:
+        if isinstance(frame, (str, os.PathLike)):
+            path = os.fspath(frame)
+            if os.path.isdir(path):
+                path = os.path.join(path, INDEX_FILE)
+            return os.path.isfile(path) and METALAYER_NAME in _head_metalayers(path)
+        if isinstance(frame, (bytes, bytearray, memoryview)):
+            head = memoryview(frame).cast("B")
+            if not sniff(bytes(head[:10])):
+                return False
+            header = FrameHeader.parse(head[:HEADER_FIXED_LEN])
+            layers = parse_layers(
+                head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS, "frame"
+            )
+            return any(name == METALAYER_NAME for name, _, _ in layers)
+        return any(name == METALAYER_NAME for name, _ in _frame_core(frame).metalayers)
+    except (BloscpackError, OSError):
+        return False
+
+
+def _parse_metalayer(core: FrameBase) -> B2ndMeta:
+    try:
+        raw = core.meta_raw(METALAYER_NAME)
+    except KeyError:
+        raise NotAContainer(
+            f"{core.name}: a Blosc2 frame without a 'b2nd' metalayer (not an NDArray)"
+        ) from None
+    try:
+        return B2ndMeta.parse(raw, core.header.typesize)
+    except BloscpackError as exc:
+        raise type(exc)(f"{core.name}: {exc}") from None
+
+
+def read_b2nd_metalayer(
+    frame: Any,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], np.dtype]:
+    """``(shape, chunks, blocks, dtype)`` from the ``b2nd`` metalayer of an open frame
+    (:class:`bloscpack.Frame` or a frame reader), checked against the frame's typesize."""
+    meta = _parse_metalayer(_frame_core(frame))
+    return meta.shape, meta.chunks, meta.blocks, meta.dtype
+
+
+def open_frame(source: Source) -> ContiguousFrame | SparseFrame:
+    """Open a contiguous frame (file or bytes) or a sparse frame directory for reading."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return ContiguousFrame(source)
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        return SparseFrame(path)
+    if os.path.basename(path) == INDEX_FILE and os.path.isdir(os.path.dirname(path) or "."):
+        with open(path, "rb") as fh:
+            head = fh.read(HEADER_FIXED_LEN)
+        if sniff(head) and head[26] == 1:
+            return SparseFrame(os.path.dirname(path) or ".")
+    return ContiguousFrame(path)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+class B2ndArray:
+    """An NDArray frame open for reading: ``shape``, ``dtype``, ``chunks``, ``blocks``,
+    :meth:`read` (the whole array) and :meth:`read_selection` / ``[...]`` (a box of slices,
+    reading only the chunks and blocks it touches).
+
+    ``source`` is a path (``.b2nd`` file, sparse directory or its ``chunks.b2frame``), frame
+    bytes, or an open frame.  The frame is checked against the metalayer on open: chunk count,
+    chunk size and total size must agree with shape, chunks, blocks and itemsize.
+    """
+
+    def __init__(self, source: Any) -> None:
+        if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
+            self._frame = open_frame(source)
+            self._owned = True
+        else:
+            self._frame = _frame_core(source)
+            self._owned = False
+        try:
+            self.meta = _parse_metalayer(self._frame)
+            self.grid = ChunkGrid(
+                self.meta.shape, self.meta.chunks, self.meta.blocks, self.meta.dtype.itemsize
+            )
+            self._check_frame()
+        except BaseException:
+            self.close()
+            raise
+        self._scratch: np.ndarray | None = None
+
+    def _check_frame(self) -> None:
+        frame, grid = self._frame, self.grid
+        header = frame.header
+        name = frame.name
+        if frame.nchunks != grid.nchunks:
+            raise FormatError(
+                f"{name}: frame holds {frame.nchunks} chunks, the b2nd shape {grid.shape} with"
+                f" chunks {grid.chunks} needs {grid.nchunks}"
+            )
+        if grid.nchunks and header.chunksize != grid.chunk_nbytes:
+            raise FormatError(
+                f"{name}: frame chunksize {header.chunksize}, the b2nd chunks {grid.chunks}"
+                f" padded to blocks {grid.blocks} hold {grid.chunk_nbytes} bytes"
+            )
+        if header.nbytes != grid.nchunks * grid.chunk_nbytes:
+            raise FormatError(
+                f"{name}: frame nbytes {header.nbytes} does not match {grid.nchunks} chunks of"
+                f" {grid.chunk_nbytes} bytes"
+            )
+
+    # --- description ---------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.meta.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.meta.dtype
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return self.meta.chunks
+
+    @property
+    def blocks(self) -> tuple[int, ...]:
+        return self.meta.blocks
+
+    @property
+    def ndim(self) -> int:
+        return self.meta.ndim
+
+    @property
+    def nbytes(self) -> int:
+        return self.grid.nitems * self.dtype.itemsize
+
+    @property
+    def frame(self) -> ContiguousFrame | SparseFrame:
+        """The underlying frame reader."""
+        return self._frame
+
+    @property
+    def metalayers(self) -> dict[str, bytes]:
+        """Every metalayer's stored bytes (``b2nd`` included)."""
+        return dict(self._frame.metalayers)
+
+    @property
+    def vlmeta(self) -> dict[str, Any]:
+        """The variable-length metalayers, msgpack-decoded as python-blosc2 does."""
+        return {
+            name: unpack_value(self._frame.vlmeta_raw(name), f"vlmeta {name!r}")
+            for name, _ in self._frame.vlmeta
+        }
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    # --- chunk access --------------------------------------------------------------------
+
+    def _chunk(self, n: int) -> tuple[Special, Any]:
+        """(special kind, stored chunk) of chunk ``n``; the chunk is None for index markers."""
+        entry = int(self._frame.offsets[n])
+        if entry < 0:
+            kind = MARKER_KINDS.get((entry >> 56) & 0xFF)
+            if kind is None:
+                raise FormatError(f"{self._frame.name}: chunk {n} has index entry {entry:#x}")
+            if kind != Special.NAN:
+                return kind, None
+        chunk = self._frame.read_chunk(n)
+        header = validate_chunk(chunk)
+        if header.nbytes != self.grid.chunk_nbytes:
+            raise FormatError(
+                f"{self._frame.name}: chunk {n} holds {header.nbytes} bytes, the b2nd geometry"
+                f" needs {self.grid.chunk_nbytes}"
+            )
+        return Special.NONE, chunk
+
+    def _fill_zeros(self, region: np.ndarray) -> None:
+        """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
+        np.copyto(region, np.zeros((), dtype=self.dtype))
+
+    def _scratch_items(self) -> np.ndarray:
+        if self._scratch is None:
+            self._scratch = np.empty(
+                self.grid.chunk_nbytes // self.dtype.itemsize, dtype=self.dtype
+            )
+        return self._scratch
+
+    def _new_out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
+        if out is None:
+            try:
+                return np.empty(shape, dtype=self.dtype)
+            except (MemoryError, ValueError) as exc:
+                raise UnsupportedError(
+                    f"{self._frame.name}: cannot allocate an array of shape {shape} and dtype"
+                    f" {self.dtype} ({exc})"
+                ) from None
+        if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != self.dtype:
+            raise ValueError(
+                f"out must be a numpy array of shape {shape} and dtype {self.dtype}, got"
+                f" {getattr(out, 'shape', None)} {getattr(out, 'dtype', type(out).__name__)}"
+            )
+        if not out.flags.writeable:
+            raise ValueError("out is read-only")
+        return out
+
+    def read(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The whole array, in a new array or in ``out`` (same shape and dtype, writable)."""
+        grid = self.grid
+        out = self._new_out(self.shape, out)
+        if grid.nchunks == 0:
+            return out
+        flat = out.reshape(-1).view(np.uint8) if out.flags.c_contiguous else None
+        for n in range(grid.nchunks):
+            coords = grid.chunk_coords(n)
+            kind, chunk = self._chunk(n)
+            if flat is not None and grid.chunk_is_array_bytes(coords):
+                start = grid.byte_offset(coords)
+                target = flat[start : start + grid.chunk_nbytes]
+                if chunk is None:  # zeros or uninitialized: no bytes stored
+                    target[:] = 0
+                else:
+                    engine.decompress_into(chunk, target, validated=True)
+            elif chunk is None:
+                self._fill_zeros(out[grid.chunk_region(coords)])
+            else:
+                scratch = self._scratch_items()
+                engine.decompress_into(chunk, scratch, validated=True)
+                chunk_to_array(scratch, grid, coords, out)
+        return out
+
+    def read_selection(self, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """The box ``selection`` (a slice, or a tuple of slices with positive steps; ``...``
+        allowed) of the array, reading only the chunks, and in them the blocks, it touches."""
+        if self.ndim == 0:
+            if selection not in ((), Ellipsis):
+                raise IndexError("a 0-d array takes only () or ... as index")
+            return self.read(out)
+        slices = normalize_slices(selection, self.shape)
+        shape = tuple(len(range(s.start, s.stop, s.step)) for s in slices)
+        out = self._new_out(shape, out)
+        if math.prod(shape) == 0:
+            return out
+        grid = self.grid
+        scratch = self._scratch_items()
+        scratch_bytes = scratch.view(np.uint8)
+        for proj in project_selection(grid, slices):
+            kind, chunk = self._chunk(proj.nchunk)
+            if chunk is None:
+                self._fill_zeros(out[proj.out_index])
+                continue
+            self._decode_blocks(chunk, proj.block_runs, scratch_bytes)
+            out[proj.out_index] = _gather(scratch, grid, proj.chunk_index)
+        return out
+
+    def _decode_blocks(self, chunk: Any, runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:
+        """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``
+        (the whole chunk when the runs cover most of it)."""
+        grid = self.grid
+        nblocks = math.prod(grid.bgrid)
+        wanted = sum(count for _, count in runs)
+        header = validate_chunk(chunk)
+        unit = header.real_typesize or 1
+        if wanted * 2 >= nblocks or grid.block_nbytes % unit or header.special != Special.NONE:
+            engine.decompress_into(chunk, dest, validated=True)
+            return
+        for first, count in runs:
+            start = first * grid.block_nbytes
+            stop = min(start + count * grid.block_nbytes, grid.chunk_nbytes)
+            engine.getitem_into(
+                chunk, start // unit, (stop - start) // unit, dest[start:stop], validated=True
+            )
+
+    def __getitem__(self, selection: Any) -> np.ndarray:
+        return self.read_selection(selection)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = self.read()
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def iter_chunk_coords(self) -> Iterator[tuple[int, ...]]:
+        """Grid coordinates of the chunks, in frame order."""
+        for n in range(self.grid.nchunks):
+            yield self.grid.chunk_coords(n)
+
+    def close(self) -> None:
+        if self._owned:
+            self._frame.close()
+
+    def __enter__(self) -> B2ndArray:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"<B2ndArray {self._frame.name} shape={self.shape} dtype={self.dtype}"
+            f" chunks={self.chunks} blocks={self.blocks}>"
+        )
+
+
+def _gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.ndarray:
+    """Items ``index`` (slices in padded-chunk coordinates) of an uncompressed chunk."""
+    if grid.blocks_in_order:
+        return chunk.reshape(grid.ext_chunk)[index]
+    n = grid.ndim
+    blocked = chunk.reshape(grid.bgrid + grid.blocks)
+    picks: list[np.ndarray] = []
+    inner: list[np.ndarray] = []
+    for axis, (s, b) in enumerate(zip(index, grid.blocks, strict=True)):
+        pos = np.arange(s.start, s.stop, s.step)
+        shape = [1] * n
+        shape[axis] = pos.size
+        picks.append((pos // b).reshape(shape))
+        inner.append((pos % b).reshape(shape))
+    return blocked[tuple(picks + inner)]
+
+
+def load_b2nd(path: Source, out: np.ndarray | None = None) -> np.ndarray:
+    """Read the NDArray at ``path`` (``.b2nd`` file, sparse directory, or frame bytes) into a
+    new numpy array, or into ``out``."""
+    with B2ndArray(path) as array:
+        return array.read(out)
+
+
+def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """Read the box ``selection`` (slices) of the NDArray at ``path``, touching only the chunks
+    and blocks it needs."""
+    with B2ndArray(path) as array:
+        return array.read_selection(selection, out)
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _cparams(
+    dtype: np.dtype, grid: ChunkGrid, codec: str | int, clevel: int, filters: Sequence[int] | None,
+    filters_meta: Sequence[int] | None, splitmode: str,
+) -> CParams:  # fmt: skip
+    if filters is None:
+        filters = DEFAULT_FILTERS
+        if filters_meta is None and dtype.kind == "U":
+            filters_meta = UNICODE_FILTERS_META
+    return CParams.make(
+        typesize=dtype.itemsize, codec=codec, clevel=clevel, filters=list(filters),
+        filters_meta=list(filters_meta or [0] * len(filters)), splitmode=splitmode,
+        blocksize=grid.block_nbytes,
+    )  # fmt: skip
+
+
+def _compressed_chunks(array: np.ndarray, grid: ChunkGrid, params: CParams) -> Iterator[bytearray]:
+    """The compressed chunks of ``array`` in frame order: straight from the array's memory
+    when a chunk is exactly its bytes there, else through a reused padded scratch buffer."""
+    contiguous = array.flags.c_contiguous
+    flat = array.reshape(-1).view(np.uint8) if contiguous and array.ndim else None
+    scratch: np.ndarray | None = None
+    for n in range(grid.nchunks):
+        coords = grid.chunk_coords(n)
+        if flat is not None and grid.chunk_is_array_bytes(coords):
+            start = grid.byte_offset(coords)
+            source: Any = flat[start : start + grid.chunk_nbytes]
+        else:
+            if scratch is None:
+                scratch = np.empty(grid.chunk_nbytes // array.dtype.itemsize, dtype=array.dtype)
+            array_to_chunk(array, grid, coords, scratch)
+            source = scratch.view(np.uint8)
+        yield engine.compress_blosc2(
+            source, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
+            filters=params.filters, filters_meta=params.filters_meta,
+            splitmode=_SPLIT_NAMES[params.splitmode], blocksize=grid.block_nbytes,
+        )  # fmt: skip
+
+
+_SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
+
+
+def save_b2nd(
+    array: Any,
+    path: PathLike,
+    *,
+    chunks: Sequence[int] | None = None,
+    blocks: Sequence[int] | None = None,
+    codec: str | int = "zstd",
+    clevel: int = 5,
+    filters: Sequence[int] | None = None,
+    filters_meta: Sequence[int] | None = None,
+    splitmode: str = "auto",
+    nthreads: int | None = None,
+    sparse: bool = False,
+    meta: Mapping[str, Any] | None = None,
+    vlmeta: Mapping[str, Any] | None = None,
+) -> None:
+    """Save ``array`` as a python-blosc2 NDArray: a ``.b2nd`` file, or with ``sparse=True`` a
+    sparse frame directory.  Chunk and block shapes default to python-blosc2's choice;
+    ``filters`` (up to 6 filter ids, slot order) default to shuffle; ``nthreads`` is the number
+    of C threads (default: :func:`bloscpack.engine.get_nthreads`); ``meta`` adds msgpack
+    metalayers after ``b2nd``; ``vlmeta`` adds variable-length metalayers.  The output appears
+    atomically: a failed save leaves nothing behind."""
+    array = np.asarray(array)
+    dtype = array.dtype
+    B2ndMeta.from_array_params(array.shape, array.shape, array.shape, dtype)  # refuses bad dtypes
+    if chunks is not None:
+        chunks = tuple(int(c) for c in chunks)
+    if blocks is not None:
+        blocks = tuple(int(b) for b in blocks)
+    chunks, blocks = default_chunks_blocks(array.shape, dtype.itemsize, chunks, blocks)
+    layer = B2ndMeta.from_array_params(array.shape, chunks, blocks, dtype)
+    grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
+    params = _cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
+    metalayers = [(METALAYER_NAME, layer.pack())]
+    metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
+    vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
+    threads = engine.get_nthreads() if nthreads is None else int(nthreads)
+    target = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(target))
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
+    previous = engine.set_nthreads(threads)
+    try:
+        build = os.path.join(tmp, "new")
+        if sparse:
+            frame = SparseFrame.create(
+                build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers, vlmeta=vl,
+                nthreads=threads,
+            )  # fmt: skip
+            for chunk in _compressed_chunks(array, grid, params):
+                frame.append_chunk(chunk)
+            frame.close()
+        else:
+            with FrameWriter(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
+                             vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
+                for chunk in _compressed_chunks(array, grid, params):
+                    writer.append_chunk(chunk)
+        _install(build, target, os.path.join(tmp, "old"))
+    finally:
+        engine.set_nthreads(previous)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _install(new: str, target: str, aside: str) -> None:
+    """Move the finished ``new`` (file or sparse directory) to ``target``, replacing a file or
+    sparse frame directory there (moved to ``aside`` first, then deleted by the caller)."""
+    if os.path.isdir(target) and not os.path.islink(target):
+        if os.listdir(target) and not sniff_dir(target):
+            raise FileExistsError(
+                f"{target!r} is a directory that is not a sparse frame; not replacing it"
+            )
+        os.rename(target, aside)
+    elif os.path.lexists(target) and os.path.isdir(new):
+        os.rename(target, aside)
+    os.replace(new, target)
+    fsync_directory(os.path.dirname(os.path.abspath(target)))
+
+
+# --- integration: info and verify ---------------------------------------------------------
+
+
+def info(path: Source) -> dict[str, Any]:
+    """JSON-able description: the frame's header, metalayers, vlmetalayers and index, plus the
+    array (shape, chunks, blocks, dtype, dtype string, chunk grid)."""
+    with B2ndArray(path) as array:
+        result = array.frame.info()
+        grid = array.grid
+        result["b2nd"] = {
+            "shape": list(array.shape), "chunks": list(array.chunks), "blocks": list(array.blocks),
+            "dtype": str(array.dtype), "dtype_string": array.meta.dtype_string,
+            "itemsize": array.dtype.itemsize, "grid": list(grid.grid),
+            "chunk_nbytes": grid.chunk_nbytes, "block_nbytes": grid.block_nbytes,
+            "sparse": array.frame.sparse,
+        }  # fmt: skip
+        return result
+
+
+def verify(path: Source) -> dict[str, Any]:
+    """Check the metalayer against the frame and decode every chunk; returns
+    ``{"format": "b2nd", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    try:
+        array = B2ndArray(path)
+    except (BloscpackError, OSError) as exc:
+        return {
+            "format": "b2nd",
+            "ok": False,
+            "nchunks": 0,
+            "bad_chunks": [],
+            "problems": [str(exc)],
+        }
+    with array:
+        report = array.frame.verify()
+        last = array.grid.nchunks - 1
+        if last >= 0 and not any(bad["index"] == last for bad in report["bad_chunks"]):
+            try:
+                array._chunk(last)  # the frame allows a short last chunk, an NDArray does not
+            except BloscpackError as exc:
+                report["bad_chunks"].append({"index": last, "error": str(exc)})
+                report["ok"] = False
+        return {"format": "b2nd", **report}
+
+
+__all__ = [
+    "B2ndArray", "info", "load_b2nd", "open_frame", "read_b2nd_metalayer", "read_b2nd_selection",
+    "save_b2nd", "sniff_b2nd", "verify",
+]  # fmt: skip
