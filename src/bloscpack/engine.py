@@ -279,8 +279,9 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         return want
     if header.codec_format == SNAPPY_FORMAT:
         return pydecode.decode_into(src, dest, _snappy_stream_decoder(), first, first + want)
-    if kind == ChunkKind.VL_BLOCKS or Filter.DELTA in header.pipeline:
-        # C-Blosc2's getitem fails on VL blocks and mis-decodes delta: decode all, copy the items
+    if kind == ChunkKind.VL_BLOCKS or header.dictionary or Filter.DELTA in header.pipeline:
+        # C-Blosc2's getitem fails on VL blocks and dictionaries and mis-decodes delta:
+        # decode all, copy the items
         whole = np.empty(header.nbytes, np.uint8)
         decompress_into(src, whole, validated=True)
         dest[:want] = whole[first : first + want]
