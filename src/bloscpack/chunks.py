@@ -147,6 +147,11 @@ def compress_chunk(
             f"filters_meta {list(filters_meta)} has more entries than filters {list(filters)}"
         )
     meta = [0] * (len(pipeline) - len(filters_meta)) + list(filters_meta)
+    # bytedelta works on items of filters_meta bytes; python-blosc2 fills in the typesize too
+    meta = [
+        typesize if f == Filter.BYTEDELTA and m == 0 else m
+        for f, m in zip(pipeline, meta, strict=True)
+    ]
     chunk = engine.compress_blosc2(
         data, typesize=typesize, clevel=clevel, codec=codec, filters=_slots(pipeline, "filters"),
         filters_meta=_slots(meta, "filters_meta"), codec_meta=codec_meta, splitmode=splitmode,

@@ -342,6 +342,8 @@ def compress_blosc2(
         raise ArgumentError(f"at most 6 filters, got {list(filters)} / {list(filters_meta)}")
     if not all(0 <= f <= 255 for f in (*filters, *filters_meta, codec_meta)):
         raise ArgumentError("filter ids, filter metas and codec_meta are bytes (0..255)")
+    if blocksize % typesize:  # C-Blosc2 would write blocks it cannot split back
+        raise ArgumentError(f"blocksize {blocksize} is not a multiple of typesize {typesize}")
     if splitmode not in SPLIT_MODES:
         raise ArgumentError(f"splitmode must be one of {sorted(SPLIT_MODES)}, got {splitmode!r}")
     src = _byte_array(data)
