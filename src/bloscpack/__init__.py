@@ -26,6 +26,7 @@ from .api import (  # the bloscpack 0.16 API
     unpack_ndarray_str,
 )
 from .blosc import ChunkHeader
+from .blpfile import BloscFile, open_file
 from .chunks import (
     compress_chunk,
     decompress_chunk,
@@ -40,6 +41,7 @@ from .frame import Frame
 __version__ = "1.0.0"
 
 __all__ = [
+    "BloscFile",
     "ChunkHeader",
     "compress_chunk",
     "decompress_chunk",
@@ -48,6 +50,7 @@ __all__ = [
     "is_chunk",
     "Frame",
     "errors",
+    "open_file",
     *_error_names,
     "BloscArgs",
     "BloscpackArgs",
