@@ -25,6 +25,7 @@ from .api import (  # the bloscpack 0.16 API
     unpack_ndarray_from_file,
     unpack_ndarray_str,
 )
+from .array import BloscArray, open
 from .blosc import ChunkHeader
 from .blpfile import BloscFile, open_file
 from .chunks import (
@@ -49,6 +50,8 @@ __all__ = [
     "inspect_chunk",
     "is_chunk",
     "Frame",
+    "BloscArray",
+    "open",
     "errors",
     "open_file",
     *_error_names,

@@ -1,0 +1,998 @@
+"""``bloscpack.open()`` and :class:`BloscArray`: a read-only, lazy, numpy-like view of any Blosc
+container (``.blp``, Blosc2 contiguous and sparse frames, b2nd arrays, bcolz carrays and
+ctables, single Blosc chunks).
+
+Opening reads only headers, metadata and chunk indices.  Indexing reads only the chunks a
+selection touches and, inside a chunk, decodes only the blocks it needs: flat layouts (.blp,
+raw frames, bcolz, chunks) are planned with :mod:`bloscpack.selection` and decoded with
+:func:`bloscpack.engine.getitem_into`, straight into the result for contiguous runs; b2nd arrays
+go through :class:`bloscpack.containers.b2nd.B2ndArray`, which projects the selection onto the
+chunk grid and decodes only the block runs of each chunk it touches.
+
+>>> import numpy as np, bloscpack, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "a.blp")
+>>> bloscpack.pack_ndarray_to_file(np.arange(12.0).reshape(3, 4), path)
+>>> with bloscpack.open(path) as a:
+...     print(a.shape, a.dtype, a[1, ::-2], a[2, 3])
+(3, 4) float64 [7. 5.] 11.0
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import mmap
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from . import engine
+from . import ndarray as nd
+from .blosc.header import ChunkHeader
+from .blosc.layout import ChunkKind, chunk_kind, validate_chunk
+from .errors import (
+    ArgumentError,
+    BloscpackError,
+    FormatError,
+    IntegrityError,
+    NotAContainer,
+    UnsupportedError,
+)
+from .io import ByteSource, PathLike
+from .selection import (
+    AxisSelection,
+    chunk_ranges,
+    contiguous_range,
+    flat_indices,
+    group_by_chunk,
+    normalize_index,
+    result_shape,
+)
+
+Buffer = Any  # any object exporting the buffer protocol
+
+#: Largest number of items whose flat positions are planned at once for a strided selection.
+GATHER_BATCH_ITEMS = 1 << 20
+#: Rows are read in pieces of about this many bytes when iterating over the first axis.
+ITER_BYTES = 4 << 20
+_UNIT_DTYPES: dict[int, np.dtype] = {k: np.dtype(f"u{k}") for k in (1, 2, 4, 8)}
+
+
+# --- chunk sources of flat layouts --------------------------------------------------------
+
+
+class ChunkSource(Protocol):
+    """The stored Blosc chunks of a flat layout."""
+
+    name: str
+    nchunks: int
+    longer_last_ok: bool  # the last chunk may hold more bytes than the layout uses (bcolz)
+
+    def chunk(self, index: int) -> contextlib.AbstractContextManager[Buffer]:
+        """The stored bytes of chunk ``index``, valid inside the ``with`` block."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class _BlpChunks:
+    """Chunks of a ``.blp`` file, located through its offsets; digests checked on first use
+    when ``verify`` is set."""
+
+    longer_last_ok = False
+
+    def __init__(self, reader: Any, verify: bool) -> None:
+        self.reader = reader
+        self.name = reader.name
+        self.nchunks = reader.nchunks
+        self.verify = verify
+        self._verified: set[int] = set()
+
+    @contextlib.contextmanager
+    def chunk(self, index: int) -> Iterator[Buffer]:
+        check = self.verify and index not in self._verified
+        data = self.reader.read_chunk(index, verify=check)
+        if check:
+            self._verified.add(index)
+        yield data
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+class _FrameChunks:
+    """Chunks of a Blosc2 frame (contiguous or sparse); special entries are synthesized."""
+
+    longer_last_ok = False
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+        self.name = core.name
+        self.nchunks = core.nchunks
+
+    @contextlib.contextmanager
+    def chunk(self, index: int) -> Iterator[Buffer]:
+        yield self.core.read_chunk(index)
+
+    def close(self) -> None:
+        self.core.close()
+
+
+class _BcolzChunks:
+    """Chunks of a bcolz carray: one ``data/__<i>.blp`` file each, mapped while in use."""
+
+    longer_last_ok = True
+
+    def __init__(self, reader: Any, length: int) -> None:
+        self.reader = reader
+        self.name = reader.path
+        self.nchunks = -(-length // reader.chunklen) if length else 0
+
+    @contextlib.contextmanager
+    def chunk(self, index: int) -> Iterator[Buffer]:
+        from .containers import bcolz
+
+        path = self.reader.chunk_path(index)
+        source, header = bcolz._open_chunk(path)
+        try:
+            yield source.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
+        finally:
+            source.close()
+
+    def close(self) -> None:
+        pass
+
+
+class _SingleChunk:
+    """A file or buffer that is one Blosc chunk."""
+
+    longer_last_ok = False
+    nchunks = 1
+
+    def __init__(self, source: ByteSource) -> None:
+        self.source = source
+        self.name = source.name
+
+    @contextlib.contextmanager
+    def chunk(self, index: int) -> Iterator[Buffer]:
+        yield self.source.read(0, self.source.size(), "Blosc chunk")
+
+    def close(self) -> None:
+        self.source.close()
+
+
+# --- stores: what a BloscArray reads from -------------------------------------------------
+
+
+class Store(Protocol):
+    """The storage behind a :class:`BloscArray`."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    chunks: tuple[int, ...] | None
+
+    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        """The selected items as a new array of ``result_shape(selection)``."""
+        ...
+
+    def iter_chunks(self) -> Iterator[np.ndarray]: ...
+
+    def close(self) -> None: ...
+
+
+def _allocate(shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
+    try:
+        return np.empty(shape, dtype=dtype)
+    except (MemoryError, ValueError) as exc:
+        raise UnsupportedError(
+            f"{name}: cannot allocate an array of shape {shape} and dtype {dtype} ({exc})"
+        ) from None
+
+
+def _full_selection(selection: tuple[AxisSelection, ...], shape: tuple[int, ...]) -> bool:
+    return all(
+        s.start == 0 and s.step == 1 and s.stop == n and not s.drop
+        for s, n in zip(selection, shape, strict=True)
+    )
+
+
+def _batches(
+    selection: tuple[AxisSelection, ...], limit: int, offset: int = 0
+) -> Iterator[tuple[tuple[AxisSelection, ...], int]]:
+    """Split ``selection`` into parts of at most ``limit`` items (or single lines), each a run
+    of the result in C order: ``(part, offset of its first item in the result)``."""
+    total = math.prod(len(s) for s in selection)
+    axis = next((k for k, s in enumerate(selection) if len(s) > 1), None)
+    if total <= limit or axis is None:
+        yield selection, offset
+        return
+    s = selection[axis]
+    inner = total // len(s)
+    per = max(1, limit // inner)
+    for j in range(0, len(s), per):
+        n = min(per, len(s) - j)
+        start = s.start + j * s.step
+        part = selection[:axis] + (AxisSelection(start, start + n * s.step, s.step, s.drop),)
+        part += selection[axis + 1 :]
+        if inner > limit:
+            yield from _batches(part, limit, offset + j * inner)
+        else:
+            yield part, offset + j * inner
+
+
+class FlatStore:
+    """An N-d array stored as its items in C or F order, cut into Blosc chunks of any sizes
+    (``.blp``, raw frames, bcolz carrays, single chunks).
+
+    Selections are planned in *units* of ``gcd(itemsize, chunk boundaries)`` bytes, so items
+    that straddle two chunks are read correctly; normally a unit is one item.
+    """
+
+    def __init__(
+        self,
+        source: ChunkSource,
+        sizes: Sequence[int] | tuple[int, int],
+        dtype: np.dtype,
+        shape: tuple[int, ...],
+        order: str = "C",
+        *,
+        uniform: bool = False,
+    ) -> None:
+        """``sizes``: the uncompressed bytes of every chunk, or with ``uniform=True`` the pair
+        ``(chunk_nbytes, total_nbytes)`` of a layout whose chunks all hold ``chunk_nbytes``
+        bytes but the last."""
+        self.source = source
+        self.name = source.name
+        self.dtype = dtype
+        self.shape = shape
+        self.order = order
+        nchunks = source.nchunks
+        if uniform:
+            chunk_nbytes, total = sizes
+            bounds = np.minimum(np.arange(nchunks + 1, dtype=np.int64) * chunk_nbytes, total)
+            if nchunks:
+                bounds[-1] = total
+        else:
+            bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
+            np.cumsum(np.asarray(sizes, dtype=np.int64), out=bounds[1:])
+            total = int(bounds[-1])
+        expected = math.prod(shape) * dtype.itemsize
+        if total != expected:
+            raise IntegrityError(
+                f"{self.name}: the array {shape} of {dtype} needs {expected} bytes,"
+                f" the chunks hold {total}"
+            )
+        itemsize = dtype.itemsize
+        unit = math.gcd(itemsize, int(np.gcd.reduce(bounds))) if itemsize else 1
+        self.unit = unit
+        self.unit_dtype: np.dtype = _UNIT_DTYPES.get(unit, np.dtype(f"V{unit}"))
+        self.per_item = itemsize // unit if itemsize else 1
+        self.bounds = bounds
+        self.ubounds = bounds // unit
+        self.chunk_units: int | None = None
+        if uniform and nchunks:
+            self.chunk_units = int(chunk_nbytes) // unit
+        elif nchunks == 1:
+            self.chunk_units = int(self.ubounds[1])
+        if self.chunk_units == 0:
+            self.chunk_units = None
+
+    # --- geometry -------------------------------------------------------------------------
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        """The shape of the box one chunk holds, or None when chunks cut rows."""
+        shape = self.shape
+        if not shape or math.prod(shape) == 0 or self.source.nchunks == 1:
+            return shape
+        if self.chunk_units is None:
+            return None
+        outer = 0 if self.order == "C" else len(shape) - 1
+        row_units = math.prod(shape) // shape[outer] * self.per_item
+        if self.chunk_units % row_units:
+            return None
+        rows = min(self.chunk_units // row_units, shape[outer])
+        return shape[:outer] + (rows,) + shape[outer + 1 :]
+
+    def _spans(self, first: int, stop: int) -> Iterator[tuple[int, int, int]]:
+        """``(chunk, start, stop)`` unit ranges, relative to each chunk, covering ``[first,
+        stop)``."""
+        if self.chunk_units is not None:
+            yield from chunk_ranges(first, stop, self.chunk_units)
+            return
+        ub = self.ubounds
+        c = int(np.searchsorted(ub, first, side="right")) - 1
+        while first < stop:
+            end = min(stop, int(ub[c + 1]))
+            if end > first:
+                yield c, first - int(ub[c]), end - int(ub[c])
+            first = max(first, end)
+            c += 1
+
+    def _groups(self, flat: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """``(chunk, positions, units)`` for the units ``flat`` (any order) of each chunk."""
+        if self.chunk_units is not None:
+            yield from group_by_chunk(flat, self.chunk_units)
+            return
+        flat = flat.ravel()
+        order = np.argsort(flat, kind="stable")
+        ordered = flat[order]
+        chunks = np.searchsorted(self.ubounds, ordered, side="right") - 1
+        cuts = np.flatnonzero(np.diff(chunks)) + 1
+        for part in np.split(np.arange(len(ordered)), cuts):
+            if len(part):
+                c = int(chunks[part[0]])
+                yield c, order[part], ordered[part] - self.ubounds[c]
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        shape = self.shape
+        if self.order == "F":  # an F-order layout is the C-order layout of the transpose
+            selection, shape = selection[::-1], shape[::-1]
+        out = _allocate(result_shape(selection), self.dtype, self.name)
+        if out.size and self.dtype.itemsize:
+            if self.per_item > 1:
+                selection += (AxisSelection(0, self.per_item, 1, False),)
+                shape += (self.per_item,)
+            self._fill(selection, shape, out.reshape(-1).view(self.unit_dtype))
+        return out.T if self.order == "F" else out
+
+    def _fill(self, selection: tuple[AxisSelection, ...], shape: tuple[int, ...],
+              dest: np.ndarray) -> None:  # fmt: skip
+        """Fill ``dest`` (units, C order of the result) with the C-order ``selection``."""
+        run = contiguous_range(selection, shape)
+        if run is not None:
+            self._read_run(*run, dest)
+            return
+        for part, offset in _batches(selection, GATHER_BATCH_ITEMS):
+            count = math.prod(len(s) for s in part)
+            piece = dest[offset : offset + count]
+            run = contiguous_range(part, shape)
+            if run is not None:
+                self._read_run(*run, piece)
+            else:
+                self._gather(flat_indices(part, shape), piece)
+
+    def read_units(self, first: int, stop: int) -> np.ndarray:
+        """Units ``[first, stop)`` of the layout as a new 1-d array of the unit dtype."""
+        out = _allocate((stop - first,), self.unit_dtype, self.name)
+        self._read_run(first, stop, out)
+        return out
+
+    def _read_run(self, first: int, stop: int, dest: np.ndarray) -> None:
+        """Decode units ``[first, stop)`` straight into ``dest``, chunk by chunk."""
+        dest_bytes = dest.view(np.uint8)
+        unit = self.unit
+        pos = 0
+        for c, start, end in self._spans(first, stop):
+            n = (end - start) * unit
+            with self._chunk(c) as (chunk, header):
+                _decode_bytes(chunk, header, start * unit, end * unit, dest_bytes[pos : pos + n])
+            pos += n
+
+    def _gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
+        """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
+        for c, positions, units in self._groups(flat):
+            with self._chunk(c) as (chunk, header):
+                scratch = self._decode_units(chunk, header, units)
+            dest[positions] = scratch.view(self.unit_dtype)[units]
+
+    def _decode_units(self, chunk: Buffer, header: ChunkHeader, units: np.ndarray) -> np.ndarray:
+        """A chunk-sized byte buffer in which the blocks holding ``units`` (sorted) are decoded."""
+        unit, nbytes = self.unit, header.nbytes
+        scratch = _allocate((-(-nbytes // unit) * unit,), np.dtype(np.uint8), self.name)
+        lo, hi = int(units[0]) * unit, (int(units[-1]) + 1) * unit
+        bs = header.blocksize
+        if chunk_kind(header) != ChunkKind.REGULAR or not 0 < unit <= bs or (hi - lo) * 2 >= nbytes:
+            _decode_bytes(chunk, header, lo, hi, scratch[lo:hi])
+            return scratch
+        starts = units.astype(np.int64) * unit
+        blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
+        if len(blocks) * bs * 2 >= nbytes:
+            _decode_bytes(chunk, header, lo, hi, scratch[lo:hi])
+            return scratch
+        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1):
+            b0, b1 = int(run[0]) * bs, min((int(run[-1]) + 1) * bs, nbytes)
+            _decode_bytes(chunk, header, b0, b1, scratch[b0:b1])
+        return scratch
+
+    @contextlib.contextmanager
+    def _chunk(self, c: int) -> Iterator[tuple[Buffer, ChunkHeader]]:
+        """Chunk ``c``, validated, holding the bytes the layout expects of it."""
+        with self.source.chunk(c) as data:
+            try:
+                header = validate_chunk(data)
+            except BloscpackError as exc:
+                raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+            expected = int(self.bounds[c + 1] - self.bounds[c])
+            last = c == self.source.nchunks - 1
+            if header.nbytes != expected and not (
+                last and self.source.longer_last_ok and header.nbytes > expected
+            ):
+                raise IntegrityError(
+                    f"{self.name}: chunk {c} holds {header.nbytes} bytes, the layout needs"
+                    f" {expected}"
+                )
+            yield data, header
+
+    def iter_chunks(self) -> Iterator[np.ndarray]:
+        """Each chunk's items: boxes of :attr:`chunks` when chunks hold whole rows, else the
+        1-d items in storage order (whole items; one straddling two chunks goes with the
+        first)."""
+        box = self.chunks
+        k = self.per_item
+        outer = 0 if self.order == "C" else len(self.shape) - 1
+        for c in range(self.source.nchunks):
+            i0 = -(-int(self.ubounds[c]) // k)
+            i1 = -(-int(self.ubounds[c + 1]) // k)
+            if i1 == i0:
+                continue
+            items = self.read_units(i0 * k, i1 * k).view(self.dtype)
+            if box is None:
+                yield items
+            elif not self.shape:
+                yield items.reshape(())
+            else:
+                piece = list(self.shape)
+                piece[outer] = (i1 - i0) // (math.prod(self.shape) // self.shape[outer])
+                yield items.reshape(piece, order=self.order)  # type: ignore[call-overload]
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def _decode_bytes(chunk: Buffer, header: ChunkHeader, lo: int, hi: int, dest: np.ndarray) -> None:
+    """Decode bytes ``[lo, hi)`` of a validated chunk into ``dest`` (a byte array of
+    ``hi - lo``), decoding only the blocks they touch."""
+    nbytes = header.nbytes
+    if lo == 0 and hi == nbytes:
+        engine.decompress_into(chunk, dest, validated=True)
+        return
+    ts = max(header.real_typesize, 1)
+    addressable = nbytes // ts * ts  # C-Blosc2 getitem reaches whole items only
+    if lo % ts == 0 and hi % ts == 0 and hi <= addressable:
+        engine.getitem_into(chunk, lo // ts, (hi - lo) // ts, dest, validated=True)
+        return
+    if -(-hi // ts) * ts > addressable:  # the tail bytes after the last whole item
+        whole = np.empty(nbytes, dtype=np.uint8)
+        engine.decompress_into(chunk, whole, validated=True)
+        dest[:] = whole[lo:hi]
+        return
+    first, last = lo // ts, -(-hi // ts)
+    part = np.empty((last - first) * ts, dtype=np.uint8)
+    engine.getitem_into(chunk, first, last - first, part, validated=True)
+    dest[:] = part[lo - first * ts : hi - first * ts]
+
+
+class B2ndStore:
+    """A python-blosc2 NDArray: selections go to :class:`~bloscpack.containers.b2nd.B2ndArray`,
+    which reads only the chunks, and in them the block runs, a box of slices touches."""
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self.name = array.frame.name
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.chunks = array.chunks
+
+    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        if _full_selection(selection, self.shape):
+            return self.array.read(_allocate(self.shape, self.dtype, self.name))  # type: ignore[no-any-return]
+        boxes: list[slice] = []
+        flips: list[slice] = []
+        for s in selection:
+            n = len(s)
+            if n == 0:
+                boxes.append(slice(0, 0, 1))
+                flips.append(slice(None))
+            elif s.step > 0:
+                boxes.append(slice(s.start, s.start + (n - 1) * s.step + 1, s.step))
+                flips.append(slice(None))
+            else:  # read the same items in ascending order into a reversed view
+                low = s.start + (n - 1) * s.step
+                boxes.append(slice(low, s.start + 1, -s.step))
+                flips.append(slice(None, None, -1))
+        box_shape = tuple(len(s) for s in selection)
+        out = _allocate(box_shape, self.dtype, self.name)
+        self.array.read_selection(tuple(boxes), out=out[tuple(flips)])
+        return out[tuple(0 if s.drop else slice(None) for s in selection) + (Ellipsis,)]
+
+    def iter_chunks(self) -> Iterator[np.ndarray]:
+        """Each chunk's region of the array (edge chunks are smaller), in frame order."""
+        if not self.shape:
+            yield self.array.read()
+            return
+        grid = self.array.grid
+        for coords in self.array.iter_chunk_coords():
+            yield self.array.read_selection(grid.chunk_region(coords))
+
+    def close(self) -> None:
+        self.array.close()
+
+
+class TableStore:
+    """A bcolz ctable: a structured array whose fields are the columns, each read only when
+    a selection needs it."""
+
+    def __init__(self, reader: Any, names: Sequence[str]) -> None:
+        self.reader = reader
+        self.name = reader.path
+        self.names = list(names)
+        self.shape = (len(reader),)
+        carrays = [reader.carray(name) for name in self.names]
+        self.dtype = np.dtype(
+            [(n, c.dtype, c.shape[1:]) for n, c in zip(self.names, carrays, strict=True)]
+        )
+        chunklens = {c.chunklen for c in carrays}
+        self.chunklen = carrays[0].chunklen
+        self.chunks = (min(self.chunklen, len(reader)),) if len(chunklens) == 1 else None
+        self._columns: dict[str, FlatStore] = {}
+
+    def column(self, name: str) -> FlatStore:
+        """The store of column ``name`` (its files are read only when it is indexed)."""
+        if name not in self._columns:
+            self._columns[name] = _carray_store(self.reader.carray(name), len(self.reader))
+        return self._columns[name]
+
+    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        out = _allocate(result_shape(selection), self.dtype, self.name)
+        for name in self.names:
+            column = self.column(name)
+            whole_rows = tuple(AxisSelection(0, n, 1, False) for n in column.shape[1:])
+            out[name] = column.read(selection + whole_rows)
+        return out
+
+    def iter_chunks(self) -> Iterator[np.ndarray]:
+        """Blocks of ``chunklen`` rows (the first column's chunk length)."""
+        n = self.shape[0]
+        for start in range(0, n, self.chunklen):
+            yield self.read(normalize_index(slice(start, start + self.chunklen), self.shape))
+
+    def close(self) -> None:
+        pass
+
+
+# --- opening each format ------------------------------------------------------------------
+
+#: The numpy metadata keys (``.blp`` metadata dict, frame vlmetalayers) that make a container
+#: an array rather than raw bytes: ``{"container": "numpy", "dtype", "shape", "order"}``.
+NUMPY_METADATA_KEYS = ("container", "dtype", "shape", "order")
+
+
+def _raw_or_array(metadata: Any, total: int) -> tuple[np.dtype, tuple[int, ...], str]:
+    """dtype, shape and order: from numpy metadata, else raw bytes (1-d uint8)."""
+    if nd.is_numpy_metadata(metadata):
+        spec = nd.decode_metadata(metadata)
+        return spec.dtype, spec.shape, spec.order
+    return np.dtype(np.uint8), (total,), "C"
+
+
+def _blp_store(source: Any, verify: bool) -> tuple[FlatStore, Any]:
+    from .containers.bloscpack import BloscpackReader
+
+    reader = BloscpackReader(source)
+    try:
+        chunks = _BlpChunks(reader, verify)
+        header = reader.header
+        n = chunks.nchunks
+        sizes: Sequence[int] | tuple[int, int]
+        uniform = (
+            header.nchunks != -1 and header.chunk_size >= 0
+            and 0 <= header.last_chunk <= header.chunk_size and (n == 1 or header.last_chunk > 0)
+        )  # fmt: skip
+        if uniform:
+            sizes = (header.chunk_size, (n - 1) * header.chunk_size + header.last_chunk if n else 0)
+        else:
+            sizes = [loc.nbytes for loc in reader.locations()]
+        total = sizes[1] if uniform else sum(sizes)
+        metadata = reader.metadata
+        dtype, shape, order = _raw_or_array(metadata, total)
+        return FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform), metadata
+    except BaseException:
+        reader.close()
+        raise
+
+
+def _frame_vlmeta(core: Any) -> dict[str, Any]:
+    from .containers.frame import unpack_value
+
+    return {
+        name: unpack_value(core.vlmeta_raw(name), f"{core.name}: vlmetalayer {name!r}")
+        for name, _ in core.vlmeta
+    }
+
+
+def _frame_store(core: Any) -> tuple[FlatStore, Any]:
+    try:
+        chunks = _FrameChunks(core)
+        header = core.header
+        n = chunks.nchunks
+        sizes: Sequence[int] | tuple[int, int]
+        if header.chunksize > 0:
+            if not (n - 1) * header.chunksize < header.nbytes <= n * header.chunksize and n:
+                raise FormatError(
+                    f"{core.name}: {n} chunks of chunksize {header.chunksize} cannot hold the"
+                    f" {header.nbytes} bytes the header announces"
+                )
+            sizes, uniform = (header.chunksize, header.nbytes), True
+        else:
+            sizes, uniform = [core.chunk_nbytes(i) for i in range(n)], False
+            if sum(sizes) != header.nbytes:
+                raise FormatError(
+                    f"{core.name}: chunks hold {sum(sizes)} bytes, the header announces"
+                    f" {header.nbytes}"
+                )
+        metadata = _frame_vlmeta(core)
+        dtype, shape, order = _raw_or_array(metadata, header.nbytes)
+        return FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform), metadata
+    except BaseException:
+        core.close()
+        raise
+
+
+def _carray_store(reader: Any, length: int) -> FlatStore:
+    if reader.is_object:
+        raise UnsupportedError(
+            f"{reader.path}: object carray: its chunks are pickled Python objects,"
+            " which bloscpack never unpickles"
+        )
+    shape = (length,) + tuple(reader.shape[1:])
+    chunk_nbytes = reader.chunklen * reader.atomsize
+    chunks = _BcolzChunks(reader, length if reader.atomsize else 0)
+    return FlatStore(chunks, (chunk_nbytes, length * reader.atomsize), reader.dtype, shape,
+                     uniform=True)  # fmt: skip
+
+
+def _chunk_store(source: ByteSource) -> FlatStore:
+    try:
+        header = ChunkHeader.parse(source.read_upto(0, 32))
+        return FlatStore(_SingleChunk(source), [header.nbytes], np.dtype(np.uint8),
+                         (header.nbytes,))  # fmt: skip
+    except BaseException:
+        source.close()
+        raise
+
+
+def _open_store(
+    source: Any, fmt: str, verify: bool, columns: Sequence[str] | None
+) -> tuple[Any, Any]:
+    """(store, metadata) for a path (any format) or an in-memory buffer (single-file formats)."""
+    if columns is not None and fmt != "bcolz":
+        raise ArgumentError(f"columns= selects ctable columns; this container is {fmt}")
+    if fmt == "blp":
+        return _blp_store(source, verify)
+    if fmt == "b2nd":
+        from .containers.b2nd import B2ndArray
+
+        array = B2ndArray(source)
+        try:
+            return B2ndStore(array), array.vlmeta
+        except BaseException:
+            array.close()
+            raise
+    if fmt in ("b2frame", "sframe"):
+        from .containers.b2nd import open_frame
+
+        return _frame_store(open_frame(source))
+    if fmt == "bcolz":
+        from .containers.bcolz import CtableReader, open_bcolz
+
+        reader = open_bcolz(source)
+        if isinstance(reader, CtableReader):
+            names = reader.names if columns is None else list(columns)
+            return TableStore(reader, names), reader.attrs.to_dict()
+        if columns is not None:
+            raise ArgumentError(f"{reader.path}: a carray has no columns")
+        return _carray_store(reader, len(reader)), reader.attrs.to_dict()
+    source = source if isinstance(source, ByteSource) else ByteSource(source)
+    return _chunk_store(source), None
+
+
+def detect_buffer(data: Buffer) -> str:
+    """The format of a single-file container held in memory: ``blp``, ``b2frame``, ``b2nd``
+    or ``chunk`` (see :func:`bloscpack.dispatch.detect` for paths)."""
+    from .containers import bloscpack as blp
+    from .containers import frame
+    from .containers.b2nd import sniff_b2nd
+
+    view = memoryview(data).cast("B")
+    head = bytes(view[:16])
+    if blp.sniff(head):
+        return "blp"
+    if frame.sniff(head):
+        return "b2nd" if sniff_b2nd(view) else "b2frame"
+    try:
+        header = ChunkHeader.parse(head)
+    except BloscpackError:
+        header = None
+    if header is not None and header.cbytes == len(view):
+        return "chunk"
+    raise NotAContainer(f"<bytes>: not a Blosc container (first bytes {head.hex(' ')})")
+
+
+def _map_file(fileobj: Any) -> tuple[memoryview, Any]:
+    """The bytes of a binary file object from its current position: memory-mapped when it is
+    a real file, else read into memory.  Returns (view, the mapping or None)."""
+    try:
+        fd = fileobj.fileno()
+        start = fileobj.tell()
+        mapping = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (AttributeError, OSError, ValueError):
+        data = fileobj.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError("open() needs a file object opened in binary mode") from None
+        return memoryview(data), None
+    return memoryview(mapping)[start:], mapping
+
+
+# --- the lazy array -----------------------------------------------------------------------
+
+
+def _has_ellipsis(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(i is Ellipsis for i in items)
+
+
+def _check_index_types(index: Any) -> None:
+    items = index if isinstance(index, tuple) else (index,)
+    for i in items:
+        if isinstance(i, (bool, np.bool_)):
+            raise IndexError("boolean indices are not supported by BloscArray")
+        if i is None:
+            raise IndexError("np.newaxis (None) is not supported by BloscArray")
+
+
+class BloscArray:
+    """A read-only, lazy view of the array in a Blosc container; create it with
+    :func:`bloscpack.open`.
+
+    Attributes and methods follow numpy: ``shape``, ``dtype``, ``ndim``, ``size``, ``nbytes``,
+    ``len()``, ``a[index]`` (integers, slices with any step, ``...``, one index per axis;
+    field names of a ctable), ``numpy.asarray(a)``, iteration over the first axis.  Also:
+    ``chunks`` (the box one stored chunk holds, or None), ``iter_chunks()``, ``metadata``,
+    ``format``, ``path``, ``info()``, ``close()`` and use as a context manager.  Arrays opened
+    by path (or from bytes) can be pickled: they are reopened on unpickling.
+    """
+
+    def __init__(self, source: Any, *, verify: bool = True,
+                 columns: Sequence[str] | None = None) -> None:  # fmt: skip
+        """Open ``source``: see :func:`bloscpack.open`."""
+        self._mapping: Any = None
+        self._bytes: memoryview | None = None
+        self._key: Any = None
+        self._options: dict[str, Any] = {"verify": bool(verify)}
+        if columns is not None:
+            self._options["columns"] = list(columns)
+        if isinstance(source, (str, os.PathLike)):
+            from .dispatch import detect
+
+            self.path: str | None = os.fspath(source)
+            self.format = detect(self.path)
+            opened: Any = self.path
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            self.path = None
+            self._bytes = memoryview(source).cast("B")
+            opened = self._bytes
+            self.format = detect_buffer(opened)
+        elif hasattr(source, "read"):
+            self.path = None
+            opened, self._mapping = _map_file(source)
+            self.format = detect_buffer(opened)
+        else:
+            raise TypeError(
+                f"open() takes a path, a binary file object or bytes, not {type(source).__name__}"
+            )
+        try:
+            self._store, self._metadata = _open_store(opened, self.format, verify, columns)
+        except BaseException:
+            self._release_mapping()
+            raise
+        self._closed = False
+
+    @classmethod
+    def _derived(cls, parent: BloscArray, store: Any, key: Any) -> BloscArray:
+        """A view of ``parent`` (a ctable column) sharing its files."""
+        view = cls.__new__(cls)
+        view.__dict__.update(parent.__dict__)
+        view._store, view._key, view._mapping = store, key, None
+        return view
+
+    # --- description -----------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._store.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._store.dtype  # type: ignore[no-any-return]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the uncompressed array."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        """Shape of the box of the array one stored chunk holds (edge chunks are cut by the
+        array's end); None when the stored chunks do not cut the array into boxes."""
+        return self._store.chunks  # type: ignore[no-any-return]
+
+    @property
+    def metadata(self) -> Any:
+        """The container's user metadata: the ``.blp`` metadata (the numpy metadata dict for
+        arrays), the decoded vlmetalayers of frames and b2nd arrays, bcolz attributes."""
+        return self._metadata
+
+    def info(self) -> dict[str, Any]:
+        """The container's description, as :func:`bloscpack.info` gives it."""
+        self._check_open()
+        if self.path is not None:
+            from .dispatch import info
+
+            return info(self.path)
+        data = self._buffer()
+        if self.format == "chunk":
+            from .chunks import inspect_chunk
+
+            return {"format": "chunk", **inspect_chunk(data)}
+        from .containers import b2nd, bloscpack, frame
+
+        describe: dict[str, Callable[[Any], dict[str, Any]]] = {
+            "blp": bloscpack.info, "b2nd": b2nd.info, "b2frame": frame.info,
+        }  # fmt: skip
+        return {"format": self.format, **describe[self.format](data)}
+
+    def _buffer(self) -> memoryview:
+        if self._bytes is not None:
+            return self._bytes
+        return memoryview(self._mapping)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        where = self.path if self.path is not None else "<file object>"
+        field = f"[{self._key!r}]" if self._key is not None else ""
+        state = " (closed)" if self._closed else ""
+        return (
+            f"<BloscArray {self.format} {where!r}{field} shape={self.shape} dtype={self.dtype}"
+            f" chunks={self.chunks}{state}>"
+        )
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("I/O operation on a closed BloscArray")
+
+    def _read(self, index: Any) -> np.ndarray:
+        self._check_open()
+        _check_index_types(index)
+        return self._store.read(normalize_index(index, self.shape))  # type: ignore[no-any-return]
+
+    def __getitem__(self, index: Any) -> Any:
+        """``a[index]`` with numpy's result: an array, or a numpy scalar when every axis is
+        indexed by an integer and there is no ``...``.  A field name (or list of names) of a
+        ctable gives a lazy array of those columns; of other structured arrays, the field."""
+        if isinstance(index, str) or (
+            isinstance(index, list) and index and all(isinstance(i, str) for i in index)
+        ):
+            return self._field(index)
+        result = self._read(index)
+        if result.ndim == 0 and not _has_ellipsis(index):
+            return result[()]
+        return result
+
+    def _field(self, key: str | list[str]) -> Any:
+        self._check_open()
+        names = self.dtype.names or ()
+        wanted = [key] if isinstance(key, str) else key
+        for name in wanted:
+            if name not in names:
+                raise ValueError(f"no field of name {name}")
+        store = self._store
+        if not isinstance(store, TableStore):
+            return np.asarray(self)[key]
+        if isinstance(key, str):
+            return BloscArray._derived(self, store.column(key), key)
+        return BloscArray._derived(self, TableStore(store.reader, key), list(key))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError(
+                "a BloscArray is decompressed on access: converting it always makes a new array"
+            )
+        data = self._read(())
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The items along the first axis, as numpy iterates (read a few chunks at a time)."""
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        n = self.shape[0]
+        row_nbytes = self.nbytes // n if n else 0
+        step = max(1, ITER_BYTES // max(row_nbytes, 1))
+        for start in range(0, n, step):
+            yield from self._read(slice(start, start + step))
+
+    def iter_chunks(self) -> Iterator[np.ndarray]:
+        """Each stored chunk as a new array, in storage order: the box of the array it holds
+        (see :attr:`chunks`), or its items in storage order when chunks do not hold boxes."""
+        self._check_open()
+        yield from self._store.iter_chunks()
+
+    # --- lifetime --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the files (arrays derived from this one, like ctable columns, too)."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        if self._key is None:
+            self._store.close()
+            self._release_mapping()
+
+    def _release_mapping(self) -> None:
+        if self._mapping is not None:
+            with contextlib.suppress(BufferError):
+                self._mapping.close()
+            self._mapping = None
+
+    def __enter__(self) -> BloscArray:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.path is not None:
+            source: Any = self.path
+        elif self._bytes is not None:
+            source = bytes(self._bytes)
+        else:
+            raise TypeError(
+                "a BloscArray opened from a file object cannot be pickled: open it by path"
+                " (or from bytes) to pickle it"
+            )
+        return (_reopen, (source, self._options, self._key))
+
+
+def _reopen(source: Any, options: dict[str, Any], key: Any) -> BloscArray:
+    """Unpickle a :class:`BloscArray`: open ``source`` again, then select ``key``."""
+    array = BloscArray(source, **options)
+    return array if key is None else array[key]  # type: ignore[no-any-return]
+
+
+def open(
+    source: PathLike | Any, *, verify: bool = True, columns: Sequence[str] | None = None
+) -> BloscArray:
+    """Open the Blosc container ``source`` as a read-only lazy :class:`BloscArray`.
+
+    ``source`` is a path (file or directory), a binary file object (memory-mapped from its
+    current position when it is a real file, else read) or bytes.  The format is recognised
+    by content: ``.blp`` (an array with numpy metadata, else its bytes as 1-d ``uint8``),
+    Blosc2 contiguous and sparse frames (the concatenated chunks as 1-d ``uint8``, unless
+    their vlmetalayers hold numpy metadata), b2nd arrays, bcolz carrays and ctables
+    (structured; ``columns`` picks fields), and single Blosc chunks.  ``.blp`` chunk digests
+    are checked when a chunk is first read (which reads its compressed bytes whole);
+    ``verify=False`` skips that, so that reading an item touches only the blocks it needs.
+    """
+    return BloscArray(source, verify=verify, columns=columns)
+
+
+__all__ = ["BloscArray", "detect_buffer", "open"]
