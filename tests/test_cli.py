@@ -26,8 +26,12 @@ def blpk(*args: str | Path, cwd: Path | None = None, **kwargs) -> subprocess.Com
     """Run ``python -m bloscpack`` (what the ``blpk`` console script runs)."""
     return subprocess.run(
         [sys.executable, "-m", "bloscpack", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, timeout=300, **kwargs,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        **kwargs,
+    )
 
 
 def assert_one_error(proc: subprocess.CompletedProcess, message: str, rc: int = 1) -> None:
@@ -94,10 +98,16 @@ def test_decompress_output_and_metadata_as_016(name, tmp_path, bloscpack016):
 
 
 INFO_FILES = [
-    "cli_metadata.blp", "cli_default.blp", "cli_empty.blp", "cli_no_offsets.blp",
-    "cli_codec_lz4hc.blp", "cli_checksum_sha512.blp", "nd_unicode_U5.blp",
-    "api_bytes_meta_sha256_nocodec.blp", "cli_append_shrink_garbage.blp",
-]  # fmt: skip
+    "cli_metadata.blp",
+    "cli_default.blp",
+    "cli_empty.blp",
+    "cli_no_offsets.blp",
+    "cli_codec_lz4hc.blp",
+    "cli_checksum_sha512.blp",
+    "nd_unicode_U5.blp",
+    "api_bytes_meta_sha256_nocodec.blp",
+    "cli_append_shrink_garbage.blp",
+]
 
 
 @pytest.mark.parametrize("name", INFO_FILES)
@@ -115,8 +125,17 @@ def test_info_json_matches_manifest():
     report = json.loads(proc.stdout)
     entry = MANIFEST["cli_metadata.blp"]
     assert report["format"] == "blp"
-    for key in ("format_version", "offsets", "metadata", "checksum", "typesize", "chunk_size",
-                "last_chunk", "nchunks", "max_app_chunks"):  # fmt: skip
+    for key in (
+        "format_version",
+        "offsets",
+        "metadata",
+        "checksum",
+        "typesize",
+        "chunk_size",
+        "last_chunk",
+        "nchunks",
+        "max_app_chunks",
+    ):
         assert report["header"][key] == entry["header"][key]
     assert report["offsets"] == entry["offsets"]
     assert report["metadata"] == entry["expected_metadata"]
@@ -126,8 +145,17 @@ def test_info_json_matches_manifest():
 
 
 def test_max_app_chunks(tmp_path):
-    proc = blpk("-n", "1", "c", "--max-app-chunks", "3", "-z", "1K", INPUTS / "small_2000.bin",
-                tmp_path / "x.blp")  # fmt: skip
+    proc = blpk(
+        "-n",
+        "1",
+        "c",
+        "--max-app-chunks",
+        "3",
+        "-z",
+        "1K",
+        INPUTS / "small_2000.bin",
+        tmp_path / "x.blp",
+    )
     assert proc.returncode == 0
     report = json.loads(blpk("i", "--json", tmp_path / "x.blp").stdout)
     assert report["header"]["max_app_chunks"] == 3
@@ -234,22 +262,36 @@ Z_RANGE = "argument -z/--chunk-size: must be 1 <= size <= 2147483631"
         (["-n", "0", "i", "x"], "argument -n/--nthreads: -n must be 1 <= n <= 256, got 0"),
         (["c", "-l", "10", "x"], "argument -l/--clevel: clevel must be 0 <= n <= 9, got 10"),
         (["c", "-t", "0", "x"], "argument -t/--typesize: typesize must be 1 <= n <= 255, got 0"),
-        (["c", "-t", "256", "x"], "argument -t/--typesize: typesize must be 1 <= n <= 255,"
-                                  " got 256"),
+        (
+            ["c", "-t", "256", "x"],
+            "argument -t/--typesize: typesize must be 1 <= n <= 255, got 256",
+        ),
         (["c", "-z", "0", "x"], f"{Z_RANGE}, got '0'"),
         (["c", "-z", "-5", "x"], f"{Z_RANGE}, got '-5'"),
         (["c", "-z", "3G", "x"], f"{Z_RANGE}, got '3G'"),
-        (["c", "-z", "abc", "x"], "argument -z/--chunk-size: invalid size 'abc': use an integer,"
-                                  " a number with a B/K/M/G/T suffix, or 'max'"),
-        (["c", "-c", "snappy", "x"], "argument -c/--codec: invalid choice: 'snappy' (choose from"
-                                     " 'blosclz', 'lz4', 'lz4hc', 'zlib', 'zstd')"),
-        (["c", "-k", "foo", "x"], "argument -k/--checksum: invalid choice: 'foo' (choose from"
-                                  " 'None', 'adler32', 'crc32', 'md5', 'sha1', 'sha224', 'sha256',"
-                                  " 'sha384', 'sha512')"),
-        (["c", "--format", "zip", "x"], "argument --format: invalid choice: 'zip' (choose from"
-                                        " 'blp', 'b2frame', 'b2nd', 'sframe', 'bcolz')"),
+        (
+            ["c", "-z", "abc", "x"],
+            "argument -z/--chunk-size: invalid size 'abc': use an integer,"
+            " a number with a B/K/M/G/T suffix, or 'max'",
+        ),
+        (
+            ["c", "-c", "snappy", "x"],
+            "argument -c/--codec: invalid choice: 'snappy' (choose from"
+            " 'blosclz', 'lz4', 'lz4hc', 'zlib', 'zstd')",
+        ),
+        (
+            ["c", "-k", "foo", "x"],
+            "argument -k/--checksum: invalid choice: 'foo' (choose from"
+            " 'None', 'adler32', 'crc32', 'md5', 'sha1', 'sha224', 'sha256',"
+            " 'sha384', 'sha512')",
+        ),
+        (
+            ["c", "--format", "zip", "x"],
+            "argument --format: invalid choice: 'zip' (choose from"
+            " 'blp', 'b2frame', 'b2nd', 'sframe', 'bcolz')",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_option_values_are_usage_errors(args, message, tmp_path):
     proc = blpk(*args, cwd=tmp_path)
     assert proc.returncode == 2
@@ -286,8 +328,10 @@ def test_missing_inputs(tmp_path):
 def test_extension_checks(tmp_path):
     raw = INPUTS / "small_2000.bin"
     assert_one_error(blpk("d", raw), f"input file '{raw}' does not end with '.blp'")
-    assert_one_error(blpk("d", "-e", CORPUS / "cli_default.blp"),
-                     "--no-check-extension requires use of <out_file>")  # fmt: skip
+    assert_one_error(
+        blpk("d", "-e", CORPUS / "cli_default.blp"),
+        "--no-check-extension requires use of <out_file>",
+    )
     assert_one_error(blpk("a", raw, raw), f"original file '{raw}' does not end with '.blp'")
 
 
@@ -305,8 +349,16 @@ def test_metadata_file_errors(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["bad.json"]
 
 
-@pytest.mark.parametrize("name", ["bad_chunk_data.blp", "bad_chunk_digest.blp", "bad_truncated.blp",
-                                  "bad_format_version.blp", "bad_meta_checksum.blp"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bad_chunk_data.blp",
+        "bad_chunk_digest.blp",
+        "bad_truncated.blp",
+        "bad_format_version.blp",
+        "bad_meta_checksum.blp",
+    ],
+)
 def test_bad_input_leaves_no_output(name, tmp_path):
     proc = blpk("d", CORPUS / name, tmp_path / "out")
     assert proc.returncode == 1
@@ -348,10 +400,24 @@ def test_interrupt_leaves_no_output(tmp_path):
     source = tmp_path / "big.bin"
     np.random.default_rng(1).standard_normal(8 * 2**20).tofile(source)  # 64 MiB
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bloscpack", "-n", "1", "c", "-c", "zlib", "-l", "9", source,
-         tmp_path / "big.blp"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bloscpack",
+            "-n",
+            "1",
+            "c",
+            "-c",
+            "zlib",
+            "-l",
+            "9",
+            source,
+            tmp_path / "big.blp",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while not any(p.name.startswith(".big.blp.") for p in tmp_path.iterdir()):
         assert time.monotonic() < deadline and proc.poll() is None, "compression never started"
@@ -377,3 +443,113 @@ def test_console_script_and_version():
         f" blosc: '{blosc.BLOSC_VERSION_STRING}' python-blosc2: '{blosc2.__version__}'"
         f" blosc2: '{blosc2.VERSION_STRING}'\n"
     )
+
+
+# --- other formats ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fmt", "suffix"),
+    [("b2frame", ".b2frame"), ("b2nd", ".b2nd"), ("sframe", ".b2sframe"), ("bcolz", ".bcolz")],
+)
+def test_other_formats_round_trip(fmt, suffix, tmp_path):
+    source = tmp_path / "data.bin"
+    shutil.copy(INPUTS / "ints_200000.bin", source)
+    proc = blpk("c", "--format", fmt, "-t", "8", "-l", "9", "-c", "zstd", "-z", "64K", source)
+    assert proc.returncode == 0 and proc.stdout == proc.stderr == "", proc.stderr
+    packed = tmp_path / f"data.bin{suffix}"
+    assert packed.exists()
+    report = json.loads(blpk("info", "--json", packed).stdout)
+    assert report["format"] in (fmt, "b2nd")  # a sparse frame holding an array reads as b2nd
+    assert report["nchunks"] == 4  # 200000 bytes in chunks of 65536
+    assert blpk("verify", packed).returncode == 0
+    # recognised by its bytes, whatever its name
+    renamed = tmp_path / "renamed"
+    packed.rename(renamed)
+    proc = blpk("d", "-e", renamed, tmp_path / "back.bin")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "back.bin").read_bytes() == source.read_bytes()
+
+
+def test_b2nd_written_by_cli_reads_in_python_blosc2(tmp_path):
+    import blosc2
+    import numpy as np
+
+    array = np.linspace(0, 1, 5000)
+    np.save(tmp_path / "a.npy", array)
+    meta = tmp_path / "meta.json"
+    meta.write_text('{"units": "m"}')
+    proc = blpk(
+        "c", "--format", "b2nd", "-m", meta, "-z", "8K", tmp_path / "a.npy", tmp_path / "a.b2nd"
+    )
+    assert proc.returncode == 0, proc.stderr
+    stored = blosc2.open(str(tmp_path / "a.b2nd"))
+    assert stored.chunks == (1024,)
+    assert stored.schunk.vlmeta["units"] == "m"
+    np.testing.assert_array_equal(stored[:], array)
+
+
+def test_bcolz_written_by_cli_reads_in_bcolz(tmp_path):
+    import bcolz
+    import numpy as np
+
+    proc = blpk(
+        "c", "--format", "bcolz", "-t", "4", "-s", INPUTS / "ints_200000.bin", tmp_path / "x.bcolz"
+    )
+    assert proc.returncode == 0, proc.stderr
+    stored = bcolz.open(str(tmp_path / "x.bcolz"), mode="r")
+    assert stored.dtype == np.dtype("<u4") and stored.cparams.shuffle == 0
+    assert stored[:].tobytes() == (INPUTS / "ints_200000.bin").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "b2nd", "-k", "md5"], "-k applies to --format blp only"),
+        (["--format", "bcolz", "-o"], "-o applies to --format blp only"),
+        (
+            ["--format", "b2frame", "--max-app-chunks", "3"],
+            "--max-app-chunks applies to --format blp only",
+        ),
+        (["--format", "b2nd", "-t", "3"], "-t must be 1, 2, 4 or 8 for the array formats"),
+    ],
+)
+def test_blp_only_options(args, message, tmp_path):
+    proc = blpk("c", *args, INPUTS / "small_2000.bin", tmp_path / "out")
+    assert proc.returncode == 2
+    assert proc.stderr.endswith(f"blpk: error: {message}\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_demo(tmp_path):
+    proc = blpk("demo", "--size", "1M", "--dir", tmp_path / "demo")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[
+        0
+    ] == "blpk: example: float64 random walk, 131072 items (1.0 MiB), written to " + str(
+        tmp_path / "demo"
+    )
+    assert lines[1].split() == [
+        "format",
+        "file",
+        "bytes",
+        "ratio",
+        "write",
+        "MB/s",
+        "read",
+        "MB/s",
+        "verified",
+    ]
+    rows = [line.split() for line in lines[3:]]
+    assert [row[0] for row in rows] == ["blp", "b2frame", "b2nd", "sframe", "bcolz"]
+    assert all(row[-1] == "yes" for row in rows)
+    assert sorted(os.listdir(tmp_path / "demo")) == [
+        "example.b2frame",
+        "example.b2nd",
+        "example.b2sframe",
+        "example.bcolz",
+        "example.blp",
+    ]
+    proc = blpk("demo", "--size", "1M", "--dir", tmp_path / "demo")
+    assert_one_error(proc, f"output file '{tmp_path / 'demo' / 'example.blp'}' exists!")
