@@ -323,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--format",
             choices=FORMATS,
             default="blp",
-            help="container format to write (default: blp)",
+            help="container format to write (default: blp); the others take their\nown defaults for -l, -c, -z and shuffle unless given",
         )
         p.add_argument("in_file", metavar="<in_file>", help="file to be compressed")
         p.add_argument(
