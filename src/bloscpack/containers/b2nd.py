@@ -13,11 +13,14 @@ Selections read only the chunks they touch, and in each only the blocks they tou
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -56,6 +59,60 @@ Source = PathLike | bytes | bytearray | memoryview
 DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
 # python-blosc2 shuffles fixed-width unicode by its 4-byte characters
 UNICODE_FILTERS_META = (0, 0, 0, 0, 0, 4)
+
+
+# --- running chunk jobs ----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _c_threads(n: int) -> Iterator[None]:
+    """Use ``n`` C threads per (de)compression call inside the block."""
+    previous = engine.set_nthreads(n)
+    try:
+        yield
+    finally:
+        engine.set_nthreads(previous)
+
+
+def _run_in_order(job: Callable[[int], Any], count: int, workers: int) -> Iterator[Any]:
+    """``job(n)`` for ``n`` in ``range(count)``, results in order.  With ``workers`` > 1 the
+    jobs run in a thread pool (the C calls release the GIL), each C call single-threaded, with
+    at most ``workers`` jobs ahead of the consumer; otherwise sequentially with ``workers``
+    C threads per call."""
+    if workers <= 1 or count <= 1:
+        with _c_threads(max(workers, 1)):
+            for n in range(count):
+                yield job(n)
+        return
+    with _c_threads(1), ThreadPoolExecutor(workers) as pool:
+        pending: deque[Future[Any]] = deque()
+        try:
+            for n in range(count):
+                pending.append(pool.submit(job, n))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+class _ScratchPool:
+    """Reusable chunk-sized buffers, one per concurrent job."""
+
+    def __init__(self, nitems: int, dtype: np.dtype) -> None:
+        self.nitems = nitems
+        self.dtype = dtype
+        self._free: list[np.ndarray] = []
+
+    @contextlib.contextmanager
+    def take(self) -> Iterator[np.ndarray]:
+        buf = self._free.pop() if self._free else np.empty(self.nitems, dtype=self.dtype)
+        try:
+            yield buf
+        finally:
+            self._free.append(buf)
 
 
 # --- recognising an NDArray frame ---------------------------------------------------------
@@ -291,16 +348,20 @@ class B2ndArray:
             raise ValueError("out is read-only")
         return out
 
-    def read(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The whole array, in a new array or in ``out`` (same shape and dtype, writable)."""
+    def read(self, out: np.ndarray | None = None, *, nthreads: int | None = None) -> np.ndarray:
+        """The whole array, in a new array or in ``out`` (same shape and dtype, writable).
+        ``nthreads`` (default :func:`bloscpack.engine.get_nthreads`) chunks are decompressed
+        at a time."""
         grid = self.grid
         out = self._new_out(self.shape, out)
         if grid.nchunks == 0:
             return out
         flat = out.reshape(-1).view(np.uint8) if out.flags.c_contiguous else None
-        for n in range(grid.nchunks):
+        scratch = _ScratchPool(grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
+
+        def read_chunk(n: int) -> None:
             coords = grid.chunk_coords(n)
-            kind, chunk = self._chunk(n)
+            _, chunk = self._chunk(n)
             if flat is not None and grid.chunk_is_array_bytes(coords):
                 start = grid.byte_offset(coords)
                 target = flat[start : start + grid.chunk_nbytes]
@@ -311,9 +372,13 @@ class B2ndArray:
             elif chunk is None:
                 self._fill_zeros(out[grid.chunk_region(coords)])
             else:
-                scratch = self._scratch_items()
-                engine.decompress_into(chunk, scratch, validated=True)
-                chunk_to_array(scratch, grid, coords, out)
+                with scratch.take() as buf:
+                    engine.decompress_into(chunk, buf, validated=True)
+                    chunk_to_array(buf, grid, coords, out)
+
+        workers = engine.get_nthreads() if nthreads is None else int(nthreads)
+        for _ in _run_in_order(read_chunk, grid.nchunks, workers):
+            pass
         return out
 
     def read_selection(self, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
@@ -404,11 +469,13 @@ def _gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.
     return blocked[tuple(picks + inner)]
 
 
-def load_b2nd(path: Source, out: np.ndarray | None = None) -> np.ndarray:
+def load_b2nd(
+    path: Source, out: np.ndarray | None = None, *, nthreads: int | None = None
+) -> np.ndarray:
     """Read the NDArray at ``path`` (``.b2nd`` file, sparse directory, or frame bytes) into a
-    new numpy array, or into ``out``."""
+    new numpy array, or into ``out``; ``nthreads`` as for :meth:`B2ndArray.read`."""
     with B2ndArray(path) as array:
-        return array.read(out)
+        return array.read(out, nthreads=nthreads)
 
 
 def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
@@ -436,27 +503,32 @@ def _cparams(
     )  # fmt: skip
 
 
-def _compressed_chunks(array: np.ndarray, grid: ChunkGrid, params: CParams) -> Iterator[bytearray]:
+def _compressed_chunks(
+    array: np.ndarray, grid: ChunkGrid, params: CParams, workers: int
+) -> Iterator[bytearray]:
     """The compressed chunks of ``array`` in frame order: straight from the array's memory
-    when a chunk is exactly its bytes there, else through a reused padded scratch buffer."""
-    contiguous = array.flags.c_contiguous
-    flat = array.reshape(-1).view(np.uint8) if contiguous and array.ndim else None
-    scratch: np.ndarray | None = None
-    for n in range(grid.nchunks):
+    when a chunk is exactly its bytes there, else through a padded scratch buffer."""
+    flat = array.reshape(-1).view(np.uint8) if array.flags.c_contiguous and array.ndim else None
+    scratch = _ScratchPool(grid.chunk_nbytes // array.dtype.itemsize, array.dtype)
+    split = _SPLIT_NAMES[params.splitmode]
+
+    def compress(source: Any) -> bytearray:
+        return engine.compress_blosc2(
+            source, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
+            filters=params.filters, filters_meta=params.filters_meta, splitmode=split,
+            blocksize=grid.block_nbytes,
+        )  # fmt: skip
+
+    def compress_chunk(n: int) -> bytearray:
         coords = grid.chunk_coords(n)
         if flat is not None and grid.chunk_is_array_bytes(coords):
             start = grid.byte_offset(coords)
-            source: Any = flat[start : start + grid.chunk_nbytes]
-        else:
-            if scratch is None:
-                scratch = np.empty(grid.chunk_nbytes // array.dtype.itemsize, dtype=array.dtype)
-            array_to_chunk(array, grid, coords, scratch)
-            source = scratch.view(np.uint8)
-        yield engine.compress_blosc2(
-            source, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
-            filters=params.filters, filters_meta=params.filters_meta,
-            splitmode=_SPLIT_NAMES[params.splitmode], blocksize=grid.block_nbytes,
-        )  # fmt: skip
+            return compress(flat[start : start + grid.chunk_nbytes])
+        with scratch.take() as buf:
+            array_to_chunk(array, grid, coords, buf)
+            return compress(buf.view(np.uint8))
+
+    return _run_in_order(compress_chunk, grid.nchunks, workers)
 
 
 _SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
@@ -502,7 +574,6 @@ def save_b2nd(
     target = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(target))
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
-    previous = engine.set_nthreads(threads)
     try:
         build = os.path.join(tmp, "new")
         if sparse:
@@ -510,17 +581,16 @@ def save_b2nd(
                 build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers, vlmeta=vl,
                 nthreads=threads,
             )  # fmt: skip
-            for chunk in _compressed_chunks(array, grid, params):
+            for chunk in _compressed_chunks(array, grid, params, threads):
                 frame.append_chunk(chunk)
             frame.close()
         else:
             with FrameWriter(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
                              vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
-                for chunk in _compressed_chunks(array, grid, params):
+                for chunk in _compressed_chunks(array, grid, params, threads):
                     writer.append_chunk(chunk)
         _install(build, target, os.path.join(tmp, "old"))
     finally:
-        engine.set_nthreads(previous)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
