@@ -254,16 +254,16 @@ def test_pure_decoder_filters_on_zlib(shuffle: int, typesize: int, nitems: int) 
     items[:, min(1, typesize - 1)] |= (counter // 256).astype(np.uint8)
     data = items.reshape(-1)
     decoded = 0
+    chunks = [engine.compress_blosc1(data, typesize=typesize, clevel=9, shuffle=shuffle,
+                                     codec="zlib")]  # fmt: skip
     for blocksize in (0, typesize * 64, typesize * 256):
-        chunk1 = engine.compress_blosc1(data, typesize=typesize, clevel=9, shuffle=shuffle,
-                                        codec="zlib", blocksize=blocksize)  # fmt: skip
-        chunk2 = engine.compress_blosc2(data, typesize=typesize, clevel=9, codec="zlib",
-                                        filters=[0, 0, 0, 0, 0, shuffle], blocksize=blocksize,
-                                        splitmode="always")  # fmt: skip
-        for chunk in (chunk1, chunk2):
-            if not ChunkHeader.parse(chunk).memcpyed:  # tiny blocks may not compress
-                out = bytearray(len(data))
-                pydecode.decode_into(chunk, out, _zlib_stream)
-                assert out == data.tobytes()
-                decoded += 1
-    assert decoded >= 4
+        chunks.append(engine.compress_blosc2(data, typesize=typesize, clevel=9, codec="zlib",
+                                             filters=[0, 0, 0, 0, 0, shuffle],
+                                             blocksize=blocksize, splitmode="always"))  # fmt: skip
+    for chunk in chunks:
+        if not ChunkHeader.parse(chunk).memcpyed:  # tiny blocks may not compress
+            out = bytearray(len(data))
+            pydecode.decode_into(chunk, out, _zlib_stream)
+            assert out == data.tobytes()
+            decoded += 1
+    assert decoded >= 3
