@@ -206,6 +206,7 @@ def test_written_bytes_equal_pack_bytes_to_bytes(tmp_path, settings, data):
         for start in range(0, len(data), 777):
             f.write(data[start : start + 777])
         assert f.tell() == len(data)
+        sink.seek(0)  # the container goes where the file object was when opened
     assert not sink.closed
     assert sink.getvalue() == b"prefix" + expected
     sink.seek(6)
@@ -682,12 +683,15 @@ def test_random_access_reads_only_what_it_needs_from_a_file_object(decompression
     assert [n for n, _ in decompressions] == [4096]
 
 
-def test_whole_chunk_reads_go_straight_into_the_buffer(tmp_path, decompressions):
+@pytest.mark.parametrize("stream", [False, True])
+def test_whole_chunk_reads_go_straight_into_the_buffer(tmp_path, decompressions, stream):
     path = tmp_path / "a.blp"
     write_file(path, PAYLOAD, chunk_size=1000)
     buffer = np.zeros(3000, dtype=np.uint8)
-    with bloscpack.BloscFile(path) as f:
-        f.seek(1000)
+    source = io.BufferedReader(Pipe(path.read_bytes())) if stream else path
+    with bloscpack.BloscFile(source) as f:
+        assert f.read(1000) == PAYLOAD[:1000]
+        decompressions.clear()
         assert f.readinto(buffer) == 3000
     assert buffer.tobytes() == PAYLOAD[1000:4000]
     assert [n for n, _ in decompressions] == [1000] * 3

@@ -438,16 +438,17 @@ class _Reader:
         """``(index, start, nbytes)`` of the chunk holding ``position``, None past the end."""
         raise NotImplementedError
 
-    def _decompress(self, index: int, out: memoryview) -> None:
+    def _decode(self, index: int, out: memoryview) -> None:
+        """Decompress chunk ``index`` into ``out`` (exactly its size)."""
         raise NotImplementedError
 
-    def _load(self, index: int, start: int, nbytes: int) -> None:
+    def _cache_chunk(self, index: int, start: int, nbytes: int) -> None:
         if self._cache_index == index:
             return
         if len(self._cache) < nbytes:
             self._cache = _allocate(nbytes, self.name)
         self._cache_index = -1
-        self._decompress(index, memoryview(self._cache)[:nbytes])
+        self._decode(index, memoryview(self._cache)[:nbytes])
         self._cache_index, self._cache_start, self._cache_len = index, start, nbytes
 
     def piece(self, position: int, limit: int = -1, line: bool = False) -> memoryview:
@@ -456,7 +457,7 @@ class _Reader:
         found = self._find(position)
         if found is None:
             return memoryview(b"")
-        self._load(*found)
+        self._cache_chunk(*found)
         offset = position - self._cache_start
         end = self._cache_len if limit < 0 else min(self._cache_len, offset + limit)
         if line:
@@ -475,9 +476,9 @@ class _Reader:
             offset = position + filled - start
             n = min(nbytes - offset, len(out) - filled)
             if offset == 0 and n == nbytes and index != self._cache_index:
-                self._decompress(index, out[filled : filled + n])
+                self._decode(index, out[filled : filled + n])  # no copy
             else:
-                self._load(index, start, nbytes)
+                self._cache_chunk(index, start, nbytes)
                 out[filled : filled + n] = memoryview(self._cache)[offset : offset + n]
             filled += n
             if single_chunk:
@@ -551,7 +552,7 @@ class _RandomReader(_Reader):
             index += 1
         return index, starts[index], self._sizes[index]
 
-    def _decompress(self, index: int, out: memoryview) -> None:
+    def _decode(self, index: int, out: memoryview) -> None:
         location = self.reader.locate(index)
         if location.nbytes != len(out):
             raise IntegrityError(
@@ -577,8 +578,10 @@ class _StreamReader(_Reader):
         self._next_index = 0
         self._short_chunk: int | None = None  # a chunk shorter than chunk_size (nchunks -1)
         self._short_nbytes = 0
-        self._end = 0  # stream position after the last chunk decoded
+        self._end = 0  # position after the last chunk read
         self._eof = False
+        self._current: tuple[int, int, int] | None = None  # (index, start, nbytes)
+        self._raw: memoryview | None = None  # the current chunk, until it is decoded
 
     @property
     def metadata(self) -> Any:
@@ -588,30 +591,34 @@ class _StreamReader(_Reader):
         return None
 
     def _find(self, position: int) -> tuple[int, int, int] | None:
-        if self._cache_index >= 0 and position < self._cache_start + self._cache_len:
-            if position < self._cache_start:
+        current = self._current
+        if current is not None and position < current[1] + current[2]:
+            if position < current[1]:
                 raise io.UnsupportedOperation(f"{self.name}: cannot go back in a stream")
-            return self._cache_index, self._cache_start, self._cache_len
+            return current
         while not self._eof:
             chunk = self._next_chunk()
             if chunk is None:
                 break
-            header, data = chunk
+            header, self._raw = chunk
             index, start = self._next_index, self._end
             self._next_index += 1
             self._end += header.nbytes
-            if header.nbytes == 0:
-                continue
-            if len(self._cache) < header.nbytes:
-                self._cache = _allocate(header.nbytes, self.name)
-            _decompress_checked(data, memoryview(self._cache)[: header.nbytes], index, self.name)
-            self._cache_index, self._cache_start, self._cache_len = index, start, header.nbytes
-            if position < self._end:
-                return index, start, header.nbytes
+            if header.nbytes and position < self._end:
+                self._current = (index, start, header.nbytes)
+                return self._current
         return None
 
-    def _decompress(self, index: int, out: memoryview) -> None:  # pragma: no cover
-        raise AssertionError("stream chunks are decoded when they are read")
+    def _decode(self, index: int, out: memoryview) -> None:
+        if self._raw is None or self._current is None or self._current[0] != index:
+            raise io.UnsupportedOperation(f"{self.name}: cannot go back in a stream")
+        try:
+            n = engine.decompress_into(self._raw, out)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: chunk {index}: {exc}") from None
+        if n != len(out):
+            raise IntegrityError(f"{self.name}: chunk {index} decoded to {n} bytes, not {len(out)}")
+        self._raw = None
 
     def _next_chunk(self) -> tuple[ChunkHeader, memoryview] | None:
         index = self._next_index
@@ -671,15 +678,6 @@ class _StreamReader(_Reader):
     def close(self) -> None:
         super().close()
         self.reader.close()
-
-
-def _decompress_checked(chunk: memoryview, out: memoryview, index: int, name: str) -> None:
-    try:
-        n = engine.decompress_into(chunk, out)
-    except BloscpackError as exc:
-        raise type(exc)(f"{name}: chunk {index}: {exc}") from None
-    if n != len(out):
-        raise IntegrityError(f"{name}: chunk {index} decoded to {n} bytes, not {len(out)}")
 
 
 def _read_stream(
@@ -903,6 +901,7 @@ class _ContainerSink:
             self._target = fp
         else:
             self._target = self._stack.enter_context(atomic_write(path))
+        self._start = 0 if self._streaming else self._target.tell()
         if self._streaming:
             self._writer = self._new_writer(
                 chunk_size=options.chunk_size, last_chunk=-1, nchunks=-1, offsets=False
@@ -980,6 +979,7 @@ class _ContainerSink:
         nchunks, chunk_size, last_chunk = calculate_nchunks(self._total, self.options.chunk_size)
         if nchunks != len(self._chunk_sizes):
             raise AssertionError(f"{len(self._chunk_sizes)} chunks written, {nchunks} expected")
+        self._target.seek(self._start)
         writer = self._new_writer(
             chunk_size=chunk_size,
             last_chunk=last_chunk,
