@@ -35,6 +35,7 @@ from .chunks import (
     inspect_chunk,
     is_chunk,
 )
+from .convert import convert
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 from .frame import Frame
@@ -44,6 +45,7 @@ __version__ = "1.0.0"
 __all__ = [
     "BloscFile",
     "ChunkHeader",
+    "convert",
     "compress_chunk",
     "decompress_chunk",
     "decompress_chunk_items",

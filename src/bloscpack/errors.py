@@ -114,6 +114,10 @@ class NotANumpyArray(BloscpackError, RuntimeError):
     """The container does not hold a numpy array."""
 
 
+class OutputExistsError(BloscpackError, FileExistsError):
+    """The output path exists and replacing it was not asked for."""
+
+
 class ObjectNumpyArrayRejection(BloscpackError, RuntimeError):
     """Object arrays cannot be stored (they would need pickling)."""
 
@@ -142,6 +146,7 @@ __all__ = [
     "NotANumpyArray",
     "NotAContainer",
     "NotEnoughSpace",
+    "OutputExistsError",
     "ObjectNumpyArrayRejection",
     "TruncatedError",
     "UnsupportedError",

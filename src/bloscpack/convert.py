@@ -1,0 +1,1269 @@
+"""Convert a container from one format to another: :func:`convert`.
+
+Every format is a sequence of Blosc chunks plus metadata, so a conversion streams chunks from a
+*source* (any container :func:`bloscpack.dispatch.detect` recognises) to a *target* writer.
+A stored chunk is copied byte for byte when the target accepts it as it is (same uncompressed
+extent, a chunk format the target's readers decode: Blosc1 for 0.16-readable ``.blp`` and for
+bcolz, Blosc2 for frames and b2nd, b2nd's block size), otherwise the data is decompressed and
+compressed again with the target's options.  When the source's chunks can be copied and no
+chunk size is given, the target keeps the source's chunk layout.
+
+Memory stays bounded by a few chunks: flat layouts (``.blp``, frames, bcolz carrays) stream
+chunk by chunk, b2nd arrays and ctables by slabs of rows one chunk deep.  The one exception is
+a Fortran-ordered ``.blp``/frame array converted to a C-ordered format (b2nd, bcolz): its data
+is decompressed once, as one array, and the output is still written chunk by chunk.
+
+The numpy metadata (dtype, shape, order) is always kept; user metadata (``.blp`` metadata keys,
+frame and b2nd vlmetalayers, bcolz attributes) and fixed metalayers are kept where the target
+can hold them, and the report names everything dropped.  The output appears whole or not at
+all: it is built under a temporary name next to ``dst`` and renamed into place.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import engine
+from . import ndarray as nd
+from .args import (
+    DEFAULT_CHECKSUM,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
+    DEFAULT_CNAME,
+    DEFAULT_MAX_APP_CHUNKS,
+    DEFAULT_SHUFFLE,
+    BloscArgs,
+    MetadataArgs,
+    calculate_nchunks,
+)
+from .b2nd_layout import ChunkGrid, array_to_chunk, default_chunks_blocks
+from .b2nd_meta import METALAYER_NAME, B2ndMeta
+from .blosc.header import ChunkHeader, Special
+from .blosc.layout import validate_chunk
+from .errors import (
+    ArgumentError,
+    BloscpackError,
+    FileNotFound,
+    IntegrityError,
+    OutputExistsError,
+    UnsupportedError,
+)
+from .io import PathLike, fsync_directory
+
+FORMATS = ("blp", "b2frame", "sframe", "b2nd", "bcolz")
+#: Target format by file name extension, when ``format`` is not given.
+EXTENSIONS = {".blp": "blp", ".b2frame": "b2frame", ".b2nd": "b2nd", ".bcolz": "bcolz"}
+#: The metadata keys (``.blp`` metadata dict, frame vlmetalayers) that describe a numpy array.
+NUMPY_KEYS = ("dtype", "shape", "order", "container")
+#: Default chunk size of frames written from a source whose chunks cannot be copied.
+FRAME_CHUNK_NBYTES = 4 * 1024 * 1024
+#: Rows of a ctable target are moved in slabs of about this many bytes.
+SLAB_NBYTES = 4 * 1024 * 1024
+
+Buffer = Any
+
+
+# --- sources ------------------------------------------------------------------------------
+
+
+class _Source:
+    """A container opened for conversion.
+
+    ``spec`` is the array (raw-bytes containers: 1-d ``uint8``), ``is_array`` whether the
+    container says it holds one.  ``user`` maps user-metadata names to values and ``packed``
+    the same names to their stored msgpack bytes (frame sources); ``metalayers`` are fixed
+    frame metalayers other than ``b2nd``.  ``spans`` gives the flat byte range (in storage
+    order) each stored chunk holds, or None when chunks are not flat.  Data is read in *units*
+    (a stored chunk, or a slab of rows) through a one-unit cache.
+    """
+
+    fmt = ""
+    spans: list[tuple[int, int]] | None = None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.spec = nd.ArraySpec(np.dtype(np.uint8), (0,), "C")
+        self.is_array = True
+        self.user: dict[str, Any] = {}
+        self.packed: dict[str, bytes] = {}
+        self.blp_metadata: Any = None
+        self.metalayers: list[tuple[str, bytes]] = []
+        self.dropped: list[str] = []
+        self._cache: tuple[int, Buffer] | None = None
+        self._whole: np.ndarray | None = None
+
+    # --- description ---------------------------------------------------------------------
+
+    @property
+    def nbytes(self) -> int:
+        return self.spec.nbytes
+
+    @property
+    def row_nbytes(self) -> int:
+        """Bytes of one row (one item of a 0-d array)."""
+        return math.prod(self.spec.shape[1:]) * self.spec.dtype.itemsize
+
+    @property
+    def nrows(self) -> int:
+        return self.spec.shape[0] if self.spec.shape else 1
+
+    def uniform_span(self) -> int | None:
+        """The size of every stored chunk but the last (which may be smaller), if chunks are
+        flat and uniform; None otherwise."""
+        if not self.spans:
+            return None
+        size = self.spans[0][1]
+        if size <= 0 or any(n != size for _, n in self.spans[:-1]) or self.spans[-1][1] > size:
+            return None
+        return size
+
+    def span_lookup(self) -> dict[tuple[int, int], int]:
+        return {span: i for i, span in enumerate(self.spans or ())}
+
+    def first_chunk_header(self) -> ChunkHeader | None:
+        """Header of the first stored chunk holding data (None without chunks)."""
+        for i, (_, n) in enumerate(self.spans or ()):
+            if n:
+                return ChunkHeader.parse(self.stored_chunk(i))
+        return None
+
+    # --- chunks and data -----------------------------------------------------------------
+
+    def stored_chunk(self, index: int) -> Buffer:
+        """The stored bytes of chunk ``index`` (verified as the format allows)."""
+        raise NotImplementedError
+
+    def _unit_of(self, offset: int) -> tuple[int, int, int]:
+        """``(unit, start, stop)`` of the unit holding flat byte ``offset``."""
+        raise NotImplementedError
+
+    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
+        """Decode all bytes of ``unit`` into ``out`` (exactly its size)."""
+        raise NotImplementedError
+
+    def _unit_bytes(self, unit: int, size: int) -> memoryview:
+        if self._cache is None or self._cache[0] != unit:
+            self._cache = None
+            buffer = memoryview(bytearray(size))
+            self._decode_unit_into(unit, buffer)
+            self._cache = (unit, buffer)
+        return self._cache[1]  # type: ignore[no-any-return]
+
+    def read_into(self, start: int, out: memoryview) -> None:
+        """Fill ``out`` with the flat bytes (storage order) from ``start``; whole units are
+        decoded straight into ``out``."""
+        pos, n = 0, len(out)
+        while pos < n:
+            unit, u0, u1 = self._unit_of(start + pos)
+            lo = start + pos - u0
+            take = min(u1 - u0 - lo, n - pos)
+            if lo == 0 and take == u1 - u0:
+                self._decode_unit_into(unit, out[pos : pos + take])
+            else:
+                out[pos : pos + take] = self._unit_bytes(unit, u1 - u0)[lo : lo + take]
+            pos += take
+
+    def read_c(self, start: int, out: memoryview) -> None:
+        """Like :meth:`read_into`, in C order of the array (``start`` and ``len(out)`` whole
+        rows when the source is Fortran-ordered)."""
+        if self.spec.order == "C" or len(out) == 0:
+            self.read_into(start, out)
+            return
+        rb = self.row_nbytes
+        rows = self.read_rows(start // rb, (start + len(out)) // rb)
+        out[:] = nd.byte_view(np.ascontiguousarray(rows)).data
+
+    def read_rows(self, r0: int, r1: int) -> np.ndarray:
+        """Rows ``[r0, r1)`` as a C-contiguous array (a 0-d source: its one item)."""
+        spec = self.spec
+        if spec.order == "F":
+            return np.ascontiguousarray(self._whole_array()[r0:r1])
+        shape = (r1 - r0, *spec.shape[1:]) if spec.shape else ()
+        rows = np.empty(shape, dtype=spec.dtype)
+        if rows.nbytes:
+            self.read_into(r0 * self.row_nbytes, nd.byte_view(rows).data)
+        return rows
+
+    def _whole_array(self) -> np.ndarray:
+        if self._whole is None:
+            try:
+                whole = self.spec.empty()
+            except (MemoryError, ValueError) as exc:
+                raise UnsupportedError(f"{self.name}: cannot allocate the array ({exc})") from None
+            if whole.nbytes:
+                self.read_into(0, nd.byte_view(whole).data)
+            self._whole = whole
+        return self._whole
+
+    def close(self) -> None:
+        self._cache = None
+        self._whole = None
+
+
+class _ChunkedSource(_Source):
+    """A source whose units are its stored chunks, each holding a flat byte range."""
+
+    spans: list[tuple[int, int]]
+
+    def _set_spans(self, sizes: Sequence[int]) -> None:
+        self.spans, pos = [], 0
+        for size in sizes:
+            self.spans.append((pos, size))
+            pos += size
+        self._starts = [start for start, _ in self.spans]
+        self._total = pos
+
+    def _check_total(self) -> None:
+        if self._total != self.spec.nbytes:
+            raise IntegrityError(
+                f"{self.name}: the array {self.spec.shape} of {self.spec.dtype} needs"
+                f" {self.spec.nbytes} bytes, the chunks hold {self._total}"
+            )
+
+    def _unit_of(self, offset: int) -> tuple[int, int, int]:
+        unit = bisect.bisect_right(self._starts, offset) - 1
+        while self.spans[unit][1] == 0:  # skip empty chunks
+            unit += 1
+        start, size = self.spans[unit]
+        return unit, start, start + size
+
+    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
+        chunk = self.stored_chunk(unit)
+        header = validate_chunk(chunk)
+        if header.nbytes == len(out):
+            engine.decompress_into(chunk, out, validated=True)
+            return
+        if header.nbytes < len(out):
+            raise IntegrityError(
+                f"{self.name}: chunk {unit} holds {header.nbytes} bytes, at least {len(out)}"
+                " are needed"
+            )
+        scratch = bytearray(header.nbytes)  # a bcolz leftover chunk longer than needed
+        engine.decompress_into(chunk, scratch, validated=True)
+        out[:] = memoryview(scratch)[: len(out)]
+
+
+def _array_from_metadata(source: _Source, metadata: Any, total: int) -> None:
+    """Set ``spec``/``is_array``/``user`` from ``.blp`` metadata or frame vlmetalayers."""
+    if nd.is_numpy_metadata(metadata):
+        source.spec = nd.decode_metadata(metadata)
+        source.user = {k: v for k, v in metadata.items() if k not in NUMPY_KEYS}
+    else:
+        source.spec = nd.ArraySpec(np.dtype(np.uint8), (total,), "C")
+        source.is_array = False
+        if isinstance(metadata, dict):
+            source.user = dict(metadata)
+
+
+class _BlpSource(_ChunkedSource):
+    fmt = "blp"
+
+    def __init__(self, path: str) -> None:
+        from .containers.bloscpack import BloscpackReader
+
+        super().__init__(path)
+        self.reader = BloscpackReader(path)
+        try:
+            self.reader.check_sizes()
+            self._set_spans([loc.nbytes for loc in self.reader.locations()])
+            metadata = self.reader.metadata
+            _array_from_metadata(self, metadata, self._total)
+            if not self.is_array:
+                self.blp_metadata = metadata
+            self._check_total()
+        except BaseException:
+            self.reader.close()
+            raise
+
+    def stored_chunk(self, index: int) -> Buffer:
+        return self.reader.read_chunk(index)
+
+    def close(self) -> None:
+        super().close()
+        self.reader.close()
+
+
+class _FrameSource(_ChunkedSource):
+    """A Blosc2 frame without a ``b2nd`` metalayer (contiguous or sparse)."""
+
+    def __init__(self, path: str, fmt: str) -> None:
+        from .containers.b2nd import open_frame
+
+        super().__init__(path)
+        self.fmt = fmt
+        self.core = open_frame(path)
+        try:
+            core = self.core
+            self._set_spans([core.chunk_nbytes(i) for i in range(core.nchunks)])
+            if self._total != core.header.nbytes:
+                raise IntegrityError(
+                    f"{path}: the chunks hold {self._total} bytes, the header announces"
+                    f" {core.header.nbytes}"
+                )
+            self.packed, values = _frame_vlmeta(core)
+            _array_from_metadata(self, values, self._total)
+            self.packed = {k: v for k, v in self.packed.items() if k in self.user}
+            self.metalayers = list(core.metalayers)
+            self._check_total()
+        except BaseException:
+            self.core.close()
+            raise
+
+    def stored_chunk(self, index: int) -> Buffer:
+        return self.core.read_chunk(index)
+
+    def close(self) -> None:
+        super().close()
+        self.core.close()
+
+
+def _frame_vlmeta(core: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """(stored msgpack bytes, decoded values) of every vlmetalayer of a frame."""
+    from .containers.frame import unpack_value
+
+    packed = {name: bytes(core.vlmeta_raw(name)) for name, _ in core.vlmeta}
+    values = {name: unpack_value(raw, f"{core.name}: vlmetalayer {name!r}")
+              for name, raw in packed.items()}  # fmt: skip
+    return packed, values
+
+
+class _B2ndSource(_Source):
+    """A python-blosc2 NDArray; units are slabs of one chunk of rows (axis 0)."""
+
+    fmt = "b2nd"
+
+    def __init__(self, path: str) -> None:
+        from .containers.b2nd import B2ndArray
+
+        super().__init__(path)
+        self.array = B2ndArray(path)
+        try:
+            array, self.grid = self.array, self.array.grid
+            self.spec = nd.ArraySpec(array.dtype, array.shape, "C")
+            self.packed, self.user = _frame_vlmeta(array.frame)
+            self.metalayers = [(n, c) for n, c in array.frame.metalayers if n != METALAYER_NAME]
+            self.unit_rows = max(self.grid.chunks[0], 1) if self.spec.shape else 1
+            if _row_flat(self.grid):
+                rb, c0 = self.row_nbytes, self.grid.chunks[0]
+                self.spans = [(i * c0 * rb, (min(c0, self.nrows - i * c0)) * rb)
+                              for i in range(self.grid.nchunks)]  # fmt: skip
+        except BaseException:
+            self.array.close()
+            raise
+
+    def stored_chunk(self, index: int) -> Buffer:
+        return self.array.frame.read_chunk(index)
+
+    def _unit_of(self, offset: int) -> tuple[int, int, int]:
+        unit_nbytes = self.unit_rows * self.row_nbytes
+        unit = offset // unit_nbytes
+        return unit, unit * unit_nbytes, min((unit + 1) * unit_nbytes, self.nbytes)
+
+    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
+        r0 = unit * self.unit_rows
+        r1 = min(r0 + self.unit_rows, self.nrows)
+        shape = (r1 - r0, *self.spec.shape[1:]) if self.spec.shape else ()
+        dest = np.frombuffer(out, dtype=self.spec.dtype).reshape(shape)
+        if self.spec.shape:
+            self.array.read_selection(slice(r0, r1), out=dest)
+        else:
+            self.array.read(out=dest)
+
+    def read_rows(self, r0: int, r1: int) -> np.ndarray:
+        if not self.spec.shape:
+            return self.array.read()
+        return self.array.read_selection(slice(r0, r1))
+
+    def close(self) -> None:
+        super().close()
+        self.array.close()
+
+
+def _row_flat(grid: ChunkGrid) -> bool:
+    """Each chunk (and each block) spans whole rows: chunk ``i`` holds a flat byte range."""
+    return (
+        grid.ndim >= 1 and grid.chunks[1:] == grid.shape[1:] and grid.blocks[1:] == grid.shape[1:]
+    )
+
+
+class _CarraySource(_ChunkedSource):
+    fmt = "bcolz"
+
+    def __init__(self, reader: Any) -> None:
+        super().__init__(reader.path)
+        if reader.is_object:
+            raise UnsupportedError(
+                f"{reader.path}: object carray: its chunks are pickled Python objects,"
+                " which bloscpack never unpickles"
+            )
+        self.reader = reader
+        self.spec = nd.ArraySpec(reader.dtype, tuple(reader.shape), "C")
+        nchunks = reader.nchunks if reader.atomsize else 0
+        if nchunks:
+            reader.check_chunks(0, nchunks - 1)
+        self._set_spans([reader.chunk_rows(i) * reader.atomsize for i in range(nchunks)])
+        self._check_total()
+        self.user = reader.attrs.to_dict()
+
+    def stored_chunk(self, index: int) -> Buffer:
+        from .containers.bcolz import BLPK_HEADER_SIZE
+
+        path = self.reader.chunk_path(index)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        chunk = memoryview(data)[BLPK_HEADER_SIZE:]
+        try:
+            header = validate_chunk(chunk)
+        except BloscpackError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+        return chunk[: header.cbytes]
+
+
+class _CtableSource(_Source):
+    """A bcolz ctable: rows are read column by column in slabs of ``unit_rows`` rows."""
+
+    fmt = "bcolz"
+
+    def __init__(self, reader: Any) -> None:
+        super().__init__(reader.path)
+        self.reader = reader
+        self.spec = nd.ArraySpec(reader.dtype, tuple(reader.shape), "C")
+        self.user = reader.attrs.to_dict()
+        chunklens = []
+        for name in reader.names:
+            column = reader.carray(name)
+            chunklens.append(column.chunklen)
+            if column.attrs.to_dict():
+                self.dropped.append(
+                    f"attributes of column {name!r} (only table attributes are kept)"
+                )
+        self.unit_rows = max(
+            1, min(max(chunklens, default=1), SLAB_NBYTES // max(self.row_nbytes, 1))
+        )
+
+    def _unit_of(self, offset: int) -> tuple[int, int, int]:
+        unit_nbytes = self.unit_rows * self.row_nbytes
+        unit = offset // unit_nbytes
+        return unit, unit * unit_nbytes, min((unit + 1) * unit_nbytes, self.nbytes)
+
+    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
+        r0 = unit * self.unit_rows
+        rows = self.read_rows(r0, min(r0 + self.unit_rows, self.nrows))
+        out[:] = nd.byte_view(rows).data
+
+    def read_rows(self, r0: int, r1: int) -> np.ndarray:
+        return np.ascontiguousarray(self.reader.read(start=r0, stop=r1))
+
+
+class _SingleChunkSource(_ChunkedSource):
+    """A file holding one Blosc chunk: raw bytes."""
+
+    fmt = "chunk"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        with open(path, "rb") as fh:
+            self.data = fh.read()
+        try:
+            header = validate_chunk(self.data)
+        except BloscpackError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+        self.data = self.data[: header.cbytes]
+        self._set_spans([header.nbytes])
+        self.spec = nd.ArraySpec(np.dtype(np.uint8), (header.nbytes,), "C")
+        self.is_array = False
+
+    def stored_chunk(self, index: int) -> Buffer:
+        return self.data
+
+
+def open_source(path: str, fmt: str) -> _Source:
+    """The conversion source for the container ``path`` in format ``fmt``."""
+    if fmt == "blp":
+        return _BlpSource(path)
+    if fmt in ("b2frame", "sframe"):
+        return _FrameSource(path, fmt)
+    if fmt == "b2nd":
+        return _B2ndSource(path)
+    if fmt == "bcolz":
+        from .containers.bcolz import CtableReader, open_bcolz
+
+        reader = open_bcolz(path)
+        return _CtableSource(reader) if isinstance(reader, CtableReader) else _CarraySource(reader)
+    return _SingleChunkSource(path)
+
+
+# --- metadata -----------------------------------------------------------------------------
+
+
+def _numpy_metadata(spec: nd.ArraySpec) -> dict[str, Any]:
+    """The 0.16 numpy metadata dict of ``spec`` (also the frame vlmetalayers of an array)."""
+    nd.check_storable(spec.dtype)
+    return {"dtype": nd.dtype_to_string(spec.dtype), "shape": list(spec.shape),
+            "order": spec.order, "container": nd.CONTAINER}  # fmt: skip
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why JSON cannot hold ``value`` exactly (None if it can)."""
+    try:
+        text = json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    if json.loads(text) != _tuples_to_lists(value):
+        return "JSON would change it (non-string mapping keys)"
+    return None
+
+
+def _tuples_to_lists(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_tuples_to_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _tuples_to_lists(v) for k, v in value.items()}
+    return value
+
+
+def _json_user(source: _Source, what: str, dropped: list[str], reserved: Sequence[str] = ()
+               ) -> dict[str, Any]:  # fmt: skip
+    """The user metadata JSON can hold (``what`` names the target's kind of entry)."""
+    kept: dict[str, Any] = {}
+    for name, value in source.user.items():
+        if name in reserved:
+            dropped.append(f"{_entry(source)} {name!r}: the name is taken by the numpy metadata")
+            continue
+        problem = _json_problem(value)
+        if problem is not None:
+            dropped.append(f"{_entry(source)} {name!r}: {what} cannot hold it ({problem})")
+            continue
+        kept[name] = value
+    return kept
+
+
+def _entry(source: _Source) -> str:
+    """How the source calls one user-metadata entry."""
+    return {"blp": "metadata key", "bcolz": "attribute"}.get(source.fmt, "vlmetalayer")
+
+
+def _packed_user(source: _Source, dropped: list[str], room: int, reserved: Sequence[str] = ()
+                 ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """User metadata as frame vlmetalayers (msgpack bytes), at most ``room`` of them."""
+    from .containers.frame import MAX_NAME_LEN, pack_value
+
+    layers: list[tuple[str, bytes]] = []
+    for name, value in source.user.items():
+        if name in reserved:
+            dropped.append(f"{_entry(source)} {name!r}: the name is taken by the numpy metadata")
+            continue
+        if len(name.encode("utf-8")) > MAX_NAME_LEN:
+            dropped.append(f"{_entry(source)} {name!r}: frame vlmetalayer names hold at most"
+                           f" {MAX_NAME_LEN} bytes")  # fmt: skip
+            continue
+        if len(layers) >= room:
+            dropped.append(f"{_entry(source)} {name!r}: a frame holds at most {room} user"
+                           " vlmetalayers here")  # fmt: skip
+            continue
+        packed = source.packed.get(name)
+        if packed is None:
+            try:
+                packed = pack_value(value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                dropped.append(f"{_entry(source)} {name!r}: msgpack cannot hold it ({exc})")
+                continue
+        layers.append((name, packed))
+    return layers
+
+
+def _metalayers(source: _Source, dropped: list[str], room: int, keep: bool
+                ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """The source's fixed metalayers the target keeps (``keep`` False: a target without
+    metalayers)."""
+    kept: list[tuple[str, bytes]] = []
+    for name, content in source.metalayers:
+        if not keep:
+            dropped.append(f"metalayer {name!r}: the target format has no metalayers")
+        elif len(kept) >= room:
+            dropped.append(f"metalayer {name!r}: a frame holds at most {room} more metalayers")
+        else:
+            kept.append((name, bytes(content)))
+    return kept
+
+
+# --- options ------------------------------------------------------------------------------
+
+
+def _take(options: dict[str, Any], allowed: Mapping[str, Any], fmt: str) -> dict[str, Any]:
+    """The target's options with defaults; unknown names are refused."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ArgumentError(
+            f"unknown option(s) for format {fmt!r}: {', '.join(unknown)};"
+            f" known: {', '.join(sorted(allowed))}"
+        )
+    return {**allowed, **options}
+
+
+def _flat_spans(total: int, size: int) -> list[tuple[int, int]]:
+    return [(start, min(size, total - start)) for start in range(0, total, size)]
+
+
+# --- targets ------------------------------------------------------------------------------
+
+
+class _Target:
+    """A format writer: chooses its layout from the source and the options (before anything
+    is written), then writes chunks, copied or compressed, to a path."""
+
+    fmt = ""
+
+    def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
+        self.source = source
+        self.copy_chunks = copy_chunks
+        self.dropped: list[str] = list(source.dropped)
+        self.copied = 0
+        self.recompressed = 0
+
+    def _copyable(self, header: ChunkHeader | None) -> bool:
+        """The source's chunks can be copied (judged by its first chunk)."""
+        return self.copy_chunks and header is not None and self.accepts_format(header)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        raise NotImplementedError
+
+    def write(self, path: str) -> None:
+        raise NotImplementedError
+
+    def _write_spans(self, spans: Sequence[tuple[int, int]], c_order: bool,
+                     put_chunk: Any, put_data: Any, chunk_nbytes: Any = None) -> None:  # fmt: skip
+        """Write the target chunks holding the flat byte ranges ``spans``: a source chunk that
+        holds exactly the range and that the target accepts is copied, anything else is read
+        (in C order if ``c_order``) and compressed.  ``chunk_nbytes(n)`` is the uncompressed
+        size a target chunk for ``n`` bytes must have (default: ``n``)."""
+        source = self.source
+        lookup = source.span_lookup() if self.copy_chunks else {}
+        scratch = memoryview(bytearray(max((n for _, n in spans), default=0)))
+        for start, n in spans:
+            index = lookup.get((start, n))
+            if index is not None:
+                chunk = source.stored_chunk(index)
+                header = validate_chunk(chunk)
+                wanted = n if chunk_nbytes is None else chunk_nbytes(n)
+                if header.nbytes == wanted and self.accepts_format(header):
+                    put_chunk(chunk)
+                    self.copied += 1
+                    continue
+            data = scratch[:n]
+            if c_order:
+                source.read_c(start, data)
+            else:
+                source.read_into(start, data)
+            put_data(data)
+            self.recompressed += 1
+
+
+class _BlpTarget(_Target):
+    fmt = "blp"
+    OPTIONS = {
+        "chunk_size": None, "clevel": DEFAULT_CLEVEL, "shuffle": DEFAULT_SHUFFLE, "cname": None,
+        "codec": None, "checksum": DEFAULT_CHECKSUM, "offsets": True,
+        "max_app_chunks": DEFAULT_MAX_APP_CHUNKS, "blosc_version": 1, "filters": None,
+        "filters_meta": None, "use_dict": False, "blocksize": 0, "metadata_args": None,
+    }  # fmt: skip
+
+    def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
+        from .api import _array_chunk_size
+        from .containers.bloscpack import check_blosc_args
+
+        super().__init__(source, options, copy_chunks)
+        opts = _take(options, self.OPTIONS, self.fmt)
+        cname, codec = opts["cname"], opts["codec"]
+        if cname is not None and codec is not None and cname != codec:
+            raise ArgumentError(f"cname {cname!r} and codec {codec!r} disagree")
+        self.opts = opts
+        spec = source.spec
+        self.args = BloscArgs(
+            clevel=opts["clevel"], shuffle=opts["shuffle"], cname=cname or codec or DEFAULT_CNAME,
+            blosc_version=opts["blosc_version"], filters=opts["filters"],
+            filters_meta=opts["filters_meta"], use_dict=opts["use_dict"],
+            blocksize=opts["blocksize"],
+        )  # fmt: skip
+        itemsize = spec.dtype.itemsize
+        if self.args.blosc_version == 1:
+            self.args.typesize = nd.blosc1_typesize(spec.dtype) if itemsize else 1
+        else:
+            self.args.typesize = max(1, itemsize)
+        check_blosc_args(self.args)
+        if opts["metadata_args"] is not None and not isinstance(
+            opts["metadata_args"], MetadataArgs
+        ):
+            self.opts["metadata_args"] = MetadataArgs(**dict(opts["metadata_args"]))
+        chunk_size: Any = opts["chunk_size"]
+        span = source.uniform_span()
+        if chunk_size is None and span and self._copyable(source.first_chunk_header()):
+            chunk_size = span
+        chunk_size = _array_chunk_size(
+            chunk_size or DEFAULT_CHUNK_SIZE, source.nbytes, max(itemsize, 1)
+        )
+        self.nchunks, self.chunk_size, self.last_chunk = calculate_nchunks(
+            source.nbytes, chunk_size
+        )
+        self.metadata = self._metadata()
+
+    def _metadata(self) -> Any:
+        source = self.source
+        if not source.is_array:
+            if source.blp_metadata is not None:
+                return source.blp_metadata
+            user = _json_user(source, "the .blp metadata (JSON)", self.dropped)
+            return user or None
+        metadata = _numpy_metadata(source.spec)
+        metadata.update(_json_user(source, "the .blp metadata (JSON)", self.dropped, NUMPY_KEYS))
+        return metadata
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        if self.args.blosc_version == 1:
+            return header.blosc_version == 1
+        return not header.lazy
+
+    def write(self, path: str) -> None:
+        from .api import _header_typesize
+        from .containers.bloscpack import BloscpackWriter, compress_chunk
+
+        with open(path, "wb") as fh:
+            writer = BloscpackWriter(
+                fh, chunk_size=self.chunk_size, last_chunk=self.last_chunk, nchunks=self.nchunks,
+                typesize=_header_typesize(self.args.typesize), checksum=self.opts["checksum"],
+                offsets=self.opts["offsets"], max_app_chunks=self.opts["max_app_chunks"],
+                metadata=self.metadata, metadata_args=self.opts["metadata_args"],
+            )  # fmt: skip
+            spans = _flat_spans(self.source.nbytes, self.chunk_size) or [(0, 0)]
+            self._write_spans(
+                spans,
+                False,
+                writer.write_chunk,
+                lambda data: writer.write_chunk(compress_chunk(data, self.args)),
+            )
+            writer.close()
+
+
+class _FrameTarget(_Target):
+    """A Blosc2 frame (``b2frame`` contiguous, ``sframe`` sparse) of flat chunks; an array's
+    numpy metadata goes to the vlmetalayers ``dtype``, ``shape``, ``order``, ``container``."""
+
+    OPTIONS = {
+        "chunksize": None, "typesize": None, "codec": "zstd", "clevel": 5,
+        "filters": (0, 0, 0, 0, 0, 1), "filters_meta": (0, 0, 0, 0, 0, 0), "codec_meta": 0,
+        "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": 1,
+    }  # fmt: skip
+
+    def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool,
+                 fmt: str) -> None:  # fmt: skip
+        from .containers.frame import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, CParams
+
+        super().__init__(source, options, copy_chunks)
+        self.fmt = fmt
+        opts = _take(options, self.OPTIONS, fmt)
+        spec = source.spec
+        itemsize = max(spec.dtype.itemsize, 1)
+        typesize = opts.pop("typesize") or itemsize
+        self.nthreads = int(opts.pop("nthreads"))
+        chunksize = opts.pop("chunksize")
+        try:
+            self.cparams = CParams.make(typesize=typesize, **opts)
+        except (TypeError, ValueError) as exc:
+            raise ArgumentError(str(exc)) from None
+        if chunksize is None and source.spans and self._copyable(source.first_chunk_header()):
+            self.spans = [span for span in source.spans if span[1]]  # the source's layout
+        else:
+            size = int(chunksize or FRAME_CHUNK_NBYTES)
+            if size < 1:
+                raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
+            size = max(itemsize, size - size % itemsize)
+            self.spans = _flat_spans(source.nbytes, size)
+        vl: list[tuple[str, bytes]] = []
+        if source.is_array:
+            from .containers.frame import pack_value
+
+            vl = [(k, pack_value(v)) for k, v in _numpy_metadata(spec).items()]
+        reserved = NUMPY_KEYS if source.is_array else ()
+        self.vlmeta = vl + _packed_user(
+            source, self.dropped, MAX_VLMETALAYERS_WRITE - len(vl), reserved
+        )
+        self.layers = _metalayers(source, self.dropped, MAX_METALAYERS, True)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        return header.extended and not header.lazy and header.nbytes > 0
+
+    def write(self, path: str) -> None:
+        with _frame_writer(path, self.fmt == "sframe", self.cparams, None, self.layers,
+                           self.vlmeta, self.nthreads) as append:  # fmt: skip
+            self._write_spans(
+                self.spans, False, append, lambda data: append(self.cparams.compress(data))
+            )
+
+
+@contextlib.contextmanager
+def _frame_writer(path: str, sparse: bool, cparams: Any, chunksize: int | None,
+                  metalayers: list[tuple[str, bytes]], vlmeta: list[tuple[str, bytes]],
+                  nthreads: int) -> Iterator[Any]:  # fmt: skip
+    """A function appending one chunk to a new contiguous or sparse frame at ``path``."""
+    from .containers.frame import FrameWriter
+    from .containers.sframe import SparseFrame
+
+    if sparse:
+        frame = SparseFrame.create(path, cparams, chunksize=chunksize, metalayers=metalayers,
+                                   vlmeta=vlmeta, nthreads=nthreads)  # fmt: skip
+        yield frame.append_chunk
+        frame.close()
+        return
+    with FrameWriter(path, cparams, chunksize=chunksize, metalayers=metalayers, vlmeta=vlmeta,
+                     nthreads=nthreads) as writer:  # fmt: skip
+        yield writer.append_chunk
+
+
+class _B2ndTarget(_Target):
+    """A python-blosc2 NDArray (``sparse=True``: a sparse frame directory)."""
+
+    fmt = "b2nd"
+    OPTIONS = {
+        "chunks": None, "blocks": None, "codec": "zstd", "clevel": 5, "filters": None,
+        "filters_meta": None, "splitmode": "auto", "nthreads": None, "sparse": False,
+    }  # fmt: skip
+
+    def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
+        from .containers.b2nd import _cparams
+        from .containers.frame import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE
+
+        super().__init__(source, options, copy_chunks)
+        opts = _take(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        if spec.order == "F":
+            self.dropped.append("Fortran order: b2nd arrays are C-ordered (values are kept)")
+        self.sparse = bool(opts["sparse"])
+        self.nthreads = engine.get_nthreads() if opts["nthreads"] is None else int(opts["nthreads"])
+        B2ndMeta.from_array_params(spec.shape, spec.shape, spec.shape, spec.dtype)
+        self.same_geometry = False
+        chunks, blocks = opts["chunks"], opts["blocks"]
+        if chunks is None and blocks is None:
+            chunks, blocks = self._copy_geometry()
+        chunks = None if chunks is None else tuple(int(c) for c in chunks)
+        blocks = None if blocks is None else tuple(int(b) for b in blocks)
+        chunks, blocks = default_chunks_blocks(spec.shape, spec.dtype.itemsize, chunks, blocks)
+        self.meta = B2ndMeta.from_array_params(spec.shape, chunks, blocks, spec.dtype)
+        self.grid = ChunkGrid(spec.shape, self.meta.chunks, self.meta.blocks, spec.dtype.itemsize)
+        if isinstance(source, _B2ndSource):
+            self.same_geometry = source.grid == self.grid
+        try:
+            self.cparams = _cparams(
+                spec.dtype, self.grid, opts["codec"], opts["clevel"], opts["filters"],
+                opts["filters_meta"], opts["splitmode"],
+            )  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, BloscpackError):
+                raise
+            raise ArgumentError(str(exc)) from None
+        self.layers = [(METALAYER_NAME, self.meta.pack())]
+        self.layers += _metalayers(source, self.dropped, MAX_METALAYERS - 1, True)
+        self.vlmeta = _packed_user(source, self.dropped, MAX_VLMETALAYERS_WRITE)
+
+    def _copy_geometry(self) -> tuple[Any, Any]:
+        """The geometry under which the source's chunks can be copied (else (None, None))."""
+        source = self.source
+        if not self.copy_chunks:
+            return None, None
+        if isinstance(source, _B2ndSource):
+            return source.grid.chunks, source.grid.blocks
+        span, header = source.uniform_span(), source.first_chunk_header()
+        rb = source.row_nbytes
+        if (span is None or header is None or source.spec.order != "C" or not source.spec.shape
+                or not rb or not header.extended or header.vl_blocks or header.special
+                or span % rb or header.blocksize % rb or span % header.blocksize):  # fmt: skip
+            return None, None
+        rest = source.spec.shape[1:]
+        return (span // rb, *rest), (header.blocksize // rb, *rest)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        if not header.extended or header.lazy or header.vl_blocks:
+            return False
+        return header.special != Special.NONE or header.blocksize == self.grid.block_nbytes
+
+    def write(self, path: str) -> None:
+        grid = self.grid
+        with _frame_writer(path, self.sparse, self.cparams, grid.chunk_nbytes, self.layers,
+                           self.vlmeta, self.nthreads) as append:  # fmt: skip
+            if grid.nchunks == 0:
+                return
+            if self.same_geometry:
+                self._write_same_geometry(append)
+            elif _row_flat(grid):
+                self._write_row_chunks(append)
+            else:
+                self._write_slabs(append)
+
+    def _compress(self, data: Buffer) -> bytearray:
+        params = self.cparams
+        return engine.compress_blosc2(
+            data, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
+            filters=params.filters, filters_meta=params.filters_meta,
+            splitmode=_SPLIT_NAMES[params.splitmode], blocksize=self.grid.block_nbytes,
+        )  # fmt: skip
+
+    def _write_same_geometry(self, append: Any) -> None:
+        source = self.source
+        assert isinstance(source, _B2ndSource)
+        scratch = bytearray(self.grid.chunk_nbytes)
+        for n in range(self.grid.nchunks):
+            chunk = source.stored_chunk(n)
+            header = validate_chunk(chunk)
+            if self.copy_chunks and self.accepts_format(header):
+                append(chunk)
+                self.copied += 1
+            else:
+                engine.decompress_into(chunk, scratch, validated=True)
+                append(self._compress(scratch))
+                self.recompressed += 1
+
+    def _write_row_chunks(self, append: Any) -> None:
+        """Chunks of whole rows: each is a flat byte range of the array, padded at the end."""
+        grid, source = self.grid, self.source
+        rb, c0 = source.row_nbytes, grid.chunks[0]
+        spans = [(i * c0 * rb, min(c0, source.nrows - i * c0) * rb) for i in range(grid.nchunks)]
+        padded = bytearray(grid.chunk_nbytes)
+
+        def put_data(data: memoryview) -> None:
+            if len(data) == grid.chunk_nbytes:
+                append(self._compress(data))
+                return
+            padded[: len(data)] = data
+            padded[len(data) :] = bytes(grid.chunk_nbytes - len(data))
+            append(self._compress(padded))
+
+        self._write_spans(spans, True, append, put_data, lambda n: grid.chunk_nbytes)
+
+    def _write_slabs(self, append: Any) -> None:
+        """Any chunk geometry: rows are read one chunk deep and cut into chunks."""
+        grid, source = self.grid, self.source
+        itemsize = source.spec.dtype.itemsize
+        scratch = np.empty(grid.chunk_nbytes // itemsize, dtype=source.spec.dtype)
+        if grid.ndim == 0:
+            data = source.read_rows(0, 1)
+            array_to_chunk(data, grid, (), scratch)
+            append(self._compress(scratch.view(np.uint8)))
+            self.recompressed += 1
+            return
+        c0 = grid.chunks[0]
+        for r0 in range(0, source.nrows, c0):
+            slab = source.read_rows(r0, min(r0 + c0, source.nrows))
+            slab_grid = ChunkGrid(slab.shape, grid.chunks, grid.blocks, itemsize)
+            for n in range(slab_grid.nchunks):
+                array_to_chunk(slab, slab_grid, slab_grid.chunk_coords(n), scratch)
+                append(self._compress(scratch.view(np.uint8)))
+                self.recompressed += 1
+
+
+_SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
+
+
+class _CarrayWriter:
+    """Writes one bcolz carray directory as bcolz does, a chunk of ``chunklen`` rows at a time
+    (copied Blosc1 chunks or buffered rows), ``meta/sizes`` last."""
+
+    def __init__(self, rootdir: str, dtype: np.dtype, rowshape: tuple[int, ...], chunklen: int,
+                 cparams: Any, attrs_blob: bytes) -> None:  # fmt: skip
+        from .containers import bcolz
+
+        self.bcolz = bcolz
+        self.rootdir = rootdir
+        self.dtype, self.rowshape, self.chunklen, self.cparams = dtype, rowshape, chunklen, cparams
+        self.atomsize = dtype.itemsize * math.prod(rowshape)
+        self.attrs_blob = attrs_blob
+        self.buffer = np.empty((chunklen, *rowshape), dtype=dtype)
+        self.filled = 0
+        self.nrows = 0
+        self.index = 0
+        self.cbytes = chunklen * self.atomsize  # bcolz counts the leftover buffer
+        os.mkdir(rootdir)
+        os.mkdir(os.path.join(rootdir, bcolz.DATA_DIR))
+        os.mkdir(os.path.join(rootdir, bcolz.META_DIR))
+
+    def _write_chunk(self, chunk: Buffer, header: ChunkHeader, rows: int) -> None:
+        path = self.bcolz._chunk_file(self.rootdir, self.index)
+        with open(path, "wb") as fh:
+            fh.write(self.bcolz.BLPK_HEADER)
+            fh.write(memoryview(chunk).cast("B")[: header.cbytes])
+        if rows == self.chunklen:
+            self.cbytes += header.cbytes
+        self.index += 1
+        self.nrows += rows
+
+    def append_chunk(self, chunk: Buffer) -> None:
+        """Store a Blosc1 chunk of whole rows as the next chunk file."""
+        header = ChunkHeader.parse(chunk)
+        self._write_chunk(chunk, header, header.nbytes // self.atomsize)
+
+    def append_rows(self, rows: np.ndarray) -> None:
+        """Buffer rows (C-contiguous, ``(n, *rowshape)``); full chunks are compressed."""
+        pos = 0
+        while pos < len(rows):
+            take = min(self.chunklen - self.filled, len(rows) - pos)
+            self.buffer[self.filled : self.filled + take] = rows[pos : pos + take]
+            self.filled += take
+            pos += take
+            if self.filled == self.chunklen:
+                self._flush()
+
+    def append_data(self, data: memoryview) -> None:
+        """Buffer rows given as their C-order bytes."""
+        rows = np.frombuffer(data, dtype=self.dtype).reshape((-1, *self.rowshape))
+        self.append_rows(rows)
+
+    def _flush(self) -> None:
+        if self.filled:
+            blob = self.bcolz._compress_rows(self.buffer[: self.filled], self.cparams)
+            chunk = memoryview(blob)[self.bcolz.BLPK_HEADER_SIZE :]
+            self._write_chunk(chunk, ChunkHeader.parse(chunk), self.filled)
+            self.filled = 0
+
+    def close(self) -> None:
+        bcolz = self.bcolz
+        self._flush()
+        empty = np.empty((0, *self.rowshape), dtype=self.dtype)
+        column = bcolz._Column(empty, self.chunklen, self.cparams, self.nrows,
+                               bcolz._dflt_json(self.dtype, None))  # fmt: skip
+        _write(os.path.join(self.rootdir, bcolz.STORAGE_FILE), bcolz._storage_blob(column))
+        shape = (self.nrows, *self.rowshape)
+        _write(os.path.join(self.rootdir, bcolz.SIZES_FILE),
+               bcolz._sizes_blob(shape, self.atomsize, self.cbytes))  # fmt: skip
+        _write(os.path.join(self.rootdir, bcolz.ATTRS_FILE), self.attrs_blob)
+
+
+def _write(path: str, blob: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(blob)
+
+
+class _BcolzTarget(_Target):
+    """A bcolz carray, or a ctable for a 1-d structured array (one carray per field)."""
+
+    fmt = "bcolz"
+    OPTIONS = {"chunklen": None, "expectedlen": None, "clevel": 5, "shuffle": 1, "cname": "lz4",
+               "durable": True}  # fmt: skip
+
+    def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
+        from .containers import bcolz
+
+        super().__init__(source, options, copy_chunks)
+        opts = _take(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        if not spec.shape:
+            raise ArgumentError(f"{source.name}: bcolz stores arrays of at least one dimension,"
+                                " this one is 0-d")  # fmt: skip
+        if spec.order == "F":
+            self.dropped.append("Fortran order: bcolz arrays are C-ordered (values are kept)")
+        nd.check_storable(spec.dtype)
+        self.cparams = bcolz._make_cparams(opts["clevel"], opts["shuffle"], opts["cname"], 0)
+        self.durable = bool(opts["durable"])
+        expectedlen = opts["expectedlen"]
+        if expectedlen is None:
+            expectedlen = spec.shape[0]
+        self.names = list(spec.dtype.names or ())
+        if self.names:
+            if len(spec.shape) != 1:
+                raise ArgumentError(
+                    f"a structured array is stored as a ctable and must be 1-D, got shape"
+                    f" {spec.shape}"
+                )
+            for name in self.names:
+                bcolz._check_column_name(name)
+        columns = [spec.dtype[name] for name in self.names] or [
+            np.dtype((spec.dtype, spec.shape[1:]))
+        ]
+        self.typesize = bcolz.blosc_typesize(spec.dtype)  # of a carray's chunks
+        self.layouts: list[tuple[np.dtype, tuple[int, ...], int]] = []
+        for dtype in columns:
+            base, rowshape = dtype.base, tuple(dtype.shape)
+            atomsize = base.itemsize * math.prod(rowshape)
+            if atomsize == 0:
+                raise ArgumentError(f"rows of shape {rowshape} and dtype {base} hold no bytes")
+            chunklen = opts["chunklen"]
+            if chunklen is None:
+                chunklen = self._copy_chunklen(atomsize) or bcolz.default_chunklen(
+                    atomsize, expectedlen
+                )
+            if not isinstance(chunklen, int) or chunklen < 1:
+                raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
+            if chunklen * atomsize > bcolz.MAX_BLOSC1_CHUNK:
+                raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1"
+                                    " chunk")  # fmt: skip
+            self.layouts.append((base, rowshape, chunklen))
+        self.attrs_blob = bcolz._attrs_blob(_json_user(source, "bcolz attributes (JSON)",
+                                                       self.dropped))  # fmt: skip
+        _metalayers(source, self.dropped, 0, False)
+
+    def _copy_chunklen(self, atomsize: int) -> int | None:
+        source = self.source
+        span = source.uniform_span()
+        if (self.names or span is None or span % atomsize or source.spec.order != "C"
+                or not self._copyable(source.first_chunk_header())):  # fmt: skip
+            return None
+        return span // atomsize
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        # bcolz reads parts of chunks in typesize units: the typesize must follow its rule
+        return header.blosc_version == 1 and header.typesize == self.typesize
+
+    def write(self, path: str) -> None:
+        from .containers import bcolz
+
+        source = self.source
+        if not self.names:
+            base, rowshape, chunklen = self.layouts[0]
+            writer = _CarrayWriter(path, base, rowshape, chunklen, self.cparams, self.attrs_blob)
+            size = chunklen * writer.atomsize
+            spans = _flat_spans(source.nbytes, size)
+            self._write_spans(spans, True, writer.append_chunk, writer.append_data)
+            writer.close()
+        else:
+            os.mkdir(path)
+            _write(os.path.join(path, bcolz.ROOTDIRS_FILE), bcolz._dumps({"names": self.names}))
+            writers = [
+                _CarrayWriter(os.path.join(path, name), base, rowshape, chunklen, self.cparams,
+                              bcolz._dumps({}))
+                for name, (base, rowshape, chunklen) in zip(self.names, self.layouts, strict=True)
+            ]  # fmt: skip
+            slab = max(1, SLAB_NBYTES // max(source.row_nbytes, 1))
+            for r0 in range(0, source.nrows, slab):
+                rows = source.read_rows(r0, min(r0 + slab, source.nrows))
+                for name, writer in zip(self.names, writers, strict=True):
+                    writer.append_rows(np.ascontiguousarray(rows[name]))
+            for writer in writers:
+                writer.close()
+            self.recompressed = sum(writer.index for writer in writers)
+            _write(os.path.join(path, bcolz.ATTRS_FILE), self.attrs_blob)
+        if self.durable:
+            bcolz._fsync_tree(path)
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _staged_output(dst: str, overwrite: bool) -> Iterator[str]:
+    """A path in a private directory next to ``dst``; when the block succeeds, what was built
+    there replaces ``dst``; when it fails, nothing is left behind."""
+    from .dispatch import detect
+
+    target = os.path.abspath(dst)
+    parent = os.path.dirname(target)
+    if not os.path.isdir(parent):
+        raise FileNotFound(f"{dst}: the directory {parent!r} does not exist")
+    if os.path.lexists(target):
+        if not overwrite:
+            raise OutputExistsError(f"{dst}: already exists (pass overwrite=True to replace it)")
+        if os.path.isdir(target) and not os.path.islink(target):
+            try:
+                detect(target)
+            except BloscpackError:
+                raise OutputExistsError(
+                    f"{dst}: is a directory that holds no Blosc container; not replacing it"
+                ) from None
+    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
+    try:
+        new = os.path.join(work, "new")
+        yield new
+        if os.path.isfile(new) and not os.path.isdir(target):
+            os.replace(new, target)
+        else:
+            if os.path.lexists(target):
+                os.rename(target, os.path.join(work, "old"))
+            os.rename(new, target)
+        fsync_directory(parent)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# --- the entry point ----------------------------------------------------------------------
+
+
+def target_format(dst: PathLike, format: str | None) -> str:
+    """The format to write: ``format``, or the one the extension of ``dst`` names."""
+    if format is None:
+        ext = os.path.splitext(os.fspath(dst).rstrip("/" + os.sep))[1].lower()
+        if ext not in EXTENSIONS:
+            raise ArgumentError(
+                f"cannot tell the target format from {os.fspath(dst)!r}: pass format= one of"
+                f" {', '.join(FORMATS)}"
+            )
+        return EXTENSIONS[ext]
+    if format not in FORMATS:
+        raise ArgumentError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    return format
+
+
+def _make_target(fmt: str, source: _Source, options: dict[str, Any], copy_chunks: bool) -> _Target:
+    if fmt == "blp":
+        return _BlpTarget(source, options, copy_chunks)
+    if fmt in ("b2frame", "sframe"):
+        return _FrameTarget(source, options, copy_chunks, fmt)
+    if fmt == "b2nd":
+        return _B2ndTarget(source, options, copy_chunks)
+    return _BcolzTarget(source, options, copy_chunks)
+
+
+def convert(
+    src: PathLike,
+    dst: PathLike,
+    format: str | None = None,
+    *,
+    overwrite: bool = False,
+    copy_chunks: bool = True,
+    **options: Any,
+) -> dict[str, Any]:
+    """Convert the container ``src`` (any format bloscpack reads) into ``dst`` in ``format``.
+
+    ``format`` is ``"blp"``, ``"b2frame"``, ``"sframe"``, ``"b2nd"`` (``sparse=True`` for a
+    sparse directory) or ``"bcolz"``; by default it follows the extension of ``dst``
+    (``.blp``, ``.b2frame``, ``.b2nd``, ``.bcolz``).  ``options`` are the target's
+    compression and layout options (see the documentation); stored chunks the target accepts
+    as they are are copied without recompression unless ``copy_chunks=False``.  An existing
+    ``dst`` is replaced only with ``overwrite=True``; a failed conversion leaves nothing.
+
+    Returns a report: ``{"format", "source_format", "copied_chunks",
+    "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
+    metadata the target could not hold.
+    """
+    from .dispatch import detect
+
+    fmt = target_format(dst, format)
+    src_path, dst_path = os.fspath(src), os.fspath(dst)
+    source_format = detect(src_path)
+    source = open_source(src_path, source_format)
+    try:
+        target = _make_target(fmt, source, dict(options), copy_chunks)
+        with _staged_output(dst_path, overwrite) as path:
+            previous = engine.get_nthreads()
+            try:
+                target.write(path)
+            finally:
+                engine.set_nthreads(previous)
+            source.close()
+    finally:
+        source.close()
+    return {
+        "format": fmt,
+        "source_format": source_format,
+        "copied_chunks": target.copied,
+        "recompressed_chunks": target.recompressed,
+        "dropped": target.dropped,
+    }
+
+
+__all__ = ["EXTENSIONS", "FORMATS", "convert", "open_source", "target_format"]
