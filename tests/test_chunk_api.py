@@ -113,8 +113,6 @@ def test_compress_arguments() -> None:
         compress_chunk(a, clevel=10, blosc_version=2)
     with pytest.raises(ArgumentError, match="more entries than filters"):
         compress_chunk(a, filters=("shuffle",), filters_meta=(1, 2), blosc_version=2)
-    with pytest.raises(ArgumentError, match="blocksize 4096: Blosc1 chunks get C-Blosc 1.x's"):
-        compress_chunk(a, typesize=4, blocksize=4096)
     with pytest.raises(ArgumentError, match="blocksize 2048 is not a multiple of typesize 3"):
         compress_chunk(a, typesize=3, blocksize=2048, blosc_version=2)
     with pytest.raises(ArgumentError, match="splitmode must be one of"):

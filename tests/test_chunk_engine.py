@@ -255,7 +255,8 @@ def test_pure_decoder_filters_on_zlib(shuffle: int, typesize: int, nitems: int) 
     data = items.reshape(-1)
     decoded = 0
     chunks = [engine.compress_blosc1(data, typesize=typesize, clevel=9, shuffle=shuffle,
-                                     codec="zlib")]  # fmt: skip
+                                     codec="zlib", blocksize=blocksize)
+              for blocksize in (0, 256)]  # fmt: skip
     for blocksize in (0, typesize * 64, typesize * 256):
         chunks.append(engine.compress_blosc2(data, typesize=typesize, clevel=9, codec="zlib",
                                              filters=[0, 0, 0, 0, 0, shuffle],

@@ -171,10 +171,12 @@ def test_short_buffers() -> None:
 def _threaded_blosc1_chunk() -> bytes:
     """A multi-block Blosc1 chunk whose blocks are stored out of order, as threads write them."""
     data = np.arange(100_000, dtype=np.int64).tobytes()
+    blosc.set_blocksize(8192)  # C-Blosc 1.x makes it 64 KiB
     nthreads = blosc.set_nthreads(1)
     try:
         chunk = blosc.compress(data, typesize=8, clevel=5, shuffle=blosc.SHUFFLE, cname="lz4")
     finally:
+        blosc.set_blocksize(0)
         blosc.set_nthreads(nthreads)
     h = ChunkHeader.parse(chunk)
     assert h.nblocks == 13

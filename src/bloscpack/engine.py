@@ -390,8 +390,8 @@ def compress_blosc1(
     """Compress ``data`` into one Blosc1-format chunk (version 2, 16-byte header) with C-Blosc 1.x,
     the format bloscpack 0.16 and bcolz read.
 
-    C-Blosc 1.x picks the block size itself: python-blosc ignores ``blosc.set_blocksize``, so a
-    ``blocksize`` other than 0 is refused rather than silently dropped.
+    A ``blocksize`` is a request that C-Blosc 1.x adjusts by its own rules (8192 became 65536
+    for lz4 with typesize 8).
     """
     import blosc
 
@@ -399,11 +399,6 @@ def compress_blosc1(
         known = ", ".join(blosc.compressor_list())
         raise NoSuchCodec(f"codec {codec!r} is not available for Blosc1 chunks; known: {known}")
     _check_clevel_blocksize(clevel, blocksize)
-    if blocksize:
-        raise ArgumentError(
-            f"blocksize {blocksize}: Blosc1 chunks get C-Blosc 1.x's automatic block size;"
-            " choosing one needs Blosc2 chunks (blosc_version=2)"
-        )
     if not 1 <= typesize <= 255:
         raise ArgumentError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
     if shuffle not in (0, 1, 2):
@@ -415,7 +410,11 @@ def compress_blosc1(
         )
     with _blosc1_lock:
         blosc.set_nthreads(_nthreads)
-        out: bytes = blosc.compress(
-            src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
-        )
-        return out
+        blosc.set_blocksize(blocksize)
+        try:
+            out: bytes = blosc.compress(
+                src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
+            )
+            return out
+        finally:
+            blosc.set_blocksize(0)
