@@ -266,6 +266,16 @@ def test_write_to_a_path_is_atomic(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out.blp"]
 
 
+def test_failed_open_leaves_nothing(tmp_path, monkeypatch):
+    def no_space(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("bloscpack.blpfile.tempfile.SpooledTemporaryFile", no_space)
+    with pytest.raises(OSError, match="No space left"):
+        bloscpack.BloscFile(tmp_path / "out.blp", "wb")
+    assert os.listdir(tmp_path) == []
+
+
 def test_failed_write_commits_nothing(tmp_path, monkeypatch):
     path = tmp_path / "out.blp"
     f = bloscpack.BloscFile(path, "wb", chunk_size=100)

@@ -100,10 +100,11 @@ class BloscFile(io.BufferedIOBase):
         Uncompressed bytes per chunk (``"wb"``); a B/K/M/G/T suffix is accepted.
     blosc_args, bloscpack_args, metadata_args
         0.16's argument objects (or dicts), as for :func:`bloscpack.pack_bytes_to_file`.
-    typesize, clevel, shuffle, cname (or codec), blosc_version, filters, filters_meta, use_dict, \
-    blocksize
+    typesize, clevel, shuffle, cname (alias codec)
         Chunk compression, overriding ``blosc_args``; defaults are bloscpack 0.16's (typesize 8,
-        clevel 7, byte shuffle, blosclz, Blosc1 chunks that 0.16 reads).
+        clevel 7, byte shuffle, blosclz), in Blosc1 chunks that 0.16 reads.
+    blosc_version, filters, filters_meta, use_dict, blocksize
+        Blosc2 chunks (``blosc_version=2``) and their options, as in :class:`BloscArgs`.
     checksum, offsets, max_app_chunks
         Container options overriding ``bloscpack_args`` (adler32, offsets on, 10 × nchunks).
     metadata
@@ -896,6 +897,13 @@ class _ContainerSink:
         self._streaming = fp is not None and not _seekable(fp)
         self._writer: BloscpackWriter | None = None
         self._spool: IO[bytes] | None = None
+        try:
+            self._open(path, fp)
+        except BaseException:
+            self._stack.__exit__(*sys.exc_info())
+            raise
+
+    def _open(self, path: str | None, fp: IO[bytes] | None) -> None:
         if path is None:
             assert fp is not None
             self._target = fp
@@ -904,7 +912,7 @@ class _ContainerSink:
         self._start = 0 if self._streaming else self._target.tell()
         if self._streaming:
             self._writer = self._new_writer(
-                chunk_size=options.chunk_size, last_chunk=-1, nchunks=-1, offsets=False
+                chunk_size=self.options.chunk_size, last_chunk=-1, nchunks=-1, offsets=False
             )
         else:
             directory = None if path is None else os.path.dirname(os.path.abspath(path))
