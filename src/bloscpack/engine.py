@@ -150,13 +150,18 @@ class _Context:
             _lib.blosc2_free_ctx(self.handle)
 
 
-def _dctx() -> int:
-    ctx: _Context | None = getattr(_local, "dctx", None)
+def _dctx(*, extended: bool = True) -> int:
+    """This Python thread's decompression context.  Chunks with a 16-byte header
+    (``extended=False``) get a context of their own: a context keeps the filters_meta of the
+    last Blosc2 chunk it decoded and C-Blosc2 applies it to them (a byte shuffle with meta 4
+    then unshuffles a typesize-12 Blosc1 chunk wrongly)."""
+    name = "dctx" if extended else "dctx_blosc1"
+    ctx: _Context | None = getattr(_local, name, None)
     if ctx is None or ctx.nthreads != _nthreads:
         lib = _libblosc2()
         params = _DParams(nthreads=_nthreads, typesize=8)
         ctx = _Context(lib.blosc2_create_dctx(params), _nthreads)
-        _local.dctx = ctx
+        setattr(_local, name, ctx)
     return ctx.handle
 
 
@@ -240,8 +245,9 @@ def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> i
     if header.codec_format == SNAPPY_FORMAT:
         return pydecode.decode_into(src, dest, _snappy_stream_decoder())
     n = _libblosc2().blosc2_decompress_ctx(
-        _dctx(), _address(src), header.cbytes, _address(dest), header.nbytes
-    )
+        _dctx(extended=header.extended), _address(src), header.cbytes, _address(dest),
+        header.nbytes,
+    )  # fmt: skip
     if n != header.nbytes:
         raise ChunkError(
             f"Blosc chunk failed to decompress (C-Blosc2 returned {n}, expected {header.nbytes})"
@@ -287,8 +293,9 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         dest[:want] = whole[first : first + want]
         return want
     n = _libblosc2().blosc2_getitem_ctx(
-        _dctx(), _address(src), header.cbytes, start, nitems, _address(dest), dest.size
-    )
+        _dctx(extended=header.extended), _address(src), header.cbytes, start, nitems,
+        _address(dest), dest.size,
+    )  # fmt: skip
     if n != want:
         raise ChunkError(
             f"Blosc chunk failed to decode items (C-Blosc2 returned {n}, expected {want})"
