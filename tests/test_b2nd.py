@@ -7,6 +7,7 @@ import hashlib
 import math
 import os
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 
 import blosc2
 import numpy as np
@@ -26,7 +27,7 @@ from bloscpack.containers.b2nd import (
     save_b2nd,
     sniff_b2nd,
 )
-from bloscpack.containers.frame import ContiguousFrame
+from bloscpack.containers.frame import ContiguousFrame, FrameWriter
 from bloscpack.errors import (
     BloscpackError,
     FormatError,
@@ -259,7 +260,11 @@ def test_same_bytes_as_python_blosc2(tmp_path):
     for kwargs in ({"chunks": (5, 4, 7), "blocks": (2, 3, 7)}, {}):
         theirs, ours = tmp_path / "theirs.b2nd", tmp_path / "ours.b2nd"
         blosc2.asarray(array, urlpath=str(theirs), mode="w", cparams=CP1, **kwargs)
-        save_b2nd(array, ours, nthreads=1, **kwargs)
+        previous = engine.set_nthreads(1)  # one C thread: blocks stored in order, as python's
+        try:
+            save_b2nd(array, ours, **kwargs)
+        finally:
+            engine.set_nthreads(previous)
         a, b = bytearray(theirs.read_bytes()), bytearray(ours.read_bytes())
         assert len(a) == len(b)
         a[65:68] = b[65:68]  # nthreads_decomp: python records its own thread count
@@ -329,6 +334,37 @@ def test_failed_save_leaves_nothing(tmp_path, monkeypatch, sparse):
     with pytest.raises(OSError, match="disk full"):
         save_b2nd(sample((40, 40), "<f8"), path, chunks=(10, 10), blocks=(5, 5), sparse=sparse)
     assert os.listdir(tmp_path) == []
+
+
+def test_failed_chunk_write_leaves_nothing(tmp_path, monkeypatch):
+    calls = []
+    real = FrameWriter.append_chunk
+
+    def failing(self, chunk):
+        calls.append(1)
+        if len(calls) == 4:
+            raise OSError("no space left on device")
+        return real(self, chunk)
+
+    monkeypatch.setattr(FrameWriter, "append_chunk", failing)
+    with pytest.raises(OSError, match="no space left"):
+        save_b2nd(sample((40, 40), "<f8"), tmp_path / "f.b2nd", chunks=(10, 10), blocks=(5, 5))
+    assert os.listdir(tmp_path) == []
+
+
+def test_thread_pools(tmp_path):
+    array = sample((50, 37), "<f8")
+    path = tmp_path / "t.b2nd"
+    save_b2nd(array, path, chunks=(8, 10), blocks=(4, 3), nthreads=3)
+    assert np.array_equal(blosc2_read(path), array)
+    assert np.array_equal(load_b2nd(path, nthreads=3), array)
+    with B2ndArray(path) as a:
+        box = (slice(3, 40), slice(None, None, 2))
+        assert np.array_equal(a.read_selection(box, nthreads=4), array[box])
+        boxes = [(slice(i, i + 9), slice(i % 7, None, 3)) for i in range(30)]
+        with ThreadPoolExecutor(4) as pool:
+            for box, got in zip(boxes, pool.map(a.read_selection, boxes), strict=True):
+                assert np.array_equal(got, array[box])
 
 
 def test_overwrite_replaces_atomically(tmp_path):
@@ -431,6 +467,18 @@ def test_selection_reads_only_touched_chunks(python_written, monkeypatch):
         assert np.array_equal(a[0:4, 1:3, 0:2], array[0:4, 1:3, 0:2])
         # blocks (0|1, 0|1, 0) of the 3 x 4 x 2 block grid: numbers 0, 2, 8, 10
         assert decoded == [(0, 18), (36, 18), (144, 18), (180, 18)]
+
+
+def test_integer_indices(python_written):
+    path, array = python_written["blocked"]
+    with B2ndArray(path) as a:
+        assert np.array_equal(a[3, 2:9, -1], array[3, 2:9, -1])
+        assert np.array_equal(a[..., 4], array[..., 4])
+        assert a[3, 4, 5].shape == () and a[3, 4, 5] == array[3, 4, 5]
+        with pytest.raises(IndexError, match="index 23 is out of bounds for axis 0 with size 23"):
+            a[23]
+        with pytest.raises(IndexError, match="only integers, slices"):
+            a[[1, 2]]
 
 
 def test_selection_errors(python_written):

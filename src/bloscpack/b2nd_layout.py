@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import platform
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -253,9 +254,9 @@ class ChunkProjection:
     block_runs: tuple[tuple[int, int], ...]
 
 
-def normalize_slices(selection: Any, shape: Shape) -> tuple[slice, ...]:
-    """Turn a selection (a slice or tuple of slices, ``Ellipsis`` allowed) into one slice with
-    non-negative start/stop and positive step per dimension."""
+def normalize_index(selection: Any, shape: Shape) -> tuple[tuple[slice, ...], tuple[int, ...]]:
+    """Turn a basic index (integers, slices with positive steps, one ``Ellipsis``) into one
+    slice per dimension, with non-negative start <= stop, and the axes integers drop."""
     items = selection if isinstance(selection, tuple) else (selection,)
     if sum(1 for s in items if s is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -269,17 +270,37 @@ def normalize_slices(selection: Any, shape: Shape) -> tuple[slice, ...]:
         expanded.extend([slice(None)] * (len(shape) - len(explicit)) if s is Ellipsis else [s])
     expanded.extend([slice(None)] * (len(shape) - len(expanded)))
     result = []
+    dropped = []
     for axis, (s, n) in enumerate(zip(expanded, shape, strict=True)):
-        if not isinstance(s, slice):
+        if isinstance(s, slice):
+            start, stop, step = s.indices(n)
+            if step <= 0:
+                raise IndexError(
+                    f"only positive slice steps are supported, got {step} on axis {axis}"
+                )
+            result.append(slice(start, max(start, stop), step))
+            continue
+        try:
+            k = operator.index(s)
+        except TypeError:
             raise IndexError(
-                f"only slices and '...' are supported here, got {type(s).__name__} on axis {axis}"
-            )
-        start, stop, step = s.indices(n)
-        if step <= 0:
-            raise IndexError(f"only positive slice steps are supported, got {step} on axis {axis}")
-        stop = max(start, stop)
-        result.append(slice(start, stop, step))
-    return tuple(result)
+                f"only integers, slices and '...' are supported, got {type(s).__name__}"
+                f" on axis {axis}"
+            ) from None
+        if not -n <= k < n:
+            raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+        k %= n
+        result.append(slice(k, k + 1, 1))
+        dropped.append(axis)
+    return tuple(result), tuple(dropped)
+
+
+def normalize_slices(selection: Any, shape: Shape) -> tuple[slice, ...]:
+    """Like :func:`normalize_index` for selections of slices only."""
+    slices, dropped = normalize_index(selection, shape)
+    if dropped:
+        raise IndexError(f"only slices and '...' are supported here, axis {dropped[0]} has an integer")
+    return slices
 
 
 def _axis_chunks(

@@ -31,7 +31,7 @@ from ..b2nd_layout import (
     array_to_chunk,
     chunk_to_array,
     default_chunks_blocks,
-    normalize_slices,
+    normalize_index,
     project_selection,
 )
 from ..b2nd_meta import METALAYER_NAME, B2ndMeta
@@ -64,27 +64,15 @@ UNICODE_FILTERS_META = (0, 0, 0, 0, 0, 4)
 # --- running chunk jobs ----------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _c_threads(n: int) -> Iterator[None]:
-    """Use ``n`` C threads per (de)compression call inside the block."""
-    previous = engine.set_nthreads(n)
-    try:
-        yield
-    finally:
-        engine.set_nthreads(previous)
-
-
 def _run_in_order(job: Callable[[int], Any], count: int, workers: int) -> Iterator[Any]:
     """``job(n)`` for ``n`` in ``range(count)``, results in order.  With ``workers`` > 1 the
-    jobs run in a thread pool (the C calls release the GIL), each C call single-threaded, with
-    at most ``workers`` jobs ahead of the consumer; otherwise sequentially with ``workers``
-    C threads per call."""
+    jobs run in a thread pool (the C calls release the GIL) with at most ``workers`` jobs
+    ahead of the consumer."""
     if workers <= 1 or count <= 1:
-        with _c_threads(max(workers, 1)):
-            for n in range(count):
-                yield job(n)
+        for n in range(count):
+            yield job(n)
         return
-    with _c_threads(1), ThreadPoolExecutor(workers) as pool:
+    with ThreadPoolExecutor(min(workers, count)) as pool:
         pending: deque[Future[Any]] = deque()
         try:
             for n in range(count):
@@ -228,7 +216,7 @@ class B2ndArray:
         except BaseException:
             self.close()
             raise
-        self._scratch: np.ndarray | None = None
+        self._scratch = _ScratchPool(self.grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
 
     def _check_frame(self) -> None:
         frame, grid = self._frame, self.grid
@@ -323,13 +311,6 @@ class B2ndArray:
         """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
         np.copyto(region, np.zeros((), dtype=self.dtype))
 
-    def _scratch_items(self) -> np.ndarray:
-        if self._scratch is None:
-            self._scratch = np.empty(
-                self.grid.chunk_nbytes // self.dtype.itemsize, dtype=self.dtype
-            )
-        return self._scratch
-
     def _new_out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
         if out is None:
             try:
@@ -348,16 +329,16 @@ class B2ndArray:
             raise ValueError("out is read-only")
         return out
 
-    def read(self, out: np.ndarray | None = None, *, nthreads: int | None = None) -> np.ndarray:
+    def read(self, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
         """The whole array, in a new array or in ``out`` (same shape and dtype, writable).
-        ``nthreads`` (default :func:`bloscpack.engine.get_nthreads`) chunks are decompressed
-        at a time."""
+        ``nthreads`` chunks are decompressed at a time (each with
+        :func:`bloscpack.engine.get_nthreads` C threads)."""
         grid = self.grid
         out = self._new_out(self.shape, out)
         if grid.nchunks == 0:
             return out
         flat = out.reshape(-1).view(np.uint8) if out.flags.c_contiguous else None
-        scratch = _ScratchPool(grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
+        scratch = self._scratch
 
         def read_chunk(n: int) -> None:
             coords = grid.chunk_coords(n)
@@ -376,33 +357,43 @@ class B2ndArray:
                     engine.decompress_into(chunk, buf, validated=True)
                     chunk_to_array(buf, grid, coords, out)
 
-        workers = engine.get_nthreads() if nthreads is None else int(nthreads)
-        for _ in _run_in_order(read_chunk, grid.nchunks, workers):
+        for _ in _run_in_order(read_chunk, grid.nchunks, nthreads):
             pass
         return out
 
-    def read_selection(self, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
-        """The box ``selection`` (a slice, or a tuple of slices with positive steps; ``...``
-        allowed) of the array, reading only the chunks, and in them the blocks, it touches."""
+    def read_selection(
+        self, selection: Any, out: np.ndarray | None = None, *, nthreads: int = 1
+    ) -> np.ndarray:
+        """``array[selection]`` for a basic index (integers, slices with positive steps, one
+        ``...``), reading only the chunks it touches, and in each only the blocks it touches;
+        ``nthreads`` as for :meth:`read`.  Safe to call from several threads at once."""
         if self.ndim == 0:
             if selection not in ((), Ellipsis):
                 raise IndexError("a 0-d array takes only () or ... as index")
             return self.read(out)
-        slices = normalize_slices(selection, self.shape)
-        shape = tuple(len(range(s.start, s.stop, s.step)) for s in slices)
+        slices, dropped = normalize_index(selection, self.shape)
+        box = tuple(len(range(s.start, s.stop, s.step)) for s in slices)
+        shape = tuple(n for axis, n in enumerate(box) if axis not in dropped)
         out = self._new_out(shape, out)
         if math.prod(shape) == 0:
             return out
+        target = out.view()
+        target.shape = box  # the dropped axes come back with length 1 (a view, never a copy)
         grid = self.grid
-        scratch = self._scratch_items()
-        scratch_bytes = scratch.view(np.uint8)
-        for proj in project_selection(grid, slices):
-            kind, chunk = self._chunk(proj.nchunk)
+        projections = list(project_selection(grid, slices))
+
+        def read_part(i: int) -> None:
+            proj = projections[i]
+            _, chunk = self._chunk(proj.nchunk)
             if chunk is None:
-                self._fill_zeros(out[proj.out_index])
-                continue
-            self._decode_blocks(chunk, proj.block_runs, scratch_bytes)
-            out[proj.out_index] = _gather(scratch, grid, proj.chunk_index)
+                self._fill_zeros(target[proj.out_index])
+                return
+            with self._scratch.take() as buf:
+                self._decode_blocks(chunk, proj.block_runs, buf.view(np.uint8))
+                target[proj.out_index] = _gather(buf, grid, proj.chunk_index)
+
+        for _ in _run_in_order(read_part, len(projections), nthreads):
+            pass
         return out
 
     def _decode_blocks(self, chunk: Any, runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:
@@ -469,9 +460,7 @@ def _gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.
     return blocked[tuple(picks + inner)]
 
 
-def load_b2nd(
-    path: Source, out: np.ndarray | None = None, *, nthreads: int | None = None
-) -> np.ndarray:
+def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
     """Read the NDArray at ``path`` (``.b2nd`` file, sparse directory, or frame bytes) into a
     new numpy array, or into ``out``; ``nthreads`` as for :meth:`B2ndArray.read`."""
     with B2ndArray(path) as array:
@@ -531,6 +520,19 @@ def _compressed_chunks(
     return _run_in_order(compress_chunk, grid.nchunks, workers)
 
 
+def _append_all(append: Callable[[Any], Any], chunks: Iterator[Any]) -> None:
+    """``append(chunk)`` for every chunk, in order, in a writer thread: compression goes on
+    while a chunk is being written (at most two chunks wait)."""
+    with ThreadPoolExecutor(1) as io:
+        pending: deque[Future[Any]] = deque()
+        for chunk in chunks:
+            pending.append(io.submit(append, chunk))
+            if len(pending) > 2:
+                pending.popleft().result()
+        while pending:
+            pending.popleft().result()
+
+
 _SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
 
 
@@ -545,15 +547,16 @@ def save_b2nd(
     filters: Sequence[int] | None = None,
     filters_meta: Sequence[int] | None = None,
     splitmode: str = "auto",
-    nthreads: int | None = None,
+    nthreads: int = 1,
     sparse: bool = False,
     meta: Mapping[str, Any] | None = None,
     vlmeta: Mapping[str, Any] | None = None,
 ) -> None:
     """Save ``array`` as a python-blosc2 NDArray: a ``.b2nd`` file, or with ``sparse=True`` a
     sparse frame directory.  Chunk and block shapes default to python-blosc2's choice;
-    ``filters`` (up to 6 filter ids, slot order) default to shuffle; ``nthreads`` is the number
-    of C threads (default: :func:`bloscpack.engine.get_nthreads`); ``meta`` adds msgpack
+    ``filters`` (up to 6 filter ids, slot order) default to shuffle; ``nthreads`` chunks are
+    compressed at a time (each with :func:`bloscpack.engine.get_nthreads` C threads) while
+    another thread writes them; ``meta`` adds msgpack
     metalayers after ``b2nd``; ``vlmeta`` adds variable-length metalayers.  The output appears
     atomically: a failed save leaves nothing behind."""
     array = np.asarray(array)
@@ -570,7 +573,7 @@ def save_b2nd(
     metalayers = [(METALAYER_NAME, layer.pack())]
     metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
     vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
-    threads = engine.get_nthreads() if nthreads is None else int(nthreads)
+    threads = engine.get_nthreads()  # recorded in the header, as python-blosc2 does
     target = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(target))
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
@@ -581,14 +584,12 @@ def save_b2nd(
                 build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers, vlmeta=vl,
                 nthreads=threads,
             )  # fmt: skip
-            for chunk in _compressed_chunks(array, grid, params, threads):
-                frame.append_chunk(chunk)
+            _append_all(frame.append_chunk, _compressed_chunks(array, grid, params, nthreads))
             frame.close()
         else:
             with FrameWriter(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
                              vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
-                for chunk in _compressed_chunks(array, grid, params, threads):
-                    writer.append_chunk(chunk)
+                _append_all(writer.append_chunk, _compressed_chunks(array, grid, params, nthreads))
         _install(build, target, os.path.join(tmp, "old"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
