@@ -299,7 +299,9 @@ def normalize_slices(selection: Any, shape: Shape) -> tuple[slice, ...]:
     """Like :func:`normalize_index` for selections of slices only."""
     slices, dropped = normalize_index(selection, shape)
     if dropped:
-        raise IndexError(f"only slices and '...' are supported here, axis {dropped[0]} has an integer")
+        raise IndexError(
+            f"only slices and '...' are supported here, axis {dropped[0]} has an integer"
+        )
     return slices
 
 
