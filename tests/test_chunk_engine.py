@@ -7,6 +7,8 @@ import builtins
 import hashlib
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import blosc2
@@ -268,3 +270,25 @@ def test_pure_decoder_filters_on_zlib(shuffle: int, typesize: int, nitems: int) 
             assert out == data.tobytes()
             decoded += 1
     assert decoded >= 3
+
+
+def test_corrupt_delta_chunk_does_not_deadlock() -> None:
+    """With threads, C-Blosc2 waits forever for a DELTA chunk's failed block 0: decode such
+    chunks with one C thread.  Run in a subprocess so that a deadlock fails, not hangs."""
+    path = str(DATA / "blosc2/chunks/delta_only_lz4.chunk")
+    code = (
+        "from bloscpack import engine\n"
+        "from bloscpack.errors import ChunkError\n"
+        "engine.set_nthreads(2)\n"
+        f"chunk = bytearray(open({path!r}, 'rb').read())\n"
+        "chunk[48:52] = b'\\xff' * 4  # block 0: an lz4 token that runs past its input\n"
+        "for _ in range(3000):\n"
+        "    try:\n"
+        "        engine.decompress(bytes(chunk))\n"
+        "    except ChunkError:\n"
+        "        pass\n"
+        "print('done')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.stdout.strip() == "done", proc.stderr

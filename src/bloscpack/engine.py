@@ -150,19 +150,26 @@ class _Context:
             _lib.blosc2_free_ctx(self.handle)
 
 
-def _dctx(*, extended: bool = True) -> int:
-    """This Python thread's decompression context.  Chunks with a 16-byte header
-    (``extended=False``) get a context of their own: a context keeps the filters_meta of the
-    last Blosc2 chunk it decoded and C-Blosc2 applies it to them (a byte shuffle with meta 4
-    then unshuffles a typesize-12 Blosc1 chunk wrongly)."""
-    name = "dctx" if extended else "dctx_blosc1"
-    ctx: _Context | None = getattr(_local, name, None)
-    if ctx is None or ctx.nthreads != _nthreads:
+def _dctx(nthreads: int | None = None, *, extended: bool = True) -> int:
+    """This Python thread's decompression context with ``nthreads`` C threads (default: all).
+    Chunks with a 16-byte header (``extended=False``) get contexts of their own: a context
+    keeps the filters_meta of the last Blosc2 chunk it decoded and C-Blosc2 applies it to
+    them (a byte shuffle with meta 4 then unshuffles a typesize-12 Blosc1 chunk wrongly)."""
+    nthreads = nthreads or _nthreads
+    contexts: dict[tuple[int, bool], _Context] = _local.__dict__.setdefault("dctx", {})
+    ctx = contexts.get((nthreads, extended))
+    if ctx is None:
         lib = _libblosc2()
-        params = _DParams(nthreads=_nthreads, typesize=8)
-        ctx = _Context(lib.blosc2_create_dctx(params), _nthreads)
-        setattr(_local, name, ctx)
+        params = _DParams(nthreads=nthreads, typesize=8)
+        ctx = _Context(lib.blosc2_create_dctx(params), nthreads)
+        contexts[nthreads, extended] = ctx
     return ctx.handle
+
+
+def _decompression_threads(header: ChunkHeader) -> int | None:
+    """C threads to decode a chunk with: one for DELTA, whose threads deadlock in C-Blosc2 when
+    block 0 is corrupt (the others wait for it forever); otherwise the configured number."""
+    return 1 if Filter.DELTA in header.pipeline else None
 
 
 def _byte_array(buf: Buffer, *, writable: bool = False) -> np.ndarray:
@@ -245,8 +252,8 @@ def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> i
     if header.codec_format == SNAPPY_FORMAT:
         return pydecode.decode_into(src, dest, _snappy_stream_decoder())
     n = _libblosc2().blosc2_decompress_ctx(
-        _dctx(extended=header.extended), _address(src), header.cbytes, _address(dest),
-        header.nbytes,
+        _dctx(_decompression_threads(header), extended=header.extended),
+        _address(src), header.cbytes, _address(dest), header.nbytes,
     )  # fmt: skip
     if n != header.nbytes:
         raise ChunkError(
