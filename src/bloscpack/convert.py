@@ -548,6 +548,11 @@ def _json_user(source: _Source, what: str, dropped: list[str], reserved: Sequenc
     return kept
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _entry(source: _Source) -> str:
     """How the source calls one user-metadata entry."""
     return {"blp": "metadata key", "bcolz": "attribute"}.get(source.fmt, "vlmetalayer")
@@ -612,6 +617,9 @@ def _take(options: dict[str, Any], allowed: Mapping[str, Any], fmt: str) -> dict
 
 
 def _flat_spans(total: int, size: int) -> list[tuple[int, int]]:
+    """``(start, nbytes)`` of consecutive chunks of ``size`` bytes covering ``total`` bytes."""
+    if total == 0:
+        return []
     return [(start, min(size, total - start)) for start in range(0, total, size)]
 
 
@@ -630,6 +638,12 @@ class _Target:
         self.dropped: list[str] = list(source.dropped)
         self.copied = 0
         self.recompressed = 0
+        other = source.blp_metadata
+        if other is not None and not isinstance(other, dict) and not isinstance(self, _BlpTarget):
+            self.dropped.append(
+                f"metadata {_short(other)}: only the .blp format holds metadata that is not a"
+                " mapping"
+            )
 
     def _copyable(self, header: ChunkHeader | None) -> bool:
         """The source's chunks can be copied (judged by its first chunk)."""
@@ -648,7 +662,8 @@ class _Target:
         (in C order if ``c_order``) and compressed.  ``chunk_nbytes(n)`` is the uncompressed
         size a target chunk for ``n`` bytes must have (default: ``n``)."""
         source = self.source
-        lookup = source.span_lookup() if self.copy_chunks else {}
+        transposed = c_order and source.spec.order == "F"  # stored chunks hold F-order bytes
+        lookup = source.span_lookup() if self.copy_chunks and not transposed else {}
         scratch = memoryview(bytearray(max((n for _, n in spans), default=0)))
         for start, n in spans:
             index = lookup.get((start, n))
@@ -716,6 +731,7 @@ class _BlpTarget(_Target):
             source.nbytes, chunk_size
         )
         self.metadata = self._metadata()
+        _metalayers(source, self.dropped, 0, False)
 
     def _metadata(self) -> Any:
         source = self.source
