@@ -1,6 +1,7 @@
 """The Blosc chunk format (pure: no I/O, no compression)."""
 
 from .header import ChunkHeader, Filter, Special
-from .layout import validate_chunk
+from .layout import ChunkLayout, check_header, chunk_layout, validate_chunk
 
-__all__ = ["ChunkHeader", "Filter", "Special", "validate_chunk"]
+__all__ = ["ChunkHeader", "ChunkLayout", "Filter", "Special", "check_header", "chunk_layout",
+           "validate_chunk"]  # fmt: skip
