@@ -35,7 +35,7 @@ from ..b2nd_layout import (
     project_selection,
 )
 from ..b2nd_meta import METALAYER_NAME, B2ndMeta
-from ..blosc.header import Filter, Special
+from ..blosc.header import ChunkHeader, Filter, Special
 from ..blosc.layout import validate_chunk
 from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
 from ..io import PathLike, fsync_directory
@@ -289,15 +289,12 @@ class B2ndArray:
 
     # --- chunk access --------------------------------------------------------------------
 
-    def _chunk(self, n: int) -> tuple[Special, Any]:
-        """(special kind, stored chunk) of chunk ``n``; the chunk is None for index markers."""
+    def _chunk(self, n: int) -> tuple[Any, ChunkHeader] | None:
+        """The stored chunk ``n`` and its checked header; None for a zeros or uninitialized
+        index marker (nothing stored; a NaN marker gives the chunk C-Blosc2 synthesizes)."""
         entry = int(self._frame.offsets[n])
-        if entry < 0:
-            kind = MARKER_KINDS.get((entry >> 56) & 0xFF)
-            if kind is None:
-                raise FormatError(f"{self._frame.name}: chunk {n} has index entry {entry:#x}")
-            if kind != Special.NAN:
-                return kind, None
+        if entry < 0 and MARKER_KINDS.get((entry >> 56) & 0xFF) in (Special.ZEROS, Special.UNINIT):
+            return None
         chunk = self._frame.read_chunk(n)
         header = validate_chunk(chunk)
         if header.nbytes != self.grid.chunk_nbytes:
@@ -305,7 +302,7 @@ class B2ndArray:
                 f"{self._frame.name}: chunk {n} holds {header.nbytes} bytes, the b2nd geometry"
                 f" needs {self.grid.chunk_nbytes}"
             )
-        return Special.NONE, chunk
+        return chunk, header
 
     def _fill_zeros(self, region: np.ndarray) -> None:
         """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
@@ -342,19 +339,19 @@ class B2ndArray:
 
         def read_chunk(n: int) -> None:
             coords = grid.chunk_coords(n)
-            _, chunk = self._chunk(n)
+            stored = self._chunk(n)
             if flat is not None and grid.chunk_is_array_bytes(coords):
                 start = grid.byte_offset(coords)
                 target = flat[start : start + grid.chunk_nbytes]
-                if chunk is None:  # zeros or uninitialized: no bytes stored
+                if stored is None:  # zeros or uninitialized: no bytes stored
                     target[:] = 0
                 else:
-                    engine.decompress_into(chunk, target, validated=True)
-            elif chunk is None:
+                    engine.decompress_into(stored[0], target, validated=True)
+            elif stored is None:
                 self._fill_zeros(out[grid.chunk_region(coords)])
             else:
                 with scratch.take() as buf:
-                    engine.decompress_into(chunk, buf, validated=True)
+                    engine.decompress_into(stored[0], buf, validated=True)
                     chunk_to_array(buf, grid, coords, out)
 
         for _ in _run_in_order(read_chunk, grid.nchunks, nthreads):
@@ -384,25 +381,26 @@ class B2ndArray:
 
         def read_part(i: int) -> None:
             proj = projections[i]
-            _, chunk = self._chunk(proj.nchunk)
-            if chunk is None:
+            stored = self._chunk(proj.nchunk)
+            if stored is None:
                 self._fill_zeros(target[proj.out_index])
                 return
             with self._scratch.take() as buf:
-                self._decode_blocks(chunk, proj.block_runs, buf.view(np.uint8))
+                self._decode_blocks(*stored, proj.block_runs, buf.view(np.uint8))
                 target[proj.out_index] = _gather(buf, grid, proj.chunk_index)
 
         for _ in _run_in_order(read_part, len(projections), nthreads):
             pass
         return out
 
-    def _decode_blocks(self, chunk: Any, runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:
+    def _decode_blocks(
+        self, chunk: Any, header: ChunkHeader, runs: Sequence[tuple[int, int]], dest: np.ndarray
+    ) -> None:
         """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``
         (the whole chunk when the runs cover most of it)."""
         grid = self.grid
         nblocks = math.prod(grid.bgrid)
         wanted = sum(count for _, count in runs)
-        header = validate_chunk(chunk)
         unit = header.real_typesize or 1
         if wanted * 2 >= nblocks or grid.block_nbytes % unit or header.special != Special.NONE:
             engine.decompress_into(chunk, dest, validated=True)
@@ -420,11 +418,6 @@ class B2ndArray:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         data = self.read()
         return data if dtype is None else data.astype(dtype, copy=False)
-
-    def iter_chunk_coords(self) -> Iterator[tuple[int, ...]]:
-        """Grid coordinates of the chunks, in frame order."""
-        for n in range(self.grid.nchunks):
-            yield self.grid.chunk_coords(n)
 
     def close(self) -> None:
         if self._owned:
