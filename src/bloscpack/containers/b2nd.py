@@ -34,7 +34,7 @@ from ..b2nd_layout import (
     normalize_index,
     project_selection,
 )
-from ..b2nd_meta import METALAYER_NAME, B2ndMeta
+from ..b2nd_meta import METALAYER_NAME, B2ndMeta, dtype_to_string
 from ..blosc.header import ChunkHeader, Filter, Special
 from ..blosc.layout import validate_chunk
 from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
@@ -554,7 +554,7 @@ def save_b2nd(
     atomically: a failed save leaves nothing behind."""
     array = np.asarray(array)
     dtype = array.dtype
-    B2ndMeta.from_array_params(array.shape, array.shape, array.shape, dtype)  # refuses bad dtypes
+    dtype_to_string(dtype)  # refuses dtypes holding Python objects
     if chunks is not None:
         chunks = tuple(int(c) for c in chunks)
     if blocks is not None:
