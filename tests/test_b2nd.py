@@ -78,7 +78,7 @@ def test_corpus_b2nd(entry):
     with B2ndArray(path) as arr:
         assert (arr.chunks, arr.blocks) == (tuple(entry["chunks"]), tuple(entry["blocks"]))
         assert arr.metalayers["b2nd"].hex() == entry["metalayer_hex"]
-        assert arr.meta.dtype_string == entry["b2nd_dtype_string"]
+        assert arr.b2nd.dtype_string == entry["b2nd_dtype_string"]
     assert b2nd.verify(path) == {"format": "b2nd", "ok": True, "nchunks": arr.grid.nchunks,
                                  "bad_chunks": [], "problems": []}  # fmt: skip
     described = b2nd.info(path)["b2nd"]
@@ -184,6 +184,7 @@ def test_meta_and_vlmeta_from_python_blosc2(tmp_path):
     del arr
     with B2ndArray(path) as a:
         assert list(a.metalayers) == ["b2nd", "m1", "units"]
+        assert a.meta == {"m1": 1, "units": "m"}
         assert a.vlmeta == {"note": {"k": [1, 2]}, "t": (1, 2)}
 
 
@@ -251,6 +252,7 @@ def test_codecs_sparse_meta_vlmeta(tmp_path, codec, sparse):
         assert frame.cparams["codec"] == engine._codec_code(codec)
     with B2ndArray(path) as a:
         assert a.vlmeta == {"note": {"k": [1, 2]}, "t": (1, 2)}
+        assert a.meta == {"m1": 1, "units": "m"}
         assert np.array_equal(a.read(), array)
     assert b2nd.verify(path)["ok"]
 

@@ -208,9 +208,9 @@ class B2ndArray:
             self._frame = _frame_core(source)
             self._owned = False
         try:
-            self.meta = _parse_metalayer(self._frame)
+            self.b2nd = _parse_metalayer(self._frame)
             self.grid = ChunkGrid(
-                self.meta.shape, self.meta.chunks, self.meta.blocks, self.meta.dtype.itemsize
+                self.b2nd.shape, self.b2nd.chunks, self.b2nd.blocks, self.b2nd.dtype.itemsize
             )
             self._check_frame()
         except BaseException:
@@ -242,23 +242,23 @@ class B2ndArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.meta.shape
+        return self.b2nd.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.meta.dtype
+        return self.b2nd.dtype
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        return self.meta.chunks
+        return self.b2nd.chunks
 
     @property
     def blocks(self) -> tuple[int, ...]:
-        return self.meta.blocks
+        return self.b2nd.blocks
 
     @property
     def ndim(self) -> int:
-        return self.meta.ndim
+        return self.b2nd.ndim
 
     @property
     def nbytes(self) -> int:
@@ -275,10 +275,19 @@ class B2ndArray:
         return dict(self._frame.metalayers)
 
     @property
+    def meta(self) -> dict[str, Any]:
+        """The user metalayers (all but ``b2nd``), msgpack-decoded as python-blosc2 does."""
+        return {
+            name: unpack_value(content, f"{self._frame.name}: metalayer {name!r}")
+            for name, content in self._frame.metalayers
+            if name != METALAYER_NAME
+        }
+
+    @property
     def vlmeta(self) -> dict[str, Any]:
         """The variable-length metalayers, msgpack-decoded as python-blosc2 does."""
         return {
-            name: unpack_value(self._frame.vlmeta_raw(name), f"vlmeta {name!r}")
+            name: unpack_value(self._frame.vlmeta_raw(name), f"{self._frame.name}: vlmeta {name!r}")
             for name, _ in self._frame.vlmeta
         }
 
@@ -461,8 +470,8 @@ def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1)
 
 
 def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
-    """Read the box ``selection`` (slices) of the NDArray at ``path``, touching only the chunks
-    and blocks it needs."""
+    """``array[selection]`` (integers, slices with positive steps, ``...``) of the NDArray at
+    ``path``, reading only the chunks and blocks it needs."""
     with B2ndArray(path) as array:
         return array.read_selection(selection, out)
 
@@ -614,7 +623,7 @@ def info(path: Source) -> dict[str, Any]:
         grid = array.grid
         result["b2nd"] = {
             "shape": list(array.shape), "chunks": list(array.chunks), "blocks": list(array.blocks),
-            "dtype": str(array.dtype), "dtype_string": array.meta.dtype_string,
+            "dtype": str(array.dtype), "dtype_string": array.b2nd.dtype_string,
             "itemsize": array.dtype.itemsize, "grid": list(grid.grid),
             "chunk_nbytes": grid.chunk_nbytes, "block_nbytes": grid.block_nbytes,
             "sparse": array.frame.sparse,
