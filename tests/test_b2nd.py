@@ -471,6 +471,16 @@ def test_selection_reads_only_touched_chunks(python_written, monkeypatch):
         assert decoded == [(0, 18), (36, 18), (144, 18), (180, 18)]
 
 
+def test_chunk_regions(python_written):
+    path, array = python_written["blocked"]
+    with B2ndArray(path) as a:
+        coords = list(a.iter_chunk_coords())
+        assert len(coords) == 18 and coords[0] == (0, 0, 0) and coords[-1] == (2, 2, 1)
+        for c in coords:
+            region = a.grid.chunk_region(c)
+            assert np.array_equal(a[region], array[region])
+
+
 def test_integer_indices(python_written):
     path, array = python_written["blocked"]
     with B2ndArray(path) as a:

@@ -428,6 +428,12 @@ class B2ndArray:
         data = self.read()
         return data if dtype is None else data.astype(dtype, copy=False)
 
+    def iter_chunk_coords(self) -> Iterator[tuple[int, ...]]:
+        """Grid coordinates of the chunks, in frame order (``grid.chunk_region(coords)`` is
+        the part of the array each holds)."""
+        for n in range(self.grid.nchunks):
+            yield self.grid.chunk_coords(n)
+
     def close(self) -> None:
         if self._owned:
             self._frame.close()
