@@ -70,6 +70,12 @@ def _metadata_args(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataAr
     return MetadataArgs(**dict(value))
 
 
+def _arguments(
+    blosc_args: Any, bloscpack_args: Any, metadata_args: Any
+) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
+    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+
+
 def _header_typesize(typesize: int) -> int:
     """The header's typesize byte: the chunks' typesize, or 0 if it does not fit."""
     return typesize if 0 <= typesize <= 255 else 0
@@ -225,7 +231,7 @@ def pack_file_to_file(
     name = os.fspath(in_file)
     with ByteSource(in_file) as probe:  # raises FileNotFound with the path
         size = probe.size()
-    args = _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+    args = _arguments(blosc_args, bloscpack_args, metadata_args)
     with open(name, "rb") as fp:
         _write_file(
             out_file,
@@ -257,7 +263,7 @@ def pack_bytes_to_file(
     metadata_args: MetadataArgs | None = None,
 ) -> None:
     """Compress the bytes-like ``bytes_`` into the ``.blp`` file ``out_file``."""
-    args = _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+    args = _arguments(blosc_args, bloscpack_args, metadata_args)
     size = memoryview(bytes_).nbytes
     _write_file(
         out_file, lambda out: _pack(_buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
@@ -279,7 +285,7 @@ def pack_bytes_to_bytes(
     metadata_args: MetadataArgs | None = None,
 ) -> bytes:
     """The ``.blp`` container of the bytes-like ``bytes_`` (identical to the file variant)."""
-    args = _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+    args = _arguments(blosc_args, bloscpack_args, metadata_args)
     size = memoryview(bytes_).nbytes
     return _to_bytes(
         lambda out: _pack(_buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
