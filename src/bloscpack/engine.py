@@ -270,6 +270,15 @@ def decompress(chunk: Buffer) -> bytearray:
     return out
 
 
+def _items_from_whole(src: np.ndarray, header: ChunkHeader, dest: np.ndarray, first: int,
+                      want: int) -> int:  # fmt: skip
+    """Decode the whole chunk, copy bytes ``[first, first + want)`` to ``dest``."""
+    whole = np.empty(header.nbytes, np.uint8)
+    decompress_into(src, whole, validated=True)
+    dest[:want] = whole[first : first + want]
+    return want
+
+
 def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
                  validated: bool = False) -> int:  # fmt: skip
     """Decompress items ``[start, start + nitems)`` of a chunk into ``out`` (only the blocks
@@ -295,9 +304,21 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
     if kind == ChunkKind.VL_BLOCKS or header.dictionary or Filter.DELTA in header.pipeline:
         # C-Blosc2's getitem fails on VL blocks and dictionaries and mis-decodes delta:
         # decode all, copy the items
-        whole = np.empty(header.nbytes, np.uint8)
-        decompress_into(src, whole, validated=True)
-        dest[:want] = whole[first : first + want]
+        return _items_from_whole(src, header, dest, first, want)
+    blocksize = header.blocksize
+    if (
+        blocksize > 0
+        and first // blocksize != (first + want - 1) // blocksize
+        and want in (blocksize, header.nbytes % blocksize)
+    ):
+        # C-Blosc2 3.x writes a later block whose size equals the request at the start of
+        # ``dest``: read up to the block boundary, then the rest
+        head = blocksize - first % blocksize
+        if head % typesize:
+            return _items_from_whole(src, header, dest, first, want)
+        k = head // typesize
+        getitem_into(src, start, k, dest[:head], validated=True)
+        getitem_into(src, start + k, nitems - k, dest[head:want], validated=True)
         return want
     n = _libblosc2().blosc2_getitem_ctx(
         _dctx(extended=header.extended), _address(src), header.cbytes, start, nitems,
