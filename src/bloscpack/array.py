@@ -20,6 +20,7 @@ chunk grid and decodes only the block runs of each chunk it touches.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import mmap
 import os
@@ -55,6 +56,9 @@ Buffer = Any  # any object exporting the buffer protocol
 
 #: Largest number of items whose flat positions are planned at once for a strided selection.
 GATHER_BATCH_ITEMS = 1 << 20
+#: A strided read of a chunk decodes at most this many separate runs of blocks, unless the runs
+#: hold less than half of the blocks they span.
+MAX_BLOCK_RUNS = 16
 #: Rows are read in pieces of about this many bytes when iterating over the first axis.
 ITER_BYTES = 4 << 20
 _UNIT_DTYPES: dict[int, np.dtype] = {k: np.dtype(f"u{k}") for k in (1, 2, 4, 8)}
@@ -382,21 +386,24 @@ class FlatStore:
             dest[positions] = scratch.view(self.unit_dtype)[units]
 
     def _decode_units(self, chunk: Buffer, header: ChunkHeader, units: np.ndarray) -> np.ndarray:
-        """A chunk-sized byte buffer in which the blocks holding ``units`` (sorted) are decoded."""
+        """A chunk-sized byte buffer in which the blocks holding ``units`` (sorted) are decoded:
+        each run of consecutive blocks with one call, or the blocks from the first to the last
+        with one call when there are many runs and they hold most of those blocks."""
         unit, nbytes = self.unit, header.nbytes
         scratch = _allocate((-(-nbytes // unit) * unit,), np.dtype(np.uint8), self.name)
         lo, hi = int(units[0]) * unit, (int(units[-1]) + 1) * unit
         bs = header.blocksize
-        if chunk_kind(header) != ChunkKind.REGULAR or not 0 < unit <= bs or (hi - lo) * 2 >= nbytes:
-            _decode_bytes(chunk, header, lo, hi, scratch[lo:hi])
-            return scratch
-        starts = units.astype(np.int64) * unit
-        blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
-        if len(blocks) * bs * 2 >= nbytes:
-            _decode_bytes(chunk, header, lo, hi, scratch[lo:hi])
-            return scratch
-        for run in np.split(blocks, np.flatnonzero(np.diff(blocks) != 1) + 1):
-            b0, b1 = int(run[0]) * bs, min((int(run[-1]) + 1) * bs, nbytes)
+        runs: list[tuple[int, int]] = [(lo, hi)]
+        if chunk_kind(header) == ChunkKind.REGULAR and 0 < unit <= bs:
+            starts = units.astype(np.int64) * unit
+            blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
+            cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
+            if len(cuts) < MAX_BLOCK_RUNS or len(blocks) * 2 < blocks[-1] - blocks[0] + 1:
+                runs = [
+                    (max(int(run[0]) * bs, lo), min((int(run[-1]) + 1) * bs, hi))
+                    for run in np.split(blocks, cuts)
+                ]
+        for b0, b1 in runs:
             _decode_bytes(chunk, header, b0, b1, scratch[b0:b1])
         return scratch
 
@@ -564,8 +571,9 @@ NUMPY_METADATA_KEYS = ("container", "dtype", "shape", "order")
 
 
 def _raw_or_array(metadata: Any, total: int) -> tuple[np.dtype, tuple[int, ...], str]:
-    """dtype, shape and order: from numpy metadata, else raw bytes (1-d uint8)."""
-    if nd.is_numpy_metadata(metadata):
+    """dtype, shape and order: from numpy metadata, else raw bytes (1-d uint8).  User metadata
+    that only looks like numpy metadata (entries missing) leaves the bytes raw."""
+    if nd.is_numpy_metadata(metadata) and all(key in metadata for key in NUMPY_METADATA_KEYS):
         spec = nd.decode_metadata(metadata)
         return spec.dtype, spec.shape, spec.order
     return np.dtype(np.uint8), (total,), "C"
@@ -591,7 +599,7 @@ def _blp_store(source: Any, verify: bool) -> tuple[FlatStore, Any]:
         total = sizes[1] if uniform else sum(sizes)
         metadata = reader.metadata
         dtype, shape, order = _raw_or_array(metadata, total)
-        return FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform), metadata
+        return FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform), lambda: metadata
     except BaseException:
         reader.close()
         raise
@@ -626,9 +634,11 @@ def _frame_store(core: Any) -> tuple[FlatStore, Any]:
                     f"{core.name}: chunks hold {sum(sizes)} bytes, the header announces"
                     f" {header.nbytes}"
                 )
-        metadata = _frame_vlmeta(core)
+        names = {name for name, _ in core.vlmeta}
+        metadata = _frame_vlmeta(core) if names.issuperset(NUMPY_METADATA_KEYS) else None
         dtype, shape, order = _raw_or_array(metadata, header.nbytes)
-        return FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform), metadata
+        store = FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform)
+        return store, (lambda: metadata) if metadata is not None else (lambda: _frame_vlmeta(core))
     except BaseException:
         core.close()
         raise
@@ -659,8 +669,9 @@ def _chunk_store(source: ByteSource) -> FlatStore:
 
 def _open_store(
     source: Any, fmt: str, verify: bool, columns: Sequence[str] | None
-) -> tuple[Any, Any]:
-    """(store, metadata) for a path (any format) or an in-memory buffer (single-file formats)."""
+) -> tuple[Any, Callable[[], Any]]:
+    """(store, a function giving its metadata) for a path (any format) or an in-memory buffer
+    (single-file formats)."""
     if columns is not None and fmt != "bcolz":
         raise ArgumentError(f"columns= selects ctable columns; this container is {fmt}")
     if fmt == "blp":
@@ -670,7 +681,7 @@ def _open_store(
 
         array = B2ndArray(source)
         try:
-            return B2ndStore(array), array.vlmeta
+            return B2ndStore(array), lambda: array.vlmeta
         except BaseException:
             array.close()
             raise
@@ -684,39 +695,38 @@ def _open_store(
         reader = open_bcolz(source)
         if isinstance(reader, CtableReader):
             names = reader.names if columns is None else list(columns)
-            return TableStore(reader, names), reader.attrs.to_dict()
+            return TableStore(reader, names), lambda: reader.attrs.to_dict()
         if columns is not None:
             raise ArgumentError(f"{reader.path}: a carray has no columns")
-        return _carray_store(reader, len(reader)), reader.attrs.to_dict()
+        return _carray_store(reader, len(reader)), lambda: reader.attrs.to_dict()
     source = source if isinstance(source, ByteSource) else ByteSource(source)
-    return _chunk_store(source), None
+    return _chunk_store(source), lambda: None
 
 
 def detect_buffer(data: Buffer) -> str:
     """The format of a single-file container held in memory: ``blp``, ``b2frame``, ``b2nd``
     or ``chunk`` (see :func:`bloscpack.dispatch.detect` for paths)."""
+    from .chunks import is_chunk
     from .containers import bloscpack as blp
     from .containers import frame
     from .containers.b2nd import sniff_b2nd
 
     view = memoryview(data).cast("B")
-    head = bytes(view[:16])
+    head = bytes(view[:32])
     if blp.sniff(head):
         return "blp"
     if frame.sniff(head):
         return "b2nd" if sniff_b2nd(view) else "b2frame"
-    try:
-        header = ChunkHeader.parse(head)
-    except BloscpackError:
-        header = None
-    if header is not None and header.cbytes == len(view):
+    if is_chunk(head, len(view)):
         return "chunk"
-    raise NotAContainer(f"<bytes>: not a Blosc container (first bytes {head.hex(' ')})")
+    raise NotAContainer(f"<bytes>: not a Blosc container (first bytes {head[:16].hex(' ')})")
 
 
 def _map_file(fileobj: Any) -> tuple[memoryview, Any]:
     """The bytes of a binary file object from its current position: memory-mapped when it is
     a real file, else read into memory.  Returns (view, the mapping or None)."""
+    if isinstance(fileobj, io.TextIOBase):
+        raise TypeError("open() needs a file object opened in binary mode")
     try:
         fd = fileobj.fileno()
         start = fileobj.tell()
@@ -761,8 +771,9 @@ class BloscArray:
     def __init__(self, source: Any, *, verify: bool = True,
                  columns: Sequence[str] | None = None) -> None:  # fmt: skip
         """Open ``source``: see :func:`bloscpack.open`."""
-        self._mapping: Any = None
-        self._bytes: memoryview | None = None
+        self._mapping: Any = None  # the mmap of a file object
+        self._view: memoryview | None = None  # the bytes of a source that is not a path
+        self._from_bytes = False
         self._key: Any = None
         self._options: dict[str, Any] = {"verify": bool(verify)}
         if columns is not None:
@@ -775,19 +786,20 @@ class BloscArray:
             opened: Any = self.path
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.path = None
-            self._bytes = memoryview(source).cast("B")
-            opened = self._bytes
+            self._view = opened = memoryview(source).cast("B")
+            self._from_bytes = True
             self.format = detect_buffer(opened)
         elif hasattr(source, "read"):
             self.path = None
             opened, self._mapping = _map_file(source)
+            self._view = opened
             self.format = detect_buffer(opened)
         else:
             raise TypeError(
                 f"open() takes a path, a binary file object or bytes, not {type(source).__name__}"
             )
         try:
-            self._store, self._metadata = _open_store(opened, self.format, verify, columns)
+            self._store, self._load_metadata = _open_store(opened, self.format, verify, columns)
         except BaseException:
             self._release_mapping()
             raise
@@ -798,7 +810,7 @@ class BloscArray:
         """A view of ``parent`` (a ctable column) sharing its files."""
         view = cls.__new__(cls)
         view.__dict__.update(parent.__dict__)
-        view._store, view._key, view._mapping = store, key, None
+        view._store, view._key = store, key
         return view
 
     # --- description -----------------------------------------------------------------------
@@ -834,6 +846,8 @@ class BloscArray:
     def metadata(self) -> Any:
         """The container's user metadata: the ``.blp`` metadata (the numpy metadata dict for
         arrays), the decoded vlmetalayers of frames and b2nd arrays, bcolz attributes."""
+        if not hasattr(self, "_metadata"):
+            self._metadata = self._load_metadata()
         return self._metadata
 
     def info(self) -> dict[str, Any]:
@@ -843,7 +857,7 @@ class BloscArray:
             from .dispatch import info
 
             return info(self.path)
-        data = self._buffer()
+        data = self._view
         if self.format == "chunk":
             from .chunks import inspect_chunk
 
@@ -854,11 +868,6 @@ class BloscArray:
             "blp": bloscpack.info, "b2nd": b2nd.info, "b2frame": frame.info,
         }  # fmt: skip
         return {"format": self.format, **describe[self.format](data)}
-
-    def _buffer(self) -> memoryview:
-        if self._bytes is not None:
-            return self._bytes
-        return memoryview(self._mapping)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -948,6 +957,8 @@ class BloscArray:
             self._release_mapping()
 
     def _release_mapping(self) -> None:
+        if self._view is not None and not self._from_bytes:
+            self._view.release()
         if self._mapping is not None:
             with contextlib.suppress(BufferError):
                 self._mapping.close()
@@ -962,8 +973,8 @@ class BloscArray:
     def __reduce__(self) -> tuple[Any, ...]:
         if self.path is not None:
             source: Any = self.path
-        elif self._bytes is not None:
-            source = bytes(self._bytes)
+        elif self._from_bytes and self._view is not None:
+            source = bytes(self._view)
         else:
             raise TypeError(
                 "a BloscArray opened from a file object cannot be pickled: open it by path"

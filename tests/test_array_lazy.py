@@ -1,0 +1,248 @@
+"""BloscArray reads lazily: counted decodes (every call into the C engine, with the bytes it
+produced) and counted reads (byte ranges of the input, chunk numbers, chunk files) show that a
+selection reads only the chunks it touches and, in a chunk, decodes only the blocks it needs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack import engine
+from bloscpack.api import save_blp
+from bloscpack.containers import bcolz
+from bloscpack.containers.b2nd import save_b2nd
+from bloscpack.containers.bcolz import save_bcolz
+from bloscpack.containers.bloscpack import BloscpackReader
+from bloscpack.containers.frame import FrameBase
+from bloscpack.frame import Frame
+from bloscpack.io import ByteSource
+
+N = 100_000  # float64 items: 100 chunks of 1000 items, blocks of 128 items
+CHUNK, BLOCK = 1000, 128
+VALUES = np.arange(N, dtype=np.float64) * 0.5
+
+
+class Decodes(list):
+    """Every decode: ("all", bytes) for whole chunks, ("items", bytes) for item ranges."""
+
+    def total(self) -> int:
+        return sum(n for _, n in self)
+
+
+@pytest.fixture
+def decodes(monkeypatch) -> Decodes:
+    calls = Decodes()
+    whole, items = engine.decompress_into, engine.getitem_into
+
+    def decompress_into(chunk, out, **kwargs):
+        n = whole(chunk, out, **kwargs)
+        calls.append(("all", n))
+        return n
+
+    def getitem_into(chunk, start, nitems, out, **kwargs):
+        n = items(chunk, start, nitems, out, **kwargs)
+        calls.append(("items", n))
+        return n
+
+    monkeypatch.setattr(engine, "decompress_into", decompress_into)
+    monkeypatch.setattr(engine, "getitem_into", getitem_into)
+    return calls
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[tuple[int, int]]:
+    """Byte ranges ``(offset, n)`` read through any ByteSource (files are memory-mapped)."""
+    ranges: list[tuple[int, int]] = []
+    read, read_upto = ByteSource.read, ByteSource.read_upto
+
+    def counted_read(self, offset, n, what="data"):
+        ranges.append((offset, n))
+        return read(self, offset, n, what)
+
+    def counted_read_upto(self, offset, n):
+        ranges.append((offset, n))
+        return read_upto(self, offset, n)
+
+    monkeypatch.setattr(ByteSource, "read", counted_read)
+    monkeypatch.setattr(ByteSource, "read_upto", counted_read_upto)
+    return ranges
+
+
+@pytest.fixture(scope="module")
+def blp_path(tmp_path_factory) -> Path:
+    """Blosc2 chunks, whose block size can be chosen."""
+    path = tmp_path_factory.mktemp("lazy") / "values.blp"
+    save_blp(VALUES, path, chunk_size=CHUNK * 8, blocksize=BLOCK * 8, blosc_version=2)
+    return path
+
+
+@pytest.fixture(scope="module", params=[1, 2])
+def any_blp_path(request, tmp_path_factory) -> Path:
+    """Blosc1 (C-Blosc 1.x picks the block size) or Blosc2 chunks."""
+    path = tmp_path_factory.mktemp("lazy") / "values.blp"
+    save_blp(VALUES, path, chunk_size=CHUNK * 8, blocksize=BLOCK * 8, blosc_version=request.param)
+    return path
+
+
+def chunk_areas(path: Path) -> list[tuple[int, int]]:
+    with BloscpackReader(path) as reader:
+        return [(loc.offset, loc.end) for loc in reader.locations()]
+
+
+def touched_chunks(ranges: list[tuple[int, int]], areas: list[tuple[int, int]]) -> set[int]:
+    """The chunks whose stored bytes (chunk and digest) the ranges fall in; fails for a range
+    outside every chunk."""
+    found = set()
+    for offset, n in ranges:
+        hits = [c for c, (lo, hi) in enumerate(areas) if lo <= offset and offset + n <= hi]
+        assert hits, f"read of {n} bytes at {offset} outside the chunks"
+        found.update(hits)
+    return found
+
+
+def test_blp_item_decodes_one_item_of_one_chunk(any_blp_path, decodes, reads):
+    areas = chunk_areas(any_blp_path)
+    with bloscpack.open(any_blp_path) as array:
+        assert decodes == []  # opening reads header, metadata and offsets: no chunk
+        reads.clear()
+        assert array[54_321] == VALUES[54_321]
+        assert decodes == [("items", 8)]  # one item decoded: C decodes only its block
+        assert touched_chunks(reads, areas) == {54}
+        decodes.clear(), reads.clear()
+        assert array[-1] == VALUES[-1]
+        assert decodes == [("items", 8)] and touched_chunks(reads, areas) == {99}
+
+
+def test_blp_slice_reads_only_touched_chunks(any_blp_path, decodes, reads):
+    areas = chunk_areas(any_blp_path)
+    with bloscpack.open(any_blp_path) as array:
+        reads.clear()
+        np.testing.assert_array_equal(array[3_500:5_200], VALUES[3_500:5_200])
+        # chunk 3 from item 500, chunk 4 whole (straight into the result), chunk 5 up to 200
+        assert decodes == [("items", 500 * 8), ("all", CHUNK * 8), ("items", 200 * 8)]
+        assert touched_chunks(reads, areas) == {3, 4, 5}
+
+
+def test_blp_strided_selection_decodes_only_needed_blocks(blp_path, decodes):
+    with bloscpack.open(blp_path) as array:
+        np.testing.assert_array_equal(array[70_000:70_900:300], VALUES[70_000:70_900:300])
+        # items 0, 300, 600 of chunk 70 lie in blocks 0, 2 and 4: three decodes inside one
+        # block each (blocks 0 and 2 whole, block 4 up to item 600)
+        assert decodes == [("items", BLOCK * 8), ("items", BLOCK * 8), ("items", 89 * 8)]
+        decodes.clear()
+        np.testing.assert_array_equal(array[::CHUNK], VALUES[::CHUNK])
+        assert decodes == [("items", 8)] * 100  # the first item of each of 100 chunks
+        decodes.clear()
+        np.testing.assert_array_equal(array[20_999:19_999:-1], VALUES[20_999:19_999:-1])
+        assert decodes == [("all", CHUNK * 8)]  # a reversed whole chunk: one decode
+
+
+def test_blp_verify_off_reads_no_whole_chunk(blp_path, reads):
+    areas = chunk_areas(blp_path)
+    with bloscpack.open(blp_path, verify=False) as array:
+        reads.clear()
+        assert array[12_345] == VALUES[12_345]
+        assert touched_chunks(reads, areas) == {12}
+        with bloscpack.open(blp_path) as checked:
+            reads.clear()
+            checked[12_345]
+            assert any(n >= areas[12][1] - areas[12][0] - 4 - 32 for _, n in reads)
+
+
+@pytest.fixture
+def frame_chunks(monkeypatch) -> list[int]:
+    """Chunk numbers read from any Blosc2 frame (contiguous or sparse)."""
+    numbers: list[int] = []
+    read_chunk = FrameBase.read_chunk
+
+    def counted(self, i):
+        numbers.append(i)
+        return read_chunk(self, i)
+
+    monkeypatch.setattr(FrameBase, "read_chunk", counted)
+    return numbers
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_b2nd_reads_chunks_and_blocks_a_box_touches(tmp_path, decodes, frame_chunks, sparse):
+    a = np.arange(200 * 300, dtype=np.float64).reshape(200, 300)
+    path = tmp_path / "a.b2nd"
+    save_b2nd(a, path, chunks=(50, 60), blocks=(10, 20), sparse=sparse)
+    block_nbytes = 10 * 20 * 8
+    with bloscpack.open(path) as array:
+        assert len(decodes) == 1  # the frame index, decoded once on open
+        decodes.clear()
+        assert array[123, 234] == a[123, 234]
+        assert frame_chunks == [2 * 5 + 3]  # chunk (2, 3) of the 4 x 5 grid
+        assert decodes == [("items", block_nbytes)]  # one block of the 24000-byte chunk
+        decodes.clear(), frame_chunks.clear()
+        np.testing.assert_array_equal(array[45:55, 7], a[45:55, 7])
+        assert frame_chunks == [0, 5]  # chunks (0, 0) and (1, 0)
+        # rows 45..49 are block row 4 of chunk (0, 0), rows 50..54 block row 0 of chunk (1, 0);
+        # column 7 lies in block column 0: one block in each chunk
+        assert decodes == [("items", block_nbytes)] * 2
+        decodes.clear(), frame_chunks.clear()
+        np.testing.assert_array_equal(array[199, ::-1], a[199, ::-1])
+        assert frame_chunks == [15, 16, 17, 18, 19]
+        assert decodes.total() == 5 * 3 * block_nbytes  # the last block row of each chunk
+
+
+def test_raw_frame_reads_one_chunk(tmp_path, decodes, frame_chunks):
+    data = np.arange(40_000, dtype=np.uint8) * 7
+    with Frame(tmp_path / "f.b2frame", "w", typesize=1, blocksize=256, chunksize=4000) as frame:
+        for k in range(0, 40_000, 4000):
+            frame.append_data(data[k : k + 4000])
+    with bloscpack.open(tmp_path / "f.b2frame") as array:
+        decodes.clear()
+        assert array[26_001] == data[26_001]
+        assert frame_chunks == [6] and decodes == [("items", 1)]
+
+
+@pytest.fixture
+def chunk_files(monkeypatch) -> list[str]:
+    """The bcolz chunk files opened, as paths relative to nothing (absolute)."""
+    opened: list[str] = []
+    open_chunk = bcolz._open_chunk
+
+    def counted(path):
+        opened.append(path)
+        return open_chunk(path)
+
+    monkeypatch.setattr(bcolz, "_open_chunk", counted)
+    return opened
+
+
+def test_bcolz_reads_one_chunk_file(tmp_path, decodes, chunk_files):
+    save_bcolz(VALUES, tmp_path / "v.bcolz", chunklen=CHUNK)
+    with bloscpack.open(tmp_path / "v.bcolz") as array:
+        assert array[54_321] == VALUES[54_321]
+        assert [os.path.basename(p) for p in chunk_files] == ["__54.blp"]
+        assert decodes == [("items", 8)]
+
+
+def test_ctable_reads_only_selected_columns(tmp_path, decodes, chunk_files):
+    table = np.zeros(5000, dtype=[("a", "<i8"), ("b", "<f4"), ("c", "S3")])
+    table["a"] = np.arange(5000)
+    save_bcolz(table, tmp_path / "t.bcolz", chunklen=500)
+    with bloscpack.open(tmp_path / "t.bcolz") as array:
+        column = array["b"]
+        assert chunk_files == [] and decodes == []
+        np.testing.assert_array_equal(column[1200:2600], table["b"][1200:2600])
+        assert {os.path.relpath(p, tmp_path / "t.bcolz") for p in chunk_files} == {
+            os.path.join("b", "data", f"__{i}.blp") for i in (2, 3, 4, 5)
+        }
+        chunk_files.clear()
+        assert array[4999]["a"] == 4999
+        assert sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
+                      for p in chunk_files) == ["a", "b", "c"]  # fmt: skip
+
+
+def test_iteration_reads_each_chunk_once(blp_path, decodes):
+    with bloscpack.open(blp_path) as array:
+        total = sum(1 for _ in array)
+    assert total == N
+    assert decodes == [("all", CHUNK * 8)] * 100
