@@ -369,6 +369,17 @@ def test_thread_pools(tmp_path):
                 assert np.array_equal(got, array[box])
 
 
+def test_array_larger_than_a_block_limit(tmp_path):
+    # 600 MiB of zeros (a broadcast view: no memory): more than one chunk or block may hold
+    array = np.broadcast_to(np.uint8(0), (600 * 2**20,))
+    path = tmp_path / "big.b2nd"
+    save_b2nd(array, path)
+    assert path.stat().st_size < 1000  # every chunk is a zeros marker
+    with B2ndArray(path) as a:
+        assert a.grid.nchunks > 1 and a.grid.block_nbytes <= 2**29
+        assert not a[10**8 : 10**8 + 5].any()
+
+
 def test_overwrite_replaces_atomically(tmp_path):
     path = tmp_path / "o.b2nd"
     save_b2nd(np.arange(10), path)
