@@ -294,8 +294,8 @@ def test_arrays_are_decompressed_straight_into_the_result(monkeypatch):
 def test_save_and_load(tmp_path):
     array = np.arange(1000, dtype="<i4").reshape(10, 100)
     path = tmp_path / "a.blp"
-    api.save(array, path)
-    back = api.load(path)
+    bloscpack.save(array, path)
+    back = bloscpack.load(path)
     assert back.dtype == array.dtype and np.array_equal(back, array)
     api.save_blp(array, path, codec="zstd", clevel=9, checksum="sha256", chunk_size=1000)
     assert np.array_equal(api.load_blp(path), array)

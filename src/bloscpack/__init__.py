@@ -36,6 +36,7 @@ from .chunks import (
     is_chunk,
 )
 from .convert import convert
+from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 from .frame import Frame
@@ -46,6 +47,11 @@ __all__ = [
     "BloscFile",
     "ChunkHeader",
     "convert",
+    "detect",
+    "info",
+    "load",
+    "save",
+    "verify",
     "compress_chunk",
     "decompress_chunk",
     "decompress_chunk_items",

@@ -1,5 +1,6 @@
 """The Python API for ``.blp`` files: bloscpack 0.16's functions, with the same signatures,
-defaults and return values, plus :func:`save_blp`/:func:`load_blp` and
+defaults and return values, plus :func:`save_blp`/:func:`load_blp` (used by
+:func:`bloscpack.save`/:func:`bloscpack.load`) and
 :func:`rewrite_metadata`.
 
 Files are written through :func:`bloscpack.io.atomic_write` (no partial output on error) and
@@ -444,21 +445,6 @@ def load_blp(path: PathLike) -> np.ndarray:
         data = np.empty(reader.check_sizes(), dtype=np.uint8)
         reader.read_into(data)
         return data
-
-
-def save(array: Any, path: PathLike, format: str = "blp", **options: Any) -> None:
-    """Save a numpy array to ``path`` (``format='blp'``; see :func:`save_blp` for options)."""
-    if format != "blp":
-        from .dispatch import save as save_any
-
-        save_any(array, path, format=format, **options)
-        return
-    save_blp(array, path, **options)
-
-
-def load(path: PathLike) -> np.ndarray:
-    """Load the array stored in the ``.blp`` file ``path`` (see :func:`load_blp`)."""
-    return load_blp(path)
 
 
 # --- deprecated 0.16 aliases --------------------------------------------------------------
