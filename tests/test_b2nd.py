@@ -4,6 +4,7 @@ metalayers and atomic writes."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import tracemalloc
@@ -81,6 +82,7 @@ def test_corpus_b2nd(entry):
         assert arr.b2nd.dtype_string == entry["b2nd_dtype_string"]
     assert b2nd.verify(path) == {"format": "b2nd", "ok": True, "nchunks": arr.grid.nchunks,
                                  "bad_chunks": [], "problems": []}  # fmt: skip
+    json.dumps(b2nd.info(path))
     described = b2nd.info(path)["b2nd"]
     assert (
         described["shape"] == entry["shape"]
@@ -589,6 +591,42 @@ def test_mutated_metalayer_raises_only_bloscpack_errors(tmp_path, flips):
     except BloscpackError:
         return
     assert array.nbytes <= 12 * 10 * 8 * 2
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["f2d_float64.b2nd", "many_chunks_int32.b2nd", "zeros_f8.b2nd"]),
+    st.lists(st.tuples(st.integers(0, 2**20), st.integers(0, 255)), min_size=1, max_size=4),
+)
+def test_mutated_files_raise_only_bloscpack_errors(name, flips):
+    raw = bytearray((DATA / "b2nd" / name).read_bytes())
+    for offset, value in flips:
+        raw[offset % len(raw)] = value
+    try:
+        with B2ndArray(bytes(raw)) as a:
+            a.read()
+            a[1:3, ::2]
+    except BloscpackError:
+        pass
+    report = b2nd.verify(bytes(raw))
+    assert set(report) == {"format", "ok", "nchunks", "bad_chunks", "problems"}
+
+
+def test_verify_names_the_bad_chunk(tmp_path):
+    path = tmp_path / "v.b2nd"
+    blosc2.asarray(sample((20, 20), "<i4"), urlpath=str(path), chunks=(10, 10), blocks=(5, 5),
+                   cparams=CP1)  # fmt: skip
+    raw = bytearray(path.read_bytes())
+    with Frame(path) as frame:
+        at = frame.header["header_len"] + frame.offsets[2]
+    raw[at + 12 : at + 16] = (10**6).to_bytes(4, "little")  # chunk 2 claims a huge cbytes
+    path.write_bytes(bytes(raw))
+    report = b2nd.verify(path)
+    assert not report["ok"] and [bad["index"] for bad in report["bad_chunks"]] == [2]
+    with pytest.raises(BloscpackError, match="chunk 2"):
+        load_b2nd(path)
+    with B2ndArray(path) as a:  # the other chunks still read
+        assert a[:10, :].shape == (10, 20)
 
 
 def test_chunk_of_the_wrong_size(tmp_path):
