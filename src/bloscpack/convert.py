@@ -54,6 +54,7 @@ from .errors import (
     ArgumentError,
     BloscpackError,
     FileNotFound,
+    FormatError,
     IntegrityError,
     OutputExistsError,
     UnsupportedError,
@@ -96,7 +97,9 @@ class _Source:
         self.is_array = True
         self.user: dict[str, Any] = {}
         self.packed: dict[str, bytes] = {}
-        self.blp_metadata: Any = None
+        self.blp_metadata: Any = None  # the metadata of a .blp source, as stored
+        self.raw_reason: str | None = None  # why numpy-looking metadata is not kept as such
+        self.frame_typesize: int | None = None  # the typesize of a frame source
         self.metalayers: list[tuple[str, bytes]] = []
         self.dropped: list[str] = []
         self._cache: tuple[int, Buffer] | None = None
@@ -256,13 +259,22 @@ class _ChunkedSource(_Source):
 def _array_from_metadata(source: _Source, metadata: Any, total: int) -> None:
     """Set ``spec``/``is_array``/``user`` from ``.blp`` metadata or frame vlmetalayers."""
     if nd.is_numpy_metadata(metadata):
-        source.spec = nd.decode_metadata(metadata)
-        source.user = {k: v for k, v in metadata.items() if k not in NUMPY_KEYS}
-    else:
-        source.spec = nd.ArraySpec(np.dtype(np.uint8), (total,), "C")
-        source.is_array = False
-        if isinstance(metadata, dict):
-            source.user = dict(metadata)
+        try:
+            source.spec = nd.decode_metadata(metadata)
+        except FormatError as exc:  # e.g. 0.16's CLI wrote dtype and shape but no order
+            source.raw_reason = (
+                f"'container': the numpy metadata is incomplete ({exc}), so the data is"
+                " converted as raw bytes"
+            )
+        else:
+            source.user = {k: v for k, v in metadata.items() if k not in NUMPY_KEYS}
+            return
+    source.spec = nd.ArraySpec(np.dtype(np.uint8), (total,), "C")
+    source.is_array = False
+    if isinstance(metadata, dict):
+        source.user = {
+            k: v for k, v in metadata.items() if not source.raw_reason or k != "container"
+        }
 
 
 class _BlpSource(_ChunkedSource):
@@ -278,8 +290,7 @@ class _BlpSource(_ChunkedSource):
             self._set_spans([loc.nbytes for loc in self.reader.locations()])
             metadata = self.reader.metadata
             _array_from_metadata(self, metadata, self._total)
-            if not self.is_array:
-                self.blp_metadata = metadata
+            self.blp_metadata = metadata
             self._check_total()
         except BaseException:
             self.reader.close()
@@ -314,6 +325,7 @@ class _FrameSource(_ChunkedSource):
             _array_from_metadata(self, values, self._total)
             self.packed = {k: v for k, v in self.packed.items() if k in self.user}
             self.metalayers = list(core.metalayers)
+            self.frame_typesize = core.header.typesize
             self._check_total()
         except BaseException:
             self.core.close()
@@ -352,6 +364,7 @@ class _B2ndSource(_Source):
             self.spec = nd.ArraySpec(array.dtype, array.shape, "C")
             self.packed, self.user = _frame_vlmeta(array.frame)
             self.metalayers = [(n, c) for n, c in array.frame.metalayers if n != METALAYER_NAME]
+            self.frame_typesize = array.frame.header.typesize
             self.unit_rows = max(self.grid.chunks[0], 1) if self.spec.shape else 1
             if _row_flat(self.grid):
                 rb, c0 = self.row_nbytes, self.grid.chunks[0]
@@ -514,22 +527,22 @@ def _numpy_metadata(spec: nd.ArraySpec) -> dict[str, Any]:
 
 
 def _json_problem(value: Any) -> str | None:
-    """Why JSON cannot hold ``value`` exactly (None if it can)."""
+    """Why JSON cannot hold ``value`` (None if it can; tuples become lists)."""
     try:
-        text = json.dumps(value, allow_nan=True)
+        json.dumps(value, allow_nan=True)
     except (TypeError, ValueError) as exc:
         return str(exc)
-    if json.loads(text) != _tuples_to_lists(value):
-        return "JSON would change it (non-string mapping keys)"
+    if _has_non_string_key(value):
+        return "JSON keys are strings, the value has other mapping keys"
     return None
 
 
-def _tuples_to_lists(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_tuples_to_lists(v) for v in value]
+def _has_non_string_key(value: Any) -> bool:
     if isinstance(value, dict):
-        return {k: _tuples_to_lists(v) for k, v in value.items()}
-    return value
+        return any(not isinstance(k, str) or _has_non_string_key(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_non_string_key(v) for v in value)
+    return False
 
 
 def _json_user(source: _Source, what: str, dropped: list[str], reserved: Sequence[str] = ()
@@ -639,6 +652,9 @@ class _Target:
         self.copied = 0
         self.recompressed = 0
         other = source.blp_metadata
+        verbatim = isinstance(self, _BlpTarget) and other is not None
+        if source.raw_reason and not verbatim:
+            self.dropped.append(f"{_entry(source)} {source.raw_reason}")
         if other is not None and not isinstance(other, dict) and not isinstance(self, _BlpTarget):
             self.dropped.append(
                 f"metadata {_short(other)}: only the .blp format holds metadata that is not a"
@@ -735,9 +751,9 @@ class _BlpTarget(_Target):
 
     def _metadata(self) -> Any:
         source = self.source
+        if source.blp_metadata is not None:  # .blp to .blp: the metadata as it was written
+            return source.blp_metadata
         if not source.is_array:
-            if source.blp_metadata is not None:
-                return source.blp_metadata
             user = _json_user(source, "the .blp metadata (JSON)", self.dropped)
             return user or None
         metadata = _numpy_metadata(source.spec)
@@ -789,7 +805,7 @@ class _FrameTarget(_Target):
         opts = _take(options, self.OPTIONS, fmt)
         spec = source.spec
         itemsize = max(spec.dtype.itemsize, 1)
-        typesize = opts.pop("typesize") or itemsize
+        typesize = opts.pop("typesize") or source.frame_typesize or itemsize
         self.nthreads = int(opts.pop("nthreads"))
         chunksize = opts.pop("chunksize")
         try:
@@ -816,7 +832,12 @@ class _FrameTarget(_Target):
         self.layers = _metalayers(source, self.dropped, MAX_METALAYERS, True)
 
     def accepts_format(self, header: ChunkHeader) -> bool:
-        return header.extended and not header.lazy and header.nbytes > 0
+        return (
+            header.extended
+            and not header.lazy
+            and header.nbytes > 0
+            and _marker_fits(header, self.cparams.typesize)
+        )
 
     def write(self, path: str) -> None:
         with _frame_writer(path, self.fmt == "sframe", self.cparams, None, self.layers,
@@ -824,6 +845,11 @@ class _FrameTarget(_Target):
             self._write_spans(
                 self.spans, False, append, lambda data: append(self.cparams.compress(data))
             )
+
+
+def _marker_fits(header: ChunkHeader, typesize: int) -> bool:
+    """A NaN chunk becomes an index marker, which reads back with the frame's typesize."""
+    return header.special != Special.NAN or header.typesize == typesize
 
 
 @contextlib.contextmanager
@@ -908,6 +934,8 @@ class _B2ndTarget(_Target):
 
     def accepts_format(self, header: ChunkHeader) -> bool:
         if not header.extended or header.lazy or header.vl_blocks:
+            return False
+        if not _marker_fits(header, self.cparams.typesize):
             return False
         return header.special != Special.NONE or header.blocksize == self.grid.block_nbytes
 
@@ -1099,6 +1127,12 @@ class _BcolzTarget(_Target):
                 )
             for name in self.names:
                 bcolz._check_column_name(name)
+            packed = np.dtype([(name, spec.dtype[name]) for name in self.names])
+            if packed != spec.dtype:
+                self.dropped.append(
+                    f"the layout of dtype {spec.dtype} (padding, offsets or titles): a ctable"
+                    f" stores the fields only and reads back as {packed}"
+                )
         columns = [spec.dtype[name] for name in self.names] or [
             np.dtype((spec.dtype, spec.shape[1:]))
         ]
