@@ -693,6 +693,14 @@ def test_random_access_reads_only_what_it_needs_from_a_file_object(decompression
     assert [n for n, _ in decompressions] == [4096]
 
 
+def test_file_object_source_overrides_every_byte_source_method():
+    from bloscpack.blpfile import _FileObjectSource
+    from bloscpack.io import ByteSource
+
+    public = {name for name in vars(ByteSource) if not name.startswith("_")}
+    assert public <= set(vars(_FileObjectSource))
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_whole_chunk_reads_go_straight_into_the_buffer(tmp_path, decompressions, stream):
     path = tmp_path / "a.blp"

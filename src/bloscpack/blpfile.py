@@ -724,7 +724,11 @@ def _read_preamble(fp: IO[bytes], name: str) -> bytearray:
 
 
 class _FileObjectSource(ByteSource):
-    """Positioned reads from a seekable binary file object, which stays open."""
+    """Positioned reads from a seekable binary file object, which stays open.
+
+    It overrides every public method of :class:`ByteSource` (a test checks this), since the
+    base class's methods read its memory view, which this source does not have.
+    """
 
     def __init__(self, fp: IO[bytes], name: str) -> None:
         self._fp = fp
@@ -748,6 +752,12 @@ class _FileObjectSource(ByteSource):
     def read_upto(self, offset: int, n: int) -> memoryview:
         offset = max(0, min(offset, self._size))
         return self._read(offset, max(0, min(n, self._size - offset)), "data")
+
+    def peek(self, offset: int, n: int) -> bytes:
+        return bytes(self.read_upto(offset, n))
+
+    def release(self, offset: int, n: int) -> None:
+        pass  # nothing is mapped
 
     def _read(self, offset: int, n: int, what: str) -> memoryview:
         self._fp.seek(self._start + offset)
