@@ -20,9 +20,9 @@ from bloscpack.b2nd_layout import (
     array_to_chunk,
     chunk_to_array,
     default_chunks_blocks,
+    gather,
     nearest_divisor,
-    normalize_slices,
-    padded_chunk_view,
+    normalize_index,
     project_selection,
     region_is_contiguous,
 )
@@ -147,7 +147,7 @@ def test_round_trip_through_chunks(geometry, fortran):
     out = np.empty(shape, dtype=dtype)
     for n, buf in enumerate(chunk_buffers(array, grid)):
         chunk_to_array(buf, grid, grid.chunk_coords(n), out)
-        padded = padded_chunk_view(buf, grid)
+        padded = gather(buf, grid, tuple(slice(0, e, 1) for e in grid.ext_chunk))
         assert padded.shape == grid.ext_chunk
         region = grid.chunk_region(grid.chunk_coords(n))
         valid = padded[tuple(slice(0, r.stop - r.start) for r in region)]
@@ -168,14 +168,13 @@ def test_projection_reads_exactly_the_selection(geometry, data):
     selection = tuple(
         slice(data.draw(bound), data.draw(bound), data.draw(st.integers(1, 4))) for _ in shape
     )  # fmt: skip
-    slices = normalize_slices(selection, shape)
+    slices, _ = normalize_index(selection, shape)
     expected = array[selection]
     out = np.full(expected.shape, -1, dtype="<i8")
     touched = set()
     for proj in project_selection(grid, slices):
         touched.add(proj.nchunk)
-        padded = padded_chunk_view(bufs[proj.nchunk], grid)
-        out[proj.out_index] = padded[proj.chunk_index]
+        out[proj.out_index] = gather(bufs[proj.nchunk], grid, proj.chunk_index)
         # the block runs cover every selected item of the chunk
         blocknums = np.arange(math.prod(grid.bgrid)).reshape(grid.bgrid)
         per_item = np.kron(blocknums, np.ones(grid.blocks, dtype=int))
@@ -195,21 +194,29 @@ def test_projection_reads_exactly_the_selection(geometry, data):
 
 def test_block_runs_of_a_corner():
     grid = ChunkGrid((8, 8), (8, 8), (2, 2), 1)
-    (proj,) = project_selection(grid, normalize_slices((slice(0, 3), slice(4, 8)), grid.shape))
+    (proj,) = project_selection(grid, normalize_index((slice(0, 3), slice(4, 8)), grid.shape)[0])
     assert proj.block_runs == ((2, 2), (6, 2))
-    (proj,) = project_selection(grid, normalize_slices((slice(2, 6), slice(None)), grid.shape))
+    (proj,) = project_selection(grid, normalize_index((slice(2, 6), slice(None)), grid.shape)[0])
     assert proj.block_runs == ((4, 8),)
 
 
-def test_normalize_slices():
-    assert normalize_slices((Ellipsis, slice(1, None)), (4, 5)) == (slice(0, 4, 1), slice(1, 5, 1))
-    assert normalize_slices(slice(-2, None), (4,)) == (slice(2, 4, 1),)
+def test_normalize_index():
+    assert normalize_index((Ellipsis, slice(1, None)), (4, 5)) == (
+        (slice(0, 4, 1), slice(1, 5, 1)),
+        (),
+    )
+    assert normalize_index(slice(-2, None), (4,)) == ((slice(2, 4, 1),), ())
+    assert normalize_index((-1, slice(3, 1)), (4, 5)) == ((slice(3, 4, 1), slice(3, 3, 1)), (0,))
     with pytest.raises(IndexError, match="positive slice steps"):
-        normalize_slices(slice(None, None, -1), (4,))
+        normalize_index(slice(None, None, -1), (4,))
     with pytest.raises(IndexError, match="too many indices"):
-        normalize_slices((slice(None),) * 2, (4,))
-    with pytest.raises(IndexError, match="only slices"):
-        normalize_slices(3, (4,))
+        normalize_index((slice(None),) * 2, (4,))
+    with pytest.raises(IndexError, match="single ellipsis"):
+        normalize_index((Ellipsis, Ellipsis), (4,))
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 4"):
+        normalize_index(4, (4,))
+    with pytest.raises(IndexError, match="only integers, slices"):
+        normalize_index(1.5, (4,))
 
 
 # --- defaults -----------------------------------------------------------------------------

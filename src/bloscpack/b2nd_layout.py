@@ -295,16 +295,6 @@ def normalize_index(selection: Any, shape: Shape) -> tuple[tuple[slice, ...], tu
     return tuple(result), tuple(dropped)
 
 
-def normalize_slices(selection: Any, shape: Shape) -> tuple[slice, ...]:
-    """Like :func:`normalize_index` for selections of slices only."""
-    slices, dropped = normalize_index(selection, shape)
-    if dropped:
-        raise IndexError(
-            f"only slices and '...' are supported here, axis {dropped[0]} has an integer"
-        )
-    return slices
-
-
 def _axis_chunks(
     sel: slice, chunk: int, block: int, nchunks: int
 ) -> list[tuple[int, slice, slice, int, int]]:
@@ -374,21 +364,23 @@ def _block_runs(ranges: list[range], bgrid: Shape) -> Iterator[tuple[int, int]]:
         yield pending
 
 
-def padded_chunk_view(
-    chunk: np.ndarray, grid: ChunkGrid, scratch: np.ndarray | None = None
-) -> np.ndarray:
-    """The uncompressed chunk as an array of shape ``ext_chunk`` in C order of the padded chunk
-    (a view when the blocks are already in that order, else a copy into ``scratch``)."""
-    if grid.ndim == 0:
-        return chunk.reshape(())
+def gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.ndarray:
+    """Items ``index`` (slices in padded-chunk coordinates, as :class:`ChunkProjection` gives)
+    of an uncompressed chunk (1-d, ``prod(ext_chunk)`` items): a strided view when the blocks
+    are in C order, else one fancy-indexed gather of just those items."""
     if grid.blocks_in_order:
-        return chunk.reshape(grid.ext_chunk)
-    if scratch is None:
-        scratch = np.empty(grid.ext_chunk, dtype=chunk.dtype)
+        return chunk.reshape(grid.ext_chunk)[index]
     n = grid.ndim
-    target = scratch.reshape([k for i in range(n) for k in (grid.bgrid[i], grid.blocks[i])])
-    np.copyto(target, _blocked_view(chunk, grid), casting="no")
-    return scratch
+    blocked = chunk.reshape(grid.bgrid + grid.blocks)
+    picks: list[np.ndarray] = []
+    inner: list[np.ndarray] = []
+    for axis, (s, b) in enumerate(zip(index, grid.blocks, strict=True)):
+        pos = np.arange(s.start, s.stop, s.step)
+        shape = [1] * n
+        shape[axis] = pos.size
+        picks.append((pos // b).reshape(shape))
+        inner.append((pos % b).reshape(shape))
+    return blocked[tuple(picks + inner)]
 
 
 # --- default chunk and block shapes -------------------------------------------------------

@@ -31,6 +31,7 @@ from ..b2nd_layout import (
     array_to_chunk,
     chunk_to_array,
     default_chunks_blocks,
+    gather,
     normalize_index,
     project_selection,
 )
@@ -396,7 +397,7 @@ class B2ndArray:
                 return
             with self._scratch.take() as buf:
                 self._decode_blocks(*stored, proj.block_runs, buf.view(np.uint8))
-                target[proj.out_index] = _gather(buf, grid, proj.chunk_index)
+                target[proj.out_index] = gather(buf, grid, proj.chunk_index)
 
         for _ in _run_in_order(read_part, len(projections), nthreads):
             pass
@@ -449,23 +450,6 @@ class B2ndArray:
             f"<B2ndArray {self._frame.name} shape={self.shape} dtype={self.dtype}"
             f" chunks={self.chunks} blocks={self.blocks}>"
         )
-
-
-def _gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.ndarray:
-    """Items ``index`` (slices in padded-chunk coordinates) of an uncompressed chunk."""
-    if grid.blocks_in_order:
-        return chunk.reshape(grid.ext_chunk)[index]
-    n = grid.ndim
-    blocked = chunk.reshape(grid.bgrid + grid.blocks)
-    picks: list[np.ndarray] = []
-    inner: list[np.ndarray] = []
-    for axis, (s, b) in enumerate(zip(index, grid.blocks, strict=True)):
-        pos = np.arange(s.start, s.stop, s.step)
-        shape = [1] * n
-        shape[axis] = pos.size
-        picks.append((pos // b).reshape(shape))
-        inner.append((pos % b).reshape(shape))
-    return blocked[tuple(picks + inner)]
 
 
 def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
