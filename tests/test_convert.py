@@ -692,3 +692,25 @@ def test_blosc1_chunks_decode_right_after_blosc2_unicode_chunks(tmp_path):
     assert_same_array(read_back(tmp_path / "u.b2nd"), array)
     convert(tmp_path / "u.blp", tmp_path / "v.b2nd")
     assert_same_array(blosc2.open(str(tmp_path / "v.b2nd"))[:], array)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "options"),
+    [("blp", {"copy_chunks": False, "chunk_size": 1 << 19}), ("b2frame", {"chunksize": 1 << 19}),
+     ("sframe", {"chunksize": 1 << 19}), ("b2nd", {"chunks": (1 << 16,), "blocks": (1 << 13,)}),
+     ("bcolz", {"chunklen": 1 << 16, "durable": False})],
+)  # fmt: skip
+def test_memory_stays_bounded_by_a_few_chunks(tmp_path, fmt, options):
+    import tracemalloc
+
+    array = np.random.default_rng(3).random(1 << 20)  # 8 MiB, in chunks of 512 KiB
+    api.save_blp(array, tmp_path / "a.blp", chunk_size=1 << 19)
+    del array
+    convert(tmp_path / "a.blp", tmp_path / "warm", format=fmt, **options)  # imports, contexts
+    tracemalloc.start()
+    try:
+        convert(tmp_path / "a.blp", tmp_path / "out", format=fmt, **options)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 19, peak  # at most 4 chunks of 512 KiB, a sixteenth of the array
