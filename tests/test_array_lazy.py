@@ -5,6 +5,7 @@ selection reads only the chunks it touches and, in a chunk, decodes only the blo
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bcolz import save_bcolz
 from bloscpack.containers.bloscpack import BloscpackReader
 from bloscpack.containers.frame import FrameBase
+from bloscpack.errors import ChunkError
 from bloscpack.frame import Frame
 from bloscpack.io import ByteSource
 
@@ -168,27 +170,37 @@ def frame_chunks(monkeypatch) -> list[int]:
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_b2nd_reads_chunks_and_blocks_a_box_touches(tmp_path, decodes, frame_chunks, sparse):
+def test_b2nd_reads_chunks_and_blocks_a_selection_touches(tmp_path, decodes, frame_chunks, sparse):
     a = np.arange(200 * 300, dtype=np.float64).reshape(200, 300)
     path = tmp_path / "a.b2nd"
     save_b2nd(a, path, chunks=(50, 60), blocks=(10, 20), sparse=sparse)
-    block_nbytes = 10 * 20 * 8
+    block_nbytes = 10 * 20 * 8  # chunks of 24000 bytes: 5 x 3 blocks
     with bloscpack.open(path) as array:
         assert len(decodes) == 1  # the frame index, decoded once on open
         decodes.clear()
         assert array[123, 234] == a[123, 234]
         assert frame_chunks == [2 * 5 + 3]  # chunk (2, 3) of the 4 x 5 grid
-        assert decodes == [("items", block_nbytes)]  # one block of the 24000-byte chunk
+        assert decodes == [("items", 8)]  # C decodes the one block holding it
         decodes.clear(), frame_chunks.clear()
         np.testing.assert_array_equal(array[45:55, 7], a[45:55, 7])
         assert frame_chunks == [0, 5]  # chunks (0, 0) and (1, 0)
-        # rows 45..49 are block row 4 of chunk (0, 0), rows 50..54 block row 0 of chunk (1, 0);
-        # column 7 lies in block column 0: one block in each chunk
-        assert decodes == [("items", block_nbytes)] * 2
+        # rows 45..49 lie in block row 4 of chunk (0, 0), rows 50..54 in block row 0 of
+        # chunk (1, 0), column 7 in block column 0: a range inside one block in each chunk
+        assert [kind for kind, _ in decodes] == ["items", "items"]
+        assert all(n <= block_nbytes for _, n in decodes)
         decodes.clear(), frame_chunks.clear()
         np.testing.assert_array_equal(array[199, ::-1], a[199, ::-1])
         assert frame_chunks == [15, 16, 17, 18, 19]
-        assert decodes.total() == 5 * 3 * block_nbytes  # the last block row of each chunk
+        # the last block row of each chunk: 3 of its 15 blocks, in one run
+        assert [kind for kind, _ in decodes] == ["items"] * 5
+        assert decodes.total() <= 5 * 3 * block_nbytes
+        decodes.clear(), frame_chunks.clear()
+        np.testing.assert_array_equal(array[30:80, 50:130:2], a[30:80, 50:130:2])  # box by box
+        assert sorted(set(frame_chunks)) == [0, 1, 2, 5, 6, 7]
+        decodes.clear(), frame_chunks.clear()
+        np.testing.assert_array_equal(array[::-1, 250], a[::-1, 250])
+        assert sorted(frame_chunks) == [4, 9, 14, 19]
+        assert decodes.total() <= 4 * 5 * block_nbytes  # one block column of each chunk
 
 
 def test_raw_frame_reads_one_chunk(tmp_path, decodes, frame_chunks):
@@ -246,3 +258,24 @@ def test_iteration_reads_each_chunk_once(blp_path, decodes):
         total = sum(1 for _ in array)
     assert total == N
     assert decodes == [("all", CHUNK * 8)] * 100
+
+
+def test_a_damaged_block_spoils_only_reads_that_need_it(tmp_path):
+    """An item read validates (and decodes) only the blocks it needs: a damaged stream size in
+    another block of the same chunk does not stop it, reading that block raises ChunkError."""
+    path = tmp_path / "d.blp"
+    save_blp(VALUES[: 2 * CHUNK], path, chunk_size=CHUNK * 8, blocksize=BLOCK * 8,
+             blosc_version=2, checksum="None")  # fmt: skip
+    with BloscpackReader(path) as reader:
+        offset = reader.locate(0).offset
+    data = bytearray(path.read_bytes())
+    (block5,) = struct.unpack_from("<i", data, offset + 32 + 4 * 5)
+    struct.pack_into("<i", data, offset + block5, 2**30)  # the first stream of block 5
+    path.write_bytes(data)
+    with bloscpack.open(path) as array:
+        assert array[3] == VALUES[3] and array[5 * BLOCK - 1] == VALUES[5 * BLOCK - 1]
+        np.testing.assert_array_equal(array[6 * BLOCK : 1500], VALUES[6 * BLOCK : 1500])
+        with pytest.raises(ChunkError, match="block 5 stream 0: csize 1073741824 at"):
+            array[5 * BLOCK + 2]
+        with pytest.raises(ChunkError, match="block 5 stream 0"):
+            np.asarray(array)

@@ -32,7 +32,7 @@ import numpy as np
 from . import engine
 from . import ndarray as nd
 from .blosc.header import ChunkHeader
-from .blosc.layout import ChunkKind, chunk_kind, validate_chunk
+from .blosc.layout import ChunkKind, check_header, chunk_kind
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -59,6 +59,8 @@ GATHER_BATCH_ITEMS = 1 << 20
 #: A strided read of a chunk decodes at most this many separate runs of blocks, unless the runs
 #: hold less than half of the blocks they span.
 MAX_BLOCK_RUNS = 16
+#: b2nd selections of at most this many items are read item by item (larger ones box by box).
+SMALL_SELECTION_ITEMS = 4096
 #: Rows are read in pieces of about this many bytes when iterating over the first axis.
 ITER_BYTES = 4 << 20
 _UNIT_DTYPES: dict[int, np.dtype] = {k: np.dtype(f"u{k}") for k in (1, 2, 4, 8)}
@@ -382,37 +384,49 @@ class FlatStore:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
         for c, positions, units in self._groups(flat):
             with self._chunk(c) as (chunk, header):
-                scratch = self._decode_units(chunk, header, units)
-            dest[positions] = scratch.view(self.unit_dtype)[units]
+                dest[positions] = self._decode_units(chunk, header, units)
 
     def _decode_units(self, chunk: Buffer, header: ChunkHeader, units: np.ndarray) -> np.ndarray:
-        """A chunk-sized byte buffer in which the blocks holding ``units`` (sorted) are decoded:
-        each run of consecutive blocks with one call, or the blocks from the first to the last
-        with one call when there are many runs and they hold most of those blocks."""
-        unit, nbytes = self.unit, header.nbytes
-        scratch = _allocate((-(-nbytes // unit) * unit,), np.dtype(np.uint8), self.name)
+        """The units ``units`` (sorted unit numbers of the chunk), decoding only the blocks that
+        hold them: each run of consecutive blocks with one call, or the blocks from the first
+        to the last with one call when there are many runs and they hold most of those
+        blocks."""
+        unit = self.unit
         lo, hi = int(units[0]) * unit, (int(units[-1]) + 1) * unit
         bs = header.blocksize
-        runs: list[tuple[int, int]] = [(lo, hi)]
-        if chunk_kind(header) == ChunkKind.REGULAR and 0 < unit <= bs:
+        runs = [(lo, hi)]
+        if chunk_kind(header) == ChunkKind.REGULAR and 0 < unit <= bs and hi - lo > bs:
             starts = units.astype(np.int64) * unit
             blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
             cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
             if len(cuts) < MAX_BLOCK_RUNS or len(blocks) * 2 < blocks[-1] - blocks[0] + 1:
+                # a unit across a block boundary needs both blocks, which then share a run:
+                # the run's partial units at its ends belong to no wanted unit
                 runs = [
-                    (max(int(run[0]) * bs, lo), min((int(run[-1]) + 1) * bs, hi))
+                    (max(-(-int(run[0]) * bs // unit) * unit, lo),
+                     min((int(run[-1]) + 1) * bs // unit * unit, hi))
                     for run in np.split(blocks, cuts)
-                ]
-        for b0, b1 in runs:
-            _decode_bytes(chunk, header, b0, b1, scratch[b0:b1])
-        return scratch
+                ]  # fmt: skip
+        sizes = [b1 - b0 for b0, b1 in runs]
+        decoded = np.empty(sum(sizes), dtype=np.uint8)
+        offset = 0
+        for (b0, b1), size in zip(runs, sizes, strict=True):
+            _decode_bytes(chunk, header, b0, b1, decoded[offset : offset + size])
+            offset += size
+        values = decoded.view(self.unit_dtype)
+        if len(runs) == 1:
+            return values[units - lo // unit]
+        run_units = np.array([b0 // unit for b0, _ in runs], dtype=np.int64)
+        run_offsets = np.concatenate(([0], np.cumsum(sizes[:-1], dtype=np.int64) // unit))
+        k = np.searchsorted(run_units, units, side="right") - 1
+        return values[units - run_units[k] + run_offsets[k]]
 
     @contextlib.contextmanager
     def _chunk(self, c: int) -> Iterator[tuple[Buffer, ChunkHeader]]:
         """Chunk ``c``, validated, holding the bytes the layout expects of it."""
         with self.source.chunk(c) as data:
             try:
-                header = validate_chunk(data)
+                header = check_header(data)  # the engine validates what it decodes
             except BloscpackError as exc:
                 raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
             expected = int(self.bounds[c + 1] - self.bounds[c])
@@ -453,31 +467,34 @@ class FlatStore:
 
 
 def _decode_bytes(chunk: Buffer, header: ChunkHeader, lo: int, hi: int, dest: np.ndarray) -> None:
-    """Decode bytes ``[lo, hi)`` of a validated chunk into ``dest`` (a byte array of
-    ``hi - lo``), decoding only the blocks they touch."""
+    """Decode bytes ``[lo, hi)`` of a chunk into ``dest`` (a byte array of ``hi - lo``),
+    decoding (and validating) only the blocks they touch."""
     nbytes = header.nbytes
     if lo == 0 and hi == nbytes:
-        engine.decompress_into(chunk, dest, validated=True)
+        engine.decompress_into(chunk, dest)
         return
     ts = max(header.real_typesize, 1)
     addressable = nbytes // ts * ts  # C-Blosc2 getitem reaches whole items only
     if lo % ts == 0 and hi % ts == 0 and hi <= addressable:
-        engine.getitem_into(chunk, lo // ts, (hi - lo) // ts, dest, validated=True)
+        engine.getitem_into(chunk, lo // ts, (hi - lo) // ts, dest)
         return
     if -(-hi // ts) * ts > addressable:  # the tail bytes after the last whole item
         whole = np.empty(nbytes, dtype=np.uint8)
-        engine.decompress_into(chunk, whole, validated=True)
+        engine.decompress_into(chunk, whole)
         dest[:] = whole[lo:hi]
         return
     first, last = lo // ts, -(-hi // ts)
     part = np.empty((last - first) * ts, dtype=np.uint8)
-    engine.getitem_into(chunk, first, last - first, part, validated=True)
+    engine.getitem_into(chunk, first, last - first, part)
     dest[:] = part[lo - first * ts : hi - first * ts]
 
 
 class B2ndStore:
-    """A python-blosc2 NDArray: selections go to :class:`~bloscpack.containers.b2nd.B2ndArray`,
-    which reads only the chunks, and in them the block runs, a box of slices touches."""
+    """A python-blosc2 NDArray.  Small selections are read item by item: each item's place in
+    its chunk (blocks in C order, items in C order inside a block) makes the frame a flat
+    layout, read like the others, so only the blocks holding the items are decoded.  Larger
+    boxes go to :class:`~bloscpack.containers.b2nd.B2ndArray`, which reads only the chunks,
+    and in them the block runs, a box touches, and copies block by block."""
 
     def __init__(self, array: Any) -> None:
         self.array = array
@@ -485,10 +502,41 @@ class B2ndStore:
         self.shape = array.shape
         self.dtype = array.dtype
         self.chunks = array.chunks
+        grid = array.grid
+        self._frame_items: FlatStore | None = None
+        if grid.nchunks and self.dtype.itemsize and self.shape:
+            self._frame_items = FlatStore(
+                _FrameChunks(array.frame), (grid.chunk_nbytes, grid.nchunks * grid.chunk_nbytes),
+                self.dtype, (grid.nchunks * grid.chunk_nbytes // self.dtype.itemsize,),
+                uniform=True,
+            )  # fmt: skip
+
+    def _frame_positions(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        """Item numbers in the frame's chunks of the selected items (box shape, C order)."""
+        grid = self.array.grid
+        chunk_items, block_items = grid.chunk_nbytes // grid.itemsize, grid.block_items
+        ndim = len(self.shape)
+        positions = np.zeros((1,) * ndim, dtype=np.int64)
+        for axis, s in enumerate(selection):
+            index = s.indices()
+            within = index % grid.chunks[axis]
+            part = (
+                index // grid.chunks[axis] * math.prod(grid.grid[axis + 1 :]) * chunk_items
+                + within // grid.blocks[axis] * math.prod(grid.bgrid[axis + 1 :]) * block_items
+                + within % grid.blocks[axis] * math.prod(grid.blocks[axis + 1 :])
+            )
+            positions = positions + part.reshape([-1 if a == axis else 1 for a in range(ndim)])
+        return positions
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         if _full_selection(selection, self.shape):
             return self.array.read(_allocate(self.shape, self.dtype, self.name))  # type: ignore[no-any-return]
+        count = math.prod(len(s) for s in selection)
+        if self._frame_items is not None and 0 < count <= SMALL_SELECTION_ITEMS:
+            out = _allocate(result_shape(selection), self.dtype, self.name)
+            units = out.reshape(-1).view(self._frame_items.unit_dtype)
+            self._frame_items._gather(self._frame_positions(selection), units)
+            return out
         boxes: list[slice] = []
         flips: list[slice] = []
         for s in selection:

@@ -7,7 +7,8 @@ chunks (version byte 2, the only kind bloscpack 0.16 and bcolz read) are compres
 C-Blosc 1.x through python-blosc.
 
 Every chunk handed to C here has been validated by :func:`bloscpack.blosc.layout.validate_chunk`
-first; callers that pass ``validated=True`` promise they did it themselves.
+first (for :func:`getitem_into`, only the blocks C reads: ``validate_blocks``); callers that
+pass ``validated=True`` promise they did it themselves.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .blosc.header import (
     ChunkHeader,
     Filter,
 )
-from .blosc.layout import ChunkKind, chunk_kind, validate_chunk
+from .blosc.layout import ChunkKind, check_header, chunk_kind, validate_blocks, validate_chunk
 from .blosc.special import decode_special_into, fill_special_items
 from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError
 
@@ -282,8 +283,9 @@ def _items_from_whole(src: np.ndarray, header: ChunkHeader, dest: np.ndarray, fi
 def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
                  validated: bool = False) -> int:  # fmt: skip
     """Decompress items ``[start, start + nitems)`` of a chunk into ``out`` (only the blocks
-    they touch are decoded); return the number of bytes written."""
-    header = _header(chunk, validated)
+    they touch are decoded, and only those are validated); return the number of bytes
+    written."""
+    header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
     typesize = header.real_typesize
     total = header.nbytes // typesize
     if start < 0 or nitems < 0 or start + nitems > total:
@@ -293,6 +295,13 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
     if want == 0:
         return 0
     kind = chunk_kind(header)
+    whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
+    whole = whole or header.dictionary or Filter.DELTA in header.pipeline
+    if not validated and whole:
+        validate_chunk(chunk)
+    elif not validated:
+        bs = header.blocksize
+        validate_blocks(chunk, first // bs, -(-(first + want) // bs))
     src = _byte_array(chunk)
     if kind == ChunkKind.SPECIAL:
         return fill_special_items(header, src, dest, nitems)
@@ -301,7 +310,7 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         return want
     if header.codec_format == SNAPPY_FORMAT:
         return pydecode.decode_into(src, dest, _snappy_stream_decoder(), first, first + want)
-    if kind == ChunkKind.VL_BLOCKS or header.dictionary or Filter.DELTA in header.pipeline:
+    if whole:
         # C-Blosc2's getitem fails on VL blocks and dictionaries and mis-decodes delta:
         # decode all, copy the items
         return _items_from_whole(src, header, dest, first, want)
@@ -315,6 +324,8 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         # ``dest``: read up to the block boundary, then the rest
         head = blocksize - first % blocksize
         if head % typesize:
+            if not validated:
+                validate_chunk(chunk)
             return _items_from_whole(src, header, dest, first, want)
         k = head // typesize
         getitem_into(src, start, k, dest[:head], validated=True)

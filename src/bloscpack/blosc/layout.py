@@ -510,6 +510,30 @@ def validate_chunk(chunk: Any) -> ChunkHeader:
     return h
 
 
+def validate_blocks(chunk: Any, first: int, stop: int) -> ChunkHeader:
+    """:func:`validate_chunk` for decoding only blocks ``[first, stop)`` of a regular chunk:
+    header, bstarts, dictionary and the streams of those blocks (C-Blosc2's getitem reads no
+    other stream).  Chunks of other kinds are validated whole."""
+    mv = _bytes_view(chunk)
+    h = check_header(mv)
+    if chunk_kind(h) != ChunkKind.REGULAR:
+        return validate_chunk(mv)
+    _check_length(h, mv)
+    nblocks, _, _, data_start = _nblocks_and_data_start(h, mv)
+    if not 0 <= first <= stop <= nblocks:
+        raise IndexError(f"blocks [{first}, {stop}) out of range for a chunk of {nblocks}")
+    starts = _read_bstarts(h, mv, nblocks, data_start)
+    leftover = h.nbytes % h.blocksize
+    nstreams = _streams_per_block(h)
+    neblock = _neblock(h.blocksize, nstreams)
+    for i in range(first, stop):
+        if leftover and i == nblocks - 1:
+            _walk_block(mv, i, int(starts[i]), 1, leftover, h.cbytes)
+        else:
+            _walk_block(mv, i, int(starts[i]), nstreams, neblock, h.cbytes)
+    return h
+
+
 def chunk_layout(chunk: Any) -> ChunkLayout:
     """The validated layout of a chunk: bstarts, dictionary, per-block streams and their kinds.
 
