@@ -62,6 +62,26 @@ class ByteSource:
         offset = max(0, min(offset, len(self._view)))
         return self._view[offset : offset + max(0, n)]
 
+    def peek(self, offset: int, n: int) -> bytes:
+        """A copy of up to ``n`` bytes at ``offset``, read from a file without mapping its pages
+        (a scan over every chunk header then leaves no pages behind in memory)."""
+        offset = max(0, min(offset, len(self._view)))
+        n = max(0, min(n, len(self._view) - offset))
+        if self._mmap is None or self._file is None:
+            return bytes(self._view[offset : offset + n])
+        return os.pread(self._file.fileno(), n, offset)
+
+    def release(self, offset: int, n: int) -> None:
+        """Hint that bytes ``[offset, offset + n)`` will not be read again soon: their pages
+        leave this process's resident memory (they stay in the page cache), so a sequential
+        pass over a large file keeps its memory flat.  Reading them again still works."""
+        if self._mmap is None or n <= 0 or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        start = max(0, offset) // mmap.PAGESIZE * mmap.PAGESIZE
+        end = min(offset + n, len(self._mmap)) // mmap.PAGESIZE * mmap.PAGESIZE
+        if end > start:
+            self._mmap.madvise(mmap.MADV_DONTNEED, start, end - start)
+
     def close(self) -> None:
         """Release the mapping and the file."""
         self._view.release()

@@ -356,7 +356,7 @@ class BloscpackReader:
                 f"{self.name}: chunk {index} at offset {offset}: the input ends at {self.size}"
             )
         try:
-            chunk_header = ChunkHeader.parse(self.source.read_upto(offset, _CHUNK_HEADER_PEEK))
+            chunk_header = ChunkHeader.parse(self.source.peek(offset, _CHUNK_HEADER_PEEK))
         except BloscpackError as exc:
             raise type(exc)(f"{self.name}: chunk {index} at offset {offset}: {exc}") from None
         cbytes = chunk_header.cbytes
@@ -476,9 +476,11 @@ class BloscpackReader:
         return chunk
 
     def iter_chunks(self) -> Iterator[tuple[ChunkLocation, memoryview]]:
-        """Each chunk's location and verified stored bytes, in order."""
+        """Each chunk's location and verified stored bytes, in order (pages of a file are
+        released from memory once the consumer moves on, so memory stays flat)."""
         for loc in self.locations():
             yield loc, self._read_location(loc, True)
+            self.source.release(loc.offset, loc.end - loc.offset)
 
     def decompress_chunk_into(self, index: int, out: Buffer) -> int:
         """Decompress chunk ``index`` into the writable buffer ``out``; return bytes written."""
