@@ -10,16 +10,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bloscpack
 from bloscpack import engine
 from bloscpack.api import save_blp
+from bloscpack.blosc.layout import check_header
 from bloscpack.containers import bcolz
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bcolz import save_bcolz
 from bloscpack.containers.bloscpack import BloscpackReader
 from bloscpack.containers.frame import FrameBase
-from bloscpack.errors import ChunkError
+from bloscpack.errors import BloscpackError, ChunkError
 from bloscpack.frame import Frame
 from bloscpack.io import ByteSource
 
@@ -279,3 +282,42 @@ def test_a_damaged_block_spoils_only_reads_that_need_it(tmp_path):
             array[5 * BLOCK + 2]
         with pytest.raises(ChunkError, match="block 5 stream 0"):
             np.asarray(array)
+
+
+def _fuzz_chunks() -> list[bytes]:
+    data = (np.arange(3000, dtype=np.int32) * 7919 % 2003).view(np.uint8)
+    return [
+        bytes(engine.compress_blosc2(data, typesize=4, blocksize=1024)),
+        bytes(engine.compress_blosc2(data, typesize=4, blocksize=512, splitmode="always")),
+        bytes(engine.compress_blosc2(data, typesize=4, blocksize=768, codec="lz4")),
+        engine.compress_blosc1(data, typesize=4, blocksize=1024, clevel=5),
+    ]
+
+
+FUZZ_CHUNKS = _fuzz_chunks()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    which=st.integers(0, len(FUZZ_CHUNKS) - 1),
+    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1,
+                   max_size=3),
+    start=st.integers(0, 10**6),
+    nitems=st.integers(1, 600),
+)  # fmt: skip
+def test_item_reads_of_mutated_chunks_raise_only_bloscpack_errors(which, flips, start, nitems):
+    """Validating only the blocks an item range needs still keeps bad bytes away from C."""
+    chunk = bytearray(FUZZ_CHUNKS[which])
+    for pos, xor in flips:
+        chunk[pos % len(chunk)] ^= xor
+    try:
+        header = check_header(chunk)
+        total = header.nbytes // header.real_typesize
+        if not total:
+            return
+        start %= total
+        nitems = min(nitems, total - start)
+        out = np.empty(nitems * header.real_typesize, np.uint8)
+        engine.getitem_into(chunk, start, nitems, out)
+    except BloscpackError:
+        pass
