@@ -378,6 +378,35 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print the reports as JSON")
         p.add_argument("files", metavar="<file>", nargs="+", help="files to verify")
 
+    convert = sub.add_parser(
+        "convert",
+        formatter_class=argparse.RawTextHelpFormatter,
+        help="rewrite a container in another format",
+        description="Rewrite the container <src> (any format) as <dst> in --format (default:"
+        " from the\nextension of <dst>). Chunks the new format accepts are copied without"
+        " recompression;\nmetadata the new format cannot hold is listed as dropped.",
+    )
+    _add_global_options(convert, suppress=True)
+    convert.add_argument("src", metavar="<src>", help="the container to convert")
+    convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
+    convert.add_argument(
+        "--format", choices=("blp", "b2frame", "sframe", "b2nd", "bcolz"), default=None,
+        help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd, .bcolz)",
+    )  # fmt: skip
+    convert.add_argument("--sparse", action="store_true", help="b2nd: write a sparse directory")
+    convert.add_argument(
+        "--codec", metavar="<codec>", default=None,
+        help="codec of recompressed chunks (default: the format's)",
+    )  # fmt: skip
+    convert.add_argument(
+        "--clevel", metavar="[0, 9]", type=_int_in_range(0, 9, "--clevel"), default=None,
+        help="compression level of recompressed chunks (default: the format's)",
+    )  # fmt: skip
+    convert.add_argument(
+        "--recompress", action="store_true", help="recompress every chunk, copy none"
+    )
+    convert.add_argument("--json", action="store_true", help="print the report as JSON")
+
     demo = sub.add_parser(
         "demo",
         formatter_class=argparse.RawTextHelpFormatter,
@@ -798,6 +827,40 @@ def _print_verify_report(report: dict[str, Any], console: Console) -> None:
         print(f"{PROG}:   {_one_line(problem)}", file=console.out)
 
 
+def cmd_convert(args: argparse.Namespace, console: Console) -> int:
+    """``convert``: a container into another format (see :func:`bloscpack.convert`)."""
+    from .convert import convert, target_format
+    from .errors import ArgumentError
+
+    _check_input(args.src)
+    _check_output(args.dst, args, console)
+    try:
+        fmt = target_format(args.dst, args.format)
+    except ArgumentError:
+        raise CLIError(
+            f"cannot tell the format of '{args.dst}' from its extension: pass --format", EXIT_USAGE
+        ) from None
+    options: dict[str, Any] = {}
+    if args.sparse:
+        options["sparse"] = True
+    if args.clevel is not None:
+        options["clevel"] = args.clevel
+    if args.codec is not None:
+        options["cname" if fmt in ("blp", "bcolz") else "codec"] = args.codec
+    report = convert(args.src, args.dst, fmt, overwrite=args.force,
+                     copy_chunks=not args.recompress, **options)  # fmt: skip
+    if args.json:
+        console.plain(json.dumps(report, indent=2))
+        return EXIT_OK
+    console.result(
+        f"{args.src} ({report['source_format']}) -> {args.dst} ({report['format']}):"
+        f" {report['copied_chunks']} chunks copied, {report['recompressed_chunks']} recompressed"
+    )
+    for line in report["dropped"]:
+        console.result(f"dropped: {line}")
+    return EXIT_OK
+
+
 def example_array(nbytes: int) -> Any:
     """The demo's data: a float64 random walk (cumulative sum of normal steps), fixed seed."""
     import numpy as np
@@ -885,6 +948,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "i": cmd_info,
     "verify": cmd_verify,
     "t": cmd_verify,
+    "convert": cmd_convert,
     "demo": cmd_demo,
 }
 
