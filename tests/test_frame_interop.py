@@ -109,6 +109,7 @@ def test_same_operations_same_bytes(tmp_path: Path, sparse: bool) -> None:
     for op, args in OPERATIONS:
         apply_blosc2(s, op, args)
         apply_ours(f, op, args)
+        f.flush()
         assert snapshot(ours) == snapshot(theirs), (op, args)
         same_content(ours, s)
     assert f.chunksize == 0 and f.header["general_flags"] == 0x53

@@ -120,14 +120,16 @@ class Frame:
     * ``mode="r"``: read a contiguous frame (a file, optionally at ``offset`` bytes into it, or
       bytes) or a sparse frame directory (detected by content).
     * ``mode="a"``: the same, mutable in place with C-Blosc2's layout rules (bytes are copied;
-      get the result with :meth:`to_bytes`).
+      get the result with :meth:`to_bytes`).  A frame embedded at ``offset`` is changed in
+      place and the file is cut at the frame's new end, as C-Blosc2 does.
     * ``mode="w"``: create a new frame at ``path`` (a directory if ``sparse=True``), or in
-      memory if ``path`` is None.  Options: ``typesize`` (1), ``codec`` ("zstd" or a code),
-      ``clevel`` (5), ``filters`` ([0, 0, 0, 0, 0, 1]), ``filters_meta``, ``codec_meta``,
-      ``splitmode`` ("auto"), ``blocksize`` (0 = automatic), ``use_dict``, ``chunksize``
-      (None = set by the first chunk; 0 = variable), ``nthreads`` (stored in the header, 1),
-      ``meta`` (dict of values, msgpack-encoded), ``raw_meta`` (dict of bytes),
-      ``vlmeta`` (dict of values).
+      memory if ``path`` is None.  Appends to a new sparse frame write their chunk files at
+      once and ``chunks.b2frame`` on :meth:`flush`, :meth:`close` or the next other change.
+      Options: ``typesize`` (1), ``codec`` ("zstd" or a code), ``clevel`` (5), ``filters``
+      ([0, 0, 0, 0, 0, 1]), ``filters_meta``, ``codec_meta``, ``splitmode`` ("auto"),
+      ``blocksize`` (0 = automatic), ``use_dict``, ``chunksize`` (None = set by the first
+      chunk; 0 = variable), ``nthreads`` (stored in the header, 1), ``meta`` (dict of values,
+      msgpack-encoded), ``raw_meta`` (dict of bytes), ``vlmeta`` (dict of values).
     """
 
     def __init__(
@@ -144,6 +146,8 @@ class Frame:
         self.mode = mode
         self._core: ContiguousFrame | SparseFrame
         if mode == "w":
+            if offset:
+                raise ValueError("offset is for reading or changing an existing frame, not 'w'")
             self._core = self._create(source, bool(sparse), options)
         else:
             if options:
@@ -244,7 +248,8 @@ class Frame:
 
     @property
     def header(self) -> dict[str, Any]:
-        """All header fields."""
+        """All header fields (pending appends are written first)."""
+        self.flush()
         return self._core.header.to_dict()
 
     @property
@@ -282,6 +287,7 @@ class Frame:
 
     def info(self) -> dict[str, Any]:
         """JSON-able description: header, cparams, metalayers, vlmetalayers and the index."""
+        self.flush()
         return {"format": "sframe" if self.sparse else "b2frame", **self._core.info()}
 
     def verify(self) -> dict[str, Any]:
@@ -317,6 +323,24 @@ class Frame:
     def reorder(self, order: Sequence[int]) -> None:
         """Permute the chunks: new chunk ``i`` is old chunk ``order[i]``."""
         self._core.reorder(order)
+
+    def fill_special(self, nitems: int, kind: Any = "zeros", chunksize: int | None = None) -> int:
+        """Fill an empty frame with ``nitems`` items, like python-blosc2's
+        ``SChunk.fill_special``: ``kind`` "zeros", "nan" or "uninit" (index markers only, no
+        chunk bytes), or a value repeated in every item (bytes of the typesize, a numpy scalar,
+        or a Python number).  ``chunksize`` is needed if the frame has none yet.  Returns the
+        number of chunks."""
+        return self._core.fill_special(nitems, kind, chunksize)
+
+    def update_special(self, i: int, kind: Any = "zeros") -> int:
+        """Replace chunk ``i`` with a special chunk of the same size (``kind`` as for
+        :meth:`fill_special`), like python-blosc2's ``SChunk.update_special``."""
+        return self._core.update_special(i, kind)
+
+    def flush(self) -> None:
+        """Write what is pending (the index of appends to a new sparse frame)."""
+        if isinstance(self._core, SparseFrame):
+            self._core.flush()
 
     # --- lifetime --------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ from .frame import (
     sniff,
     unpack_value,
 )
-from .sframe import INDEX_FILE, SparseFrame, sniff_dir
+from .sframe import INDEX_FILE, SparseFrame, SparseFrameWriter, sniff_dir
 
 Source = PathLike | bytes | bytearray | memoryview
 DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
@@ -571,17 +571,10 @@ def save_b2nd(
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
     try:
         build = os.path.join(tmp, "new")
-        if sparse:
-            frame = SparseFrame.create(
-                build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers, vlmeta=vl,
-                nthreads=threads,
-            )  # fmt: skip
-            _append_all(frame.append_chunk, _compressed_chunks(array, grid, params, nthreads))
-            frame.close()
-        else:
-            with FrameWriter(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
-                             vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
-                _append_all(writer.append_chunk, _compressed_chunks(array, grid, params, nthreads))
+        writer_class = SparseFrameWriter if sparse else FrameWriter
+        with writer_class(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
+                          vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
+            _append_all(writer.append_chunk, _compressed_chunks(array, grid, params, nthreads))
         _install(build, target, os.path.join(tmp, "old"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

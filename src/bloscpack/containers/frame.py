@@ -21,9 +21,9 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Self
 
 import msgpack
 import numpy as np
@@ -31,12 +31,14 @@ import numpy as np
 from .. import engine
 from ..blosc.header import (
     BLOSC2_HEADER_SIZE,
+    CODEC_NAMES,
     FLAG_MEMCPYED,
     MAX_BUFFERSIZE,
     ChunkHeader,
     Special,
 )
 from ..blosc.layout import validate_chunk
+from ..blosc.special import special_chunk, stune_blocksize
 from ..errors import BloscpackError, FormatError, TruncatedError, UnsupportedError
 from ..io import ByteSource, PathLike, atomic_write
 
@@ -408,37 +410,63 @@ def unpack_value(raw: Any, what: str) -> Any:
 
 # --- special chunks and the index --------------------------------------------------------
 
-_L1 = 32 * 1024
+SPECIAL_KINDS = {"zeros": Special.ZEROS, "nan": Special.NAN, "uninit": Special.UNINIT}
+INT_MAX = 2**31 - 1
 
 
-def special_blocksize(nbytes: int, typesize: int, blocksize: int) -> int:
-    """Block size C-Blosc2 gives a synthesized special chunk (default cparams: blosclz,
-    clevel 5, shuffle) of ``nbytes``; ``blocksize`` > 0 is a user-given size."""
-    if nbytes < typesize:
-        return 1
-    if blocksize > 0:
-        bs = blocksize
+def forced_blocksize(nbytes: int, typesize: int, blocksize: int, **params: Any) -> int:
+    """The block size of a special chunk C-Blosc2 builds (``blosc2_chunk_zeros`` and friends):
+    stune's choice for ``params`` (codec, clevel, filters, splitmode), or a given ``blocksize``
+    capped at ``nbytes`` and rounded down to a multiple of the typesize."""
+    bs = stune_blocksize(nbytes, typesize, blocksize=blocksize, **params)
+    return bs - bs % typesize if bs > typesize else bs
+
+
+def synthesized_chunk(kind: Special, nbytes: int, typesize: int, blocksize: int) -> bytes:
+    """The 32-byte chunk C-Blosc2 returns for a zeros / NaN / uninit index entry.
+
+    C builds it with its default cparams (blosclz, clevel 5, shuffle, forward-compat split),
+    whatever the frame's codec, and with the frame's typesize and blocksize field (0: stune).
+    A NaN entry of a frame whose typesize is not 4 or 8 still gives a chunk (that does not
+    decode), as in C.
+    """
+    bs = forced_blocksize(nbytes, typesize, blocksize)
+    if kind == Special.NAN and typesize not in (4, 8):
+        chunk = bytearray(special_chunk(Special.ZEROS, nbytes, typesize, bs))
+        chunk[BLOSC2_HEADER_SIZE - 1] = int(Special.NAN) << 4
+        return bytes(chunk)
+    return special_chunk(kind, nbytes, typesize, bs)
+
+
+def special_value(kind: Any, typesize: int) -> tuple[Special, bytes | None]:
+    """``kind`` as (special kind, repeated value bytes or None): ``"zeros"``, ``"nan"``,
+    ``"uninit"``, or a value repeated in every item, converted like python-blosc2 does
+    (bytes of ``typesize`` length, a numpy scalar, or a Python bool/int/float, which becomes
+    a ``typesize``-byte integer or float when its default numpy type has another size)."""
+    if isinstance(kind, str):
+        if kind not in SPECIAL_KINDS:
+            raise ValueError(
+                f"special kind must be one of {', '.join(SPECIAL_KINDS)} or a value, got {kind!r}"
+            )
+        return SPECIAL_KINDS[kind], None
+    if isinstance(kind, (bytes, bytearray, memoryview)):
+        raw = bytes(kind)
     else:
-        bs = nbytes
-        if nbytes >= _L1:
-            bs = _L1 * 4
-        if typesize <= 16 and nbytes // typesize >= 32:
-            bs = min(max(64 * 1024 * typesize, _L1), 4 * 1024 * 1024)
-    if bs > nbytes:
-        bs = nbytes
-    if bs > typesize:
-        bs -= bs % typesize
-    return bs
-
-
-def special_chunk(kind: Special, nbytes: int, typesize: int, blocksize: int) -> bytes:
-    """The 32-byte chunk C-Blosc2 synthesizes for a zeros / NaN / uninit index entry."""
-    header = ChunkHeader(
-        version=5, versionlz=1, flags=0x05, typesize=typesize if typesize <= 255 else 1,
-        nbytes=nbytes, blocksize=special_blocksize(nbytes, typesize, blocksize),
-        cbytes=BLOSC2_HEADER_SIZE, blosc2_flags=int(kind) << 4, extended=True,
-    )  # fmt: skip
-    return header.pack()
+        item = np.array([kind])
+        if item.dtype.itemsize != typesize:
+            if isinstance(kind, (int, np.integer)) and typesize in (1, 2, 4, 8):
+                item = np.array([kind], dtype=f"<i{typesize}")
+            elif isinstance(kind, (float, np.floating)) and typesize in (2, 4, 8):
+                item = np.array([kind], dtype=f"<f{typesize}")
+            else:
+                raise ValueError(
+                    f"value {kind!r} has {item.dtype.itemsize} bytes, the frame's typesize is"
+                    f" {typesize}"
+                )
+        raw = item.tobytes()
+    if len(raw) != typesize:
+        raise ValueError(f"value has {len(raw)} bytes, the frame's typesize is {typesize}")
+    return Special.VALUE, raw
 
 
 def encode_index(offsets: np.ndarray, *, room: int = 0) -> bytes:
@@ -524,6 +552,29 @@ def marker_of(header: ChunkHeader) -> int | None:
     return SPECIAL_MARKERS.get(int(kind)) if kind in SPECIAL_MARKERS else None
 
 
+def next_chunksize(
+    chunksize: int, op: str, pos: int, nchunks: int, nbytes: int, last_nbytes: Callable[[], int]
+) -> int:
+    """The frame chunksize after inserting (``op`` "insert"/"append") or updating (``op``
+    "update") chunk ``pos`` of ``nchunks`` with a chunk of ``nbytes``, following C-Blosc2: the
+    first chunk sets it (from -1); anything that breaks the fixed-size pattern (full chunks and
+    at most one short last chunk) makes it 0 for good.  ``last_nbytes()`` gives the size of the
+    current last chunk (called only when needed)."""
+    if chunksize == -1:
+        return nbytes
+    if chunksize <= 0:
+        return chunksize
+    if nbytes > chunksize:
+        return 0
+    if op == "update":
+        return 0 if nbytes < chunksize and pos != nchunks - 1 else chunksize
+    if nchunks > 0 and last_nbytes() < chunksize:
+        return 0
+    if nbytes < chunksize and pos != nchunks:
+        return 0
+    return chunksize
+
+
 # --- cparams -----------------------------------------------------------------------------
 
 
@@ -594,6 +645,14 @@ class CParams:
             splitmode=SPLITMODE_NAMES[self.splitmode], blocksize=self.blocksize,
             use_dict=self.use_dict,
         )  # fmt: skip
+
+    def stune(self) -> dict[str, Any]:
+        """The parameters C-Blosc2's block-size tuner uses, as keyword arguments of
+        :func:`~bloscpack.blosc.special.stune_blocksize` and ``special_chunk``."""
+        return {
+            "codec": CODEC_NAMES.get(self.codec, f"codec {self.codec}"), "clevel": self.clevel,
+            "filters": self.filters, "splitmode": SPLITMODE_NAMES[self.splitmode],
+        }  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -746,7 +805,7 @@ class FrameBase:
         nbytes = header.chunksize
         if i == self.nchunks - 1 and header.nbytes % header.chunksize:
             nbytes = header.nbytes % header.chunksize
-        return special_chunk(kind, nbytes, header.typesize, header.blocksize)
+        return synthesized_chunk(kind, nbytes, header.typesize, header.blocksize)
 
     def _stored_chunk(self, i: int, entry: int) -> memoryview | bytes:
         raise NotImplementedError
@@ -837,24 +896,10 @@ class FrameBase:
         return self.chunk_nbytes(self.nchunks - 1)
 
     def _chunksize_after(self, op: str, pos: int, nbytes: int) -> int:
-        """The frame chunksize after inserting (``op`` "insert"/"append") or updating chunk
-        ``pos`` with a chunk of ``nbytes``, following C-Blosc2: anything that breaks the
-        fixed-size pattern (full chunks and at most one short last chunk) makes it 0."""
-        cs = self.header.chunksize
-        n = self.nchunks
-        if cs == -1:
-            return nbytes
-        if cs <= 0:
-            return cs
-        if nbytes > cs:
-            return 0
-        if op == "update":
-            return 0 if nbytes < cs and pos != n - 1 else cs
-        if n > 0 and self._last_nbytes() < cs:
-            return 0
-        if nbytes < cs and pos != n:
-            return 0
-        return cs
+        """The frame chunksize after ``op`` ("insert", "append" or "update") at ``pos`` with a
+        chunk of ``nbytes`` (see :func:`next_chunksize`)."""
+        return next_chunksize(self.header.chunksize, op, pos, self.nchunks, nbytes,
+                              self._last_nbytes)  # fmt: skip
 
     # --- metadata mutation ---------------------------------------------------------------
 
@@ -915,7 +960,202 @@ class FrameBase:
         raise NotImplementedError
 
     def _write_trailer(self) -> None:
+        h = self.header
+        self._commit(self.offsets, h.nbytes, h.cbytes, h.chunksize, self._vl_blocks())
+
+    # --- chunk mutation (the index rules; subclasses place the chunk bytes) ------------------
+
+    # True when a deleted chunk's bytes stay in the frame (contiguous: a hole counted in cbytes)
+    keeps_holes = False
+
+    def append_chunk(self, chunk: Any) -> int:
+        """Append a compressed chunk; returns the new number of chunks."""
+        return self.insert_chunk(self.nchunks, chunk, op="append")
+
+    def insert_chunk(self, pos: int, chunk: Any, op: str = "insert") -> int:
+        """Insert a compressed chunk before chunk ``pos``; zeros / NaN / uninit chunks become
+        index markers, other chunks are stored."""
+        self._require_writable()
+        if not 0 <= pos <= self.nchunks:
+            raise IndexError(f"insert position {pos} out of range 0..{self.nchunks}")
+        data, header = check_new_chunk(chunk)
+        chunksize = self._chunksize_after(op, pos, header.nbytes)
+        vl = self._vl_blocks() or (self.nchunks == 0 and header.vl_blocks)
+        cbytes = self.header.cbytes
+        entry = marker_of(header)
+        if entry is None:
+            entry = self._store_new(data)
+            cbytes += len(data)
+        offsets = self._offsets_with(pos, entry)
+        self._commit(offsets, self.header.nbytes + header.nbytes, cbytes, chunksize, vl,
+                     appended=op == "append")  # fmt: skip
+        return self.nchunks
+
+    def update_chunk(self, pos: int, chunk: Any) -> int:
+        """Replace chunk ``pos`` with a compressed chunk (a special one becomes a marker)."""
+        self._require_writable()
+        pos = self._check_index(pos)
+        data, header = check_new_chunk(chunk)
+        old = ChunkHeader.parse(self.read_chunk(pos)[:BLOSC2_HEADER_SIZE])
+        chunksize = self._chunksize_after("update", pos, header.nbytes)
+        offsets = self.offsets.copy()
+        old_entry = int(offsets[pos])
+        marker = marker_of(header)
+        cbytes = self._place_update(
+            offsets, pos, old.cbytes if old_entry >= 0 else 0, None if marker is not None else data
+        )
+        if marker is not None:
+            offsets[pos] = marker
+        nbytes = self.header.nbytes - old.nbytes + header.nbytes
+        self._commit(offsets, nbytes, cbytes, chunksize, self._vl_blocks())
+        if marker is not None and old_entry >= 0:
+            self._release(old_entry)
+        return self.nchunks
+
+    def delete_chunk(self, pos: int) -> int:
+        """Remove chunk ``pos`` (contiguous frames keep its bytes as a hole, like C-Blosc2)."""
+        self._require_writable()
+        pos = self._check_index(pos)
+        old_entry = int(self.offsets[pos])
+        old = ChunkHeader.parse(self.read_chunk(pos)[:BLOSC2_HEADER_SIZE])
+        cbytes = self.header.cbytes
+        if old_entry >= 0 and not self.keeps_holes:
+            cbytes -= old.cbytes
+        offsets = np.delete(self.offsets, pos)
+        self._commit(offsets, self.header.nbytes - old.nbytes, cbytes, self.header.chunksize,
+                     self._vl_blocks(), room=8)  # fmt: skip
+        if old_entry >= 0:
+            self._release(old_entry)
+        return self.nchunks
+
+    def reorder(self, order: Sequence[int]) -> None:
+        """Permute the chunks: new chunk ``i`` is old chunk ``order[i]`` (only the index moves)."""
+        self._require_writable()
+        perm = check_order(order, self.nchunks)
+        h = self.header
+        self._commit(self.offsets[perm], h.nbytes, h.cbytes, h.chunksize, self._vl_blocks())
+
+    def fill_special(self, nitems: int, kind: Any = "zeros", chunksize: int | None = None) -> int:
+        """Fill an empty frame with ``nitems`` items of a special value, as python-blosc2's
+        ``SChunk.fill_special`` does: ``kind`` "zeros" / "nan" / "uninit" store one index chunk
+        of repeated markers (and set the header blocksize to that of a full chunk); a value
+        (see :func:`special_value`) appends repeated-value chunks.  ``chunksize`` is needed
+        when the frame has none yet.  Returns the number of chunks."""
+        self._require_writable()
+        h = self.header
+        if h.nbytes > 0 or h.cbytes > 0 or self.nchunks:
+            raise ValueError(f"{self.name}: fill_special needs an empty frame")
+        if chunksize is None:
+            chunksize = h.chunksize
+        elif h.chunksize > 0 and chunksize != h.chunksize:
+            raise ValueError(f"chunksize {chunksize} differs from the frame's {h.chunksize}")
+        ts = h.typesize
+        if chunksize <= 0:
+            raise ValueError(f"{self.name}: fill_special needs a chunk size (the frame has none)")
+        if chunksize % ts or chunksize > MAX_BUFFERSIZE:
+            raise ValueError(
+                f"chunksize {chunksize} must be a multiple of typesize {ts} and at most"
+                f" {MAX_BUFFERSIZE}"
+            )
+        nitems = int(nitems)
+        if nitems < 0:
+            raise ValueError(f"nitems must be >= 0, got {nitems}")
+        if nitems * ts // chunksize > INT_MAX:
+            raise ValueError("nitems is too large for this chunk size")
+        kind_, value = special_value(kind, ts)
+        if nitems == 0:
+            return 0
+        full, left = divmod(nitems * ts, chunksize)
+        params = self.cparams
+        if value is not None:  # python-blosc2 appends repeated-value chunks
+            sizes = [chunksize] * full + ([left] if left else [])
+            for nbytes in sizes:
+                self.append_chunk(special_chunk(kind_, nbytes, ts, value=value, **params.stune()))
+            return self.nchunks
+        blocksize = forced_blocksize(chunksize, ts, params.blocksize, **params.stune())
+        marker = SPECIAL_MARKERS[kind_]
+        nchunks = full + (1 if left else 0)
+        index = special_chunk(Special.VALUE, 8 * nchunks, 8, INDEX_BLOCKSIZE,
+                              value=struct.pack("<q", marker))  # fmt: skip
+        _put(self.fixed, "blocksize", blocksize)
+        offsets = np.full(nchunks, marker, dtype="<i8")
+        self._commit(offsets, nitems * ts, 0, chunksize, False, index=index)
+        return self.nchunks
+
+    def update_special(self, pos: int, kind: Any = "zeros") -> int:
+        """Replace chunk ``pos`` with a special chunk of the same size, as python-blosc2's
+        ``SChunk.update_special`` does (``kind`` as for :meth:`fill_special`; a repeated value
+        is stored as a chunk built with python-blosc2's default cparams).  Returns the number
+        of chunks."""
+        self._require_writable()
+        pos = self._check_index(pos)
+        ts = self.header.typesize
+        kind_, value = special_value(kind, ts)
+        nbytes = self.chunk_nbytes(pos)
+        if kind_ == Special.NAN and ts not in (4, 8):
+            chunk = synthesized_chunk(kind_, nbytes, ts, 0)
+        else:
+            chunk = special_chunk(kind_, nbytes, ts, value=value, codec="zstd", splitmode="auto")
+        return self.update_chunk(pos, chunk)
+
+    def _offsets_with(self, pos: int, entry: int) -> np.ndarray:
+        """The index with ``entry`` inserted at ``pos`` (appends grow a buffer in place)."""
+        n = self.offsets.size
+        if pos != n:
+            return np.insert(self.offsets, pos, entry)
+        buf = self._index_buffer
+        if buf is None or n >= buf.size or self.offsets.base is not buf:
+            buf = np.empty(max(16, 2 * n), dtype="<i8")
+            buf[:n] = self.offsets
+            self._index_buffer = buf
+        buf[n] = entry
+        return buf[: n + 1]
+
+    _index_buffer: np.ndarray | None = None
+
+    def _commit(
+        self, offsets: np.ndarray, nbytes: int, cbytes: int, chunksize: int, vl_blocks: bool,
+        room: int = 0, appended: bool = False, index: bytes | None = None,
+    ) -> None:  # fmt: skip
+        """Make ``offsets`` and the header values the frame's state and write index, trailer
+        and header.  ``room`` as for :func:`encode_index`; ``index`` replaces the encoded
+        offsets; ``appended`` says the change is an append (sparse frames may defer it)."""
+        if nbytes == 0:
+            offsets, cbytes = offsets[:0], 0
+        if index is None:
+            index = encode_index(offsets, room=room) if offsets.size else b""
+        trailer = pack_trailer(self.vlmeta)
+        header = bytearray(self._header_bytes(
+            frame_len=0, nbytes=nbytes, cbytes=cbytes, chunksize=chunksize, vl_blocks=vl_blocks,
+        ))  # fmt: skip
+        frame_len = len(header) + self._section_len(cbytes) + len(index) + len(trailer)
+        _put(header, "frame_len", frame_len)
+        self._write_image(bytes(header), index, trailer, frame_len)
+        self._reparse_header(bytes(header))
+        self.offsets = np.ascontiguousarray(offsets, dtype="<i8")
+
+    def _section_len(self, cbytes: int) -> int:
+        """Bytes the chunks section takes in the frame image."""
         raise NotImplementedError
+
+    def _write_image(self, header: bytes, index: bytes, trailer: bytes, frame_len: int) -> None:
+        """Write header, index and trailer of the new state."""
+        raise NotImplementedError
+
+    def _store_new(self, data: memoryview) -> int:
+        """Store a new chunk; return its index entry."""
+        raise NotImplementedError
+
+    def _place_update(
+        self, offsets: np.ndarray, pos: int, old_cbytes: int, data: memoryview | None
+    ) -> int:
+        """Store ``data`` (None: the new chunk is a marker) in place of chunk ``pos`` (whose
+        stored size is ``old_cbytes``, 0 for a marker), adjusting ``offsets``; return the new
+        cbytes."""
+        raise NotImplementedError
+
+    def _release(self, entry: int) -> None:
+        """A stored chunk left the index (sparse frames remove its file)."""
 
     # --- building the image --------------------------------------------------------------
 
@@ -1046,8 +1286,6 @@ class ContiguousFrame(FrameBase):
                 source = bytearray(source)
         else:
             self.name = os.fspath(source)
-            if writable and offset:
-                raise ValueError("a frame embedded at an offset can only be opened read-only")
         if offset < 0:
             raise ValueError(f"offset must be >= 0, got {offset}")
         self.writable = writable
@@ -1096,145 +1334,52 @@ class ContiguousFrame(FrameBase):
             )
         return self._storage.read(pos, cbytes, f"chunk {i}")
 
-    # --- mutation ------------------------------------------------------------------------
+    # --- mutation (C-Blosc2's layout; the index rules are in FrameBase) --------------------
 
-    def append_chunk(self, chunk: Any) -> int:
-        """Append a chunk; returns the new number of chunks."""
-        return self.insert_chunk(self.nchunks, chunk, op="append")
+    keeps_holes = True
 
-    def insert_chunk(self, pos: int, chunk: Any, op: str = "insert") -> int:
-        """Insert a chunk before chunk ``pos``: its bytes go to the end of the chunks section."""
-        self._require_writable()
-        if not 0 <= pos <= self.nchunks:
-            raise IndexError(f"insert position {pos} out of range 0..{self.nchunks}")
-        data, header = check_new_chunk(chunk)
-        chunksize = self._chunksize_after(op, pos, header.nbytes)
-        vl = self._vl_blocks() or (self.nchunks == 0 and header.vl_blocks)
+    def _section_len(self, cbytes: int) -> int:
+        return cbytes
+
+    def _store_new(self, data: memoryview) -> int:
+        """A new chunk goes to the end of the chunks section."""
         cbytes = self.header.cbytes
-        marker = marker_of(header)
-        if marker is None:
-            self._storage.write(self.header.header_len + cbytes, data)
-            entry, cbytes = cbytes, cbytes + len(data)
-        else:
-            entry = marker
-        offsets = np.insert(self.offsets, pos, entry)
-        self._commit(offsets, self.header.nbytes + header.nbytes, cbytes, chunksize, vl)
-        return self.nchunks
+        self._storage.write(self.header.header_len + cbytes, data)
+        return cbytes
 
-    def update_chunk(self, pos: int, chunk: Any) -> int:
-        """Replace chunk ``pos``: a regular old chunk is overwritten in place (the rest of the
-        chunks section moves by the size difference); otherwise the bytes are appended."""
-        self._require_writable()
-        pos = self._check_index(pos)
-        data, header = check_new_chunk(chunk)
-        old_chunk = self.read_chunk(pos)
-        old = ChunkHeader.parse(old_chunk)
-        chunksize = self._chunksize_after("update", pos, header.nbytes)
-        old_entry = int(self.offsets[pos])
-        old_cbytes = 0 if old.cbytes == BLOSC2_HEADER_SIZE else old.cbytes
-        del old_chunk
+    def _place_update(
+        self, offsets: np.ndarray, pos: int, old_cbytes: int, data: memoryview | None
+    ) -> int:
+        """A stored old chunk is overwritten in place (the rest of the chunks section moves by
+        the size difference); after a marker the new bytes are appended."""
         cbytes = self.header.cbytes
         hl = self.header.header_len
-        marker = marker_of(header)
-        new_len = 0 if marker is not None else len(data)
-        offsets = self.offsets.copy()
-        if old_entry >= 0:
-            delta = new_len - old_cbytes
-            tail_src, tail_dst = old_entry + old_cbytes, old_entry + new_len
-            if cbytes > tail_src and delta:
-                tail = bytes(self._storage.read(hl + tail_src, cbytes - tail_src, "chunks"))
-                self._storage.write(hl + tail_dst, tail)
-            moved = (offsets > old_entry) & (offsets >= 0)
-            offsets[moved] += delta
-            if marker is None:
-                self._storage.write(hl + old_entry, data)
-                offsets[pos] = old_entry
-            else:
-                offsets[pos] = marker
-            cbytes += delta
-        elif marker is None:
-            self._storage.write(hl + cbytes, data)
-            offsets[pos] = cbytes
-            cbytes += new_len
-        else:
-            offsets[pos] = marker
-        self._commit(
-            offsets,
-            self.header.nbytes - old.nbytes + header.nbytes,
-            cbytes,
-            chunksize,
-            self._vl_blocks(),
-        )
-        return self.nchunks
+        old_entry = int(offsets[pos])
+        new_len = 0 if data is None else len(data)
+        if old_entry < 0:
+            if data is not None:
+                self._storage.write(hl + cbytes, data)
+                offsets[pos] = cbytes
+            return cbytes + new_len
+        delta = new_len - old_cbytes
+        tail_src, tail_dst = old_entry + old_cbytes, old_entry + new_len
+        if cbytes > tail_src and delta:
+            tail = bytes(self._storage.read(hl + tail_src, cbytes - tail_src, "chunks"))
+            self._storage.write(hl + tail_dst, tail)
+        offsets[(offsets > old_entry) & (offsets >= 0)] += delta
+        if data is not None:
+            self._storage.write(hl + old_entry, data)
+        return cbytes + delta
 
-    def delete_chunk(self, pos: int) -> int:
-        """Remove chunk ``pos`` from the index (its bytes stay as a hole, like C-Blosc2)."""
-        self._require_writable()
-        pos = self._check_index(pos)
-        nbytes = self.chunk_nbytes(pos)
-        offsets = np.delete(self.offsets, pos)
-        self._commit(
-            offsets,
-            self.header.nbytes - nbytes,
-            self.header.cbytes,
-            self.header.chunksize,
-            self._vl_blocks(),
-            room=8,
-        )
-        return self.nchunks
-
-    def reorder(self, order: Sequence[int]) -> None:
-        """Permute the chunks: new chunk ``i`` is old chunk ``order[i]`` (only the index moves)."""
-        self._require_writable()
-        perm = check_order(order, self.nchunks)
-        self._commit(
-            self.offsets[perm],
-            self.header.nbytes,
-            self.header.cbytes,
-            self.header.chunksize,
-            self._vl_blocks(),
-        )
-
-    def _commit(
-        self,
-        offsets: np.ndarray,
-        nbytes: int,
-        cbytes: int,
-        chunksize: int,
-        vl_blocks: bool,
-        room: int = 0,
-    ) -> None:
-        """Write index, trailer and header for the new state and truncate the file."""
-        if nbytes == 0:
-            offsets, cbytes = offsets[:0], 0
-        index = encode_index(offsets, room=room) if offsets.size else b""
-        trailer = pack_trailer(self.vlmeta)
+    def _write_image(self, header: bytes, index: bytes, trailer: bytes, frame_len: int) -> None:
+        """Write index, trailer and header and truncate the file to the new frame length."""
         hl = self.header.header_len
-        frame_len = hl + cbytes + len(index) + len(trailer)
-        header = self._header_bytes(
-            frame_len=frame_len,
-            nbytes=nbytes,
-            cbytes=cbytes,
-            chunksize=chunksize,
-            vl_blocks=vl_blocks,
-        )
         if len(header) != hl:
             raise AssertionError("header length changed during a chunk operation")
-        self._storage.write(hl + cbytes, index + trailer)
+        self._storage.write(frame_len - len(trailer) - len(index), index + trailer)
         self._storage.write(0, header)
         self._storage.truncate(frame_len)
-        self._reparse_header(header)
-        self.offsets = np.ascontiguousarray(offsets, dtype="<i8")
         self._trailer_at, self._trailer_len = frame_len - len(trailer), len(trailer)
-
-    def _write_trailer(self) -> None:
-        self._commit(
-            self.offsets,
-            self.header.nbytes,
-            self.header.cbytes,
-            self.header.chunksize,
-            self._vl_blocks(),
-        )
 
     def _write_metalayers(self, grew: bool) -> None:
         if grew:
@@ -1305,7 +1450,36 @@ def new_frame_image(
 # --- streaming writer --------------------------------------------------------------------
 
 
-class FrameWriter:
+class OnePassWriter:
+    """What the one-pass frame writers share: ``append_data`` and the context-manager protocol
+    (``close`` when the block succeeds, ``abort`` when it raises)."""
+
+    cparams: CParams
+
+    def append_chunk(self, chunk: Any) -> int:
+        raise NotImplementedError
+
+    def append_data(self, data: Any) -> int:
+        """Compress ``data`` with the frame's cparams and append it."""
+        return self.append_chunk(self.cparams.compress(data))
+
+    def close(self) -> Any:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+class FrameWriter(OnePassWriter):
     """Write a new contiguous frame in one pass: chunks are streamed to a temporary file next
     to ``path`` and the index, trailer and header are written by :meth:`close`, which renames
     the file into place (a failed write leaves nothing behind).  ``path=None`` builds the frame
@@ -1354,12 +1528,9 @@ class FrameWriter:
     def append_chunk(self, chunk: Any) -> int:
         """Append a compressed Blosc2 chunk; returns the number of chunks."""
         data, header = check_new_chunk(chunk)
-        n, cs = len(self._offsets), self._chunksize
-        if cs == -1:
-            cs = header.nbytes
-        elif cs > 0 and (header.nbytes > cs or (n > 0 and self._last_nbytes < cs)):
-            cs = 0
-        self._chunksize = cs
+        n = len(self._offsets)
+        self._chunksize = next_chunksize(self._chunksize, "append", n, n, header.nbytes,
+                                         lambda: self._last_nbytes)  # fmt: skip
         if n == 0:
             self._vl_blocks = header.vl_blocks
         marker = marker_of(header)
@@ -1372,10 +1543,6 @@ class FrameWriter:
         self._nbytes += header.nbytes
         self._last_nbytes = header.nbytes
         return len(self._offsets)
-
-    def append_data(self, data: Any) -> int:
-        """Compress ``data`` with the frame's cparams and append it."""
-        return self.append_chunk(self.cparams.compress(data))
 
     def close(self) -> bytes | None:
         """Finish the frame; returns its bytes when it was built in memory."""
@@ -1411,15 +1578,6 @@ class FrameWriter:
             err = RuntimeError("frame write aborted")
             with contextlib.suppress(RuntimeError):
                 self._cm.__exit__(RuntimeError, err, None)
-
-    def __enter__(self) -> FrameWriter:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
 
 
 # --- module-level helpers for integration ------------------------------------------------
@@ -1505,6 +1663,6 @@ def read_all(frame: FrameBase) -> bytearray:
 
 
 __all__ = [
-    "CParams", "ContiguousFrame", "FrameBase", "FrameHeader", "FrameWriter", "info", "load_bytes",
-    "read_all", "save_bytes", "sniff", "verify",
+    "CParams", "ContiguousFrame", "FrameBase", "FrameHeader", "FrameWriter", "OnePassWriter",
+    "info", "load_bytes", "read_all", "save_bytes", "sniff", "verify",
 ]  # fmt: skip

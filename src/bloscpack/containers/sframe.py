@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -27,13 +28,10 @@ from .frame import (
     CParams,
     FrameBase,
     FrameWriter,
-    check_new_chunk,
-    check_order,
+    OnePassWriter,
     compress_vlmeta,
-    encode_index,
-    marker_of,
+    general_flags,
     new_frame_image,
-    pack_trailer,
     sniff,
 )
 
@@ -56,14 +54,24 @@ def sniff_dir(path: PathLike) -> bool:
 
 
 class SparseFrame(FrameBase):
-    """A sparse frame directory, read-only or mutable in place."""
+    """A sparse frame directory, read-only or mutable in place.
+
+    With ``defer_appends`` (frames made by :meth:`create`), appended chunks are written to
+    their files at once but ``chunks.b2frame`` only by :meth:`flush`, :meth:`close` or the
+    next other change, so N appends do not rewrite it N times.
+    """
 
     sparse = True
 
-    def __init__(self, path: PathLike, *, writable: bool = False) -> None:
+    def __init__(self, path: PathLike, *, writable: bool = False,
+                 defer_appends: bool = False) -> None:  # fmt: skip
         self.path = os.fspath(path)
         self.name = self.path
         self.writable = writable
+        self.defer_appends = defer_appends and writable
+        self._pending = False  # appends not yet in chunks.b2frame
+        self._unsynced = False  # chunk files written without fsync since the last index write
+        self._id_next: int | None = None  # cached id of the next new chunk file
         index_path = os.path.join(self.path, INDEX_FILE)
         if not os.path.isdir(self.path):
             raise FileNotFound(f"{self.path!r} is not a directory (a sparse frame is one)")
@@ -78,26 +86,33 @@ class SparseFrame(FrameBase):
     def create(
         cls, path: PathLike, cparams: CParams, *, chunksize: int | None = None,
         metalayers: Sequence[tuple[str, bytes]] = (), vlmeta: Sequence[tuple[str, bytes]] = (),
-        nthreads: int = 1,
+        nthreads: int = 1, vlmeta_chunks: Sequence[tuple[str, bytes]] = (),
     ) -> SparseFrame:  # fmt: skip
         """Create an empty sparse frame directory at ``path`` (replacing what is there) and
-        open it for writing.  ``vlmeta`` values are msgpack bytes."""
+        open it for writing, with deferred appends.  ``vlmeta`` values are msgpack bytes,
+        ``vlmeta_chunks`` values stored (compressed) chunks."""
         path = os.fspath(path)
-        vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
-        image = new_frame_image(FRAME_SPARSE, cparams, chunksize, metalayers, vl, nthreads)
-        parent = os.path.dirname(os.path.abspath(path))
-        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
+        tmp = _new_frame_dir(path, cparams, chunksize, metalayers, vlmeta, nthreads, vlmeta_chunks)
         try:
-            with atomic_write(os.path.join(tmp, INDEX_FILE)) as fh:
-                fh.write(image)
             _replace_dir(tmp, path)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return cls(path, writable=True)
+        return cls(path, writable=True, defer_appends=True)
+
+    def flush(self) -> None:
+        """Write ``chunks.b2frame`` if appends are pending."""
+        if self._pending:
+            h = self.header
+            self._commit(self.offsets, h.nbytes, h.cbytes, h.chunksize, self._vl_blocks())
 
     def close(self) -> None:
-        """Nothing stays open between operations."""
+        """Write pending appends; nothing else stays open between operations."""
+        self.flush()
+
+    def info(self) -> dict[str, Any]:
+        self.flush()
+        return super().info()
 
     def to_bytes(self) -> bytes:
         """The same data as one contiguous frame (chunks appended in order)."""
@@ -133,136 +148,158 @@ class SparseFrame(FrameBase):
             )
         return data[:cbytes] if cbytes < len(data) else data
 
-    # --- mutation ------------------------------------------------------------------------
+    # --- mutation (C-Blosc2's id rules; the index rules are in FrameBase) ---------------------
 
-    def _new_id(self, offsets: np.ndarray) -> int:
-        return int(offsets.max()) + 1 if offsets.size and offsets.max() >= 0 else 0
+    def _section_len(self, cbytes: int) -> int:
+        return 0  # chunks live in their own files
+
+    def _next_id(self) -> int:
+        """Id of a new chunk file: the highest id in the index + 1."""
+        if self._id_next is None:
+            ids = self.offsets[self.offsets >= 0]
+            self._id_next = int(ids.max()) + 1 if ids.size else 0
+        return self._id_next
+
+    def _store_new(self, data: memoryview) -> int:
+        chunk_id = self._next_id()
+        if self.defer_appends:
+            # Not referenced by chunks.b2frame before the next index write, which syncs it.
+            path = self.chunk_path(chunk_id)
+            try:
+                with open(path, "wb") as fh:
+                    fh.write(data)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                raise
+            self._unsynced = True
+        else:
+            self._write_chunk_file(chunk_id, data)
+        self._id_next = chunk_id + 1
+        return chunk_id
+
+    def _place_update(
+        self, offsets: np.ndarray, pos: int, old_cbytes: int, data: memoryview | None
+    ) -> int:
+        """An update rewrites the chunk's own file (a marker before gets a new id)."""
+        cbytes = self.header.cbytes - old_cbytes
+        if data is not None:
+            old_entry = int(offsets[pos])
+            chunk_id = old_entry if old_entry >= 0 else self._next_id()
+            self._write_chunk_file(chunk_id, data)
+            offsets[pos] = chunk_id
+            cbytes += len(data)
+        return cbytes
 
     def _write_chunk_file(self, chunk_id: int, data: Any) -> None:
         with atomic_write(self.chunk_path(chunk_id)) as fh:
             fh.write(data)
 
-    def append_chunk(self, chunk: Any) -> int:
-        return self.insert_chunk(self.nchunks, chunk, op="append")
-
-    def insert_chunk(self, pos: int, chunk: Any, op: str = "insert") -> int:
-        self._require_writable()
-        if not 0 <= pos <= self.nchunks:
-            raise IndexError(f"insert position {pos} out of range 0..{self.nchunks}")
-        data, header = check_new_chunk(chunk)
-        chunksize = self._chunksize_after(op, pos, header.nbytes)
-        vl = self._vl_blocks() or (self.nchunks == 0 and header.vl_blocks)
-        cbytes = self.header.cbytes
-        marker = marker_of(header)
-        if marker is None:
-            entry = self._new_id(self.offsets)
-            self._write_chunk_file(entry, data)
-            cbytes += len(data)
-        else:
-            entry = marker
-        offsets = np.insert(self.offsets, pos, entry)
-        self._commit(offsets, self.header.nbytes + header.nbytes, cbytes, chunksize, vl)
-        return self.nchunks
-
-    def update_chunk(self, pos: int, chunk: Any) -> int:
-        self._require_writable()
-        pos = self._check_index(pos)
-        data, header = check_new_chunk(chunk)
-        old = ChunkHeader.parse(self.read_chunk(pos))
-        old_cbytes = 0 if old.cbytes == BLOSC2_HEADER_SIZE else old.cbytes
-        chunksize = self._chunksize_after("update", pos, header.nbytes)
-        offsets = self.offsets.copy()
-        old_entry = int(offsets[pos])
-        marker = marker_of(header)
-        cbytes = self.header.cbytes - old_cbytes
-        if marker is None:
-            entry = old_entry if old_entry >= 0 else self._new_id(offsets)
-            self._write_chunk_file(entry, data)
-            offsets[pos] = entry
-            cbytes += len(data)
-        else:
-            offsets[pos] = marker
-        self._commit(
-            offsets,
-            self.header.nbytes - old.nbytes + header.nbytes,
-            cbytes,
-            chunksize,
-            self._vl_blocks(),
-        )
-        if marker is not None and old_entry >= 0:
-            self._remove_chunk_file(old_entry)
-        return self.nchunks
-
-    def delete_chunk(self, pos: int) -> int:
-        self._require_writable()
-        pos = self._check_index(pos)
-        old = ChunkHeader.parse(self.read_chunk(pos))
-        old_cbytes = 0 if old.cbytes == BLOSC2_HEADER_SIZE else old.cbytes
-        old_entry = int(self.offsets[pos])
-        offsets = np.delete(self.offsets, pos)
-        nbytes, cbytes = self.header.nbytes - old.nbytes, self.header.cbytes - old_cbytes
-        self._commit(offsets, nbytes, cbytes, self.header.chunksize, self._vl_blocks(), room=8)
-        if old_entry >= 0:
-            self._remove_chunk_file(old_entry)
-        return self.nchunks
-
-    def reorder(self, order: Sequence[int]) -> None:
-        self._require_writable()
-        perm = check_order(order, self.nchunks)
-        self._commit(
-            self.offsets[perm],
-            self.header.nbytes,
-            self.header.cbytes,
-            self.header.chunksize,
-            self._vl_blocks(),
-        )
-
-    def _remove_chunk_file(self, chunk_id: int) -> None:
+    def _release(self, entry: int) -> None:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.chunk_path(chunk_id))
+            os.unlink(self.chunk_path(entry))
         fsync_directory(self.path)
 
     def _commit(
-        self,
-        offsets: np.ndarray,
-        nbytes: int,
-        cbytes: int,
-        chunksize: int,
-        vl_blocks: bool,
-        room: int = 0,
-    ) -> None:
-        """Rewrite ``chunks.b2frame`` (through a temporary file) for the new state."""
-        if nbytes == 0:
-            offsets = offsets[:0]
-        index = encode_index(offsets, room=room) if offsets.size else b""
-        trailer = pack_trailer(self.vlmeta)
-        header = self._header_bytes(
-            frame_len=0, nbytes=nbytes, cbytes=cbytes, chunksize=chunksize, vl_blocks=vl_blocks
-        )
-        frame_len = len(header) + len(index) + len(trailer)
-        header = self._header_bytes(
-            frame_len=frame_len,
-            nbytes=nbytes,
-            cbytes=cbytes,
-            chunksize=chunksize,
-            vl_blocks=vl_blocks,
-        )
+        self, offsets: np.ndarray, nbytes: int, cbytes: int, chunksize: int, vl_blocks: bool,
+        room: int = 0, appended: bool = False, index: bytes | None = None,
+    ) -> None:  # fmt: skip
+        if appended and self.defer_appends:
+            self.offsets = offsets
+            self.header = replace(
+                self.header, nbytes=nbytes, cbytes=cbytes, chunksize=chunksize,
+                general_flags=general_flags(chunksize, vl_blocks),
+            )  # fmt: skip
+            self._pending = True
+            return
+        super()._commit(offsets, nbytes, cbytes, chunksize, vl_blocks, room=room, index=index)
+        self._pending = False
+        self._id_next = None
+
+    def _write_image(self, header: bytes, index: bytes, trailer: bytes, frame_len: int) -> None:
+        """Rewrite ``chunks.b2frame`` through a temporary file (chunk files first on disk)."""
+        if self._unsynced:
+            _sync_all()
+            self._unsynced = False
         with atomic_write(os.path.join(self.path, INDEX_FILE)) as fh:
             fh.write(header + index + trailer)
-        self._reparse_header(header)
-        self.offsets = np.ascontiguousarray(offsets, dtype="<i8")
-
-    def _write_trailer(self) -> None:
-        self._commit(
-            self.offsets,
-            self.header.nbytes,
-            self.header.cbytes,
-            self.header.chunksize,
-            self._vl_blocks(),
-        )
 
     def _write_metalayers(self, grew: bool) -> None:
         self._write_trailer()
+
+
+class SparseFrameWriter(OnePassWriter):
+    """Write a new sparse frame in one pass: chunk files go to a temporary directory next to
+    ``path`` and :meth:`close` writes ``chunks.b2frame`` once and renames the directory into
+    place (replacing a sparse frame or empty directory there).  A failed write leaves nothing
+    behind.  Same files as appending the chunks one by one with C-Blosc2."""
+
+    def __init__(
+        self, path: PathLike, cparams: CParams, *, chunksize: int | None = None,
+        metalayers: Sequence[tuple[str, bytes]] = (), vlmeta: Sequence[tuple[str, bytes]] = (),
+        nthreads: int = 1, vlmeta_chunks: Sequence[tuple[str, bytes]] = (),
+    ) -> None:  # fmt: skip
+        self.path = os.fspath(path)
+        self.cparams = cparams
+        self._tmp = _new_frame_dir(self.path, cparams, chunksize, metalayers, vlmeta, nthreads,
+                                   vlmeta_chunks)  # fmt: skip
+        self._closed = False
+        try:
+            self.frame = SparseFrame(self._tmp, writable=True, defer_appends=True)
+        except BaseException:
+            self.abort()
+            raise
+
+    @property
+    def nchunks(self) -> int:
+        return self.frame.nchunks
+
+    def append_chunk(self, chunk: Any) -> int:
+        """Append a compressed Blosc2 chunk; returns the number of chunks."""
+        return self.frame.append_chunk(chunk)
+
+    def close(self) -> None:
+        """Finish the frame and move it to ``path``."""
+        if self._closed:
+            return
+        try:
+            self.frame.flush()
+            _replace_dir(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        self._closed = True
+
+    def abort(self) -> None:
+        """Discard the frame being written."""
+        if not self._closed:
+            self._closed = True
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _new_frame_dir(
+    path: str, cparams: CParams, chunksize: int | None, metalayers: Sequence[tuple[str, bytes]],
+    vlmeta: Sequence[tuple[str, bytes]], nthreads: int, vlmeta_chunks: Sequence[tuple[str, bytes]],
+) -> str:  # fmt: skip
+    """A new temporary directory next to ``path`` holding an empty sparse frame."""
+    vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
+    vl += [(name, bytes(chunk)) for name, chunk in vlmeta_chunks]
+    image = new_frame_image(FRAME_SPARSE, cparams, chunksize, metalayers, vl, nthreads)
+    parent = os.path.dirname(os.path.abspath(path))
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
+    try:
+        with atomic_write(os.path.join(tmp, INDEX_FILE)) as fh:
+            fh.write(image)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def _sync_all() -> None:
+    """Flush written files to disk (one call instead of an fsync per chunk file)."""
+    if hasattr(os, "sync"):
+        os.sync()
 
 
 def _reader(image: bytes, name: str) -> Any:
@@ -333,4 +370,4 @@ def verify(path: PathLike) -> dict[str, Any]:
     return {"format": "sframe", **report}
 
 
-__all__ = ["SparseFrame", "chunk_file_name", "info", "sniff_dir", "verify"]
+__all__ = ["SparseFrame", "SparseFrameWriter", "chunk_file_name", "info", "sniff_dir", "verify"]
