@@ -153,66 +153,11 @@ def _write_file(out_file: PathLike, write: Callable[[IO[bytes]], None]) -> None:
         write(fh)
 
 
-class _PartsSink:
-    """A seekable in-memory sink that keeps what is written as a list of parts and joins them
-    once: no regrowing buffer (``io.BytesIO`` spent more time growing than Blosc compressing),
-    and views of immutable ``bytes`` (the compressed chunks) are kept without a copy.
-    Overwrites (the offsets filled in at the end) patch the parts they fall on."""
-
-    def __init__(self) -> None:
-        self._parts: list[Any] = []
-        self._starts: list[int] = []
-        self._size = 0
-        self._pos = 0
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}[whence]
-        self._pos = base + offset
-        return self._pos
-
-    def write(self, data: Any) -> int:
-        view = memoryview(data).cast("B")
-        n = view.nbytes
-        if self._pos == self._size:
-            self._starts.append(self._size)
-            self._parts.append(view if isinstance(view.obj, bytes) else bytes(view))
-            self._size += n
-        elif self._pos + n <= self._size:
-            self._patch(self._pos, view)
-        else:
-            raise ValueError("writes may only overwrite existing bytes or append")
-        self._pos += n
-        return n
-
-    def _patch(self, pos: int, view: memoryview) -> None:
-        import bisect
-
-        i = bisect.bisect_right(self._starts, pos) - 1
-        done = 0
-        while done < view.nbytes:
-            start = self._starts[i]
-            part = self._parts[i]
-            if not isinstance(part, bytearray):
-                part = self._parts[i] = bytearray(part)
-            at = pos + done - start
-            n = min(len(part) - at, view.nbytes - done)
-            part[at : at + n] = view[done : done + n]
-            done += n
-            i += 1
-
-    def getvalue(self) -> bytes:
-        return b"".join(self._parts)
-
-
 def _to_bytes(write: Callable[[IO[bytes]], None]) -> bytes:
-    sink = _PartsSink()
-    write(sink)  # type: ignore[arg-type]
+    import io
+
+    sink = io.BytesIO()
+    write(sink)
     return sink.getvalue()
 
 
