@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bloscpack import Frame, dispatch, engine
+from bloscpack.b2nd_layout import ChunkGrid, array_to_chunk
 from bloscpack.b2nd_meta import pack_metalayer
 from bloscpack.containers import b2nd
 from bloscpack.containers.b2nd import (
@@ -627,6 +628,23 @@ def test_verify_names_the_bad_chunk(tmp_path):
         load_b2nd(path)
     with B2ndArray(path) as a:  # the other chunks still read
         assert a[:10, :].shape == (10, 20)
+
+
+def test_variable_chunksize_frame(tmp_path):
+    """A frame with chunksize 0 (variable) holding the right chunks: python-blosc2 reads it."""
+    array = sample((3, 4), "<f8")
+    grid = ChunkGrid((3, 4), (2, 4), (1, 2), 8)
+    path = tmp_path / "var.b2nd"
+    layer = pack_metalayer((3, 4), (2, 4), (1, 2), "<f8")
+    with Frame(path, "w", typesize=8, chunksize=0, raw_meta={"b2nd": layer}) as frame:
+        for n in range(grid.nchunks):
+            buf = np.empty(grid.chunk_nbytes // 8)
+            array_to_chunk(array, grid, grid.chunk_coords(n), buf)
+            frame.append_chunk(blosc2.compress2(buf, typesize=8, blocksize=grid.block_nbytes))
+    with Frame(path) as frame:
+        assert frame.chunksize == 0
+    assert np.array_equal(blosc2_read(path), array)
+    assert np.array_equal(load_b2nd(path), array)
 
 
 def test_chunk_of_the_wrong_size(tmp_path):

@@ -228,7 +228,7 @@ class B2ndArray:
                 f"{name}: frame holds {frame.nchunks} chunks, the b2nd shape {grid.shape} with"
                 f" chunks {grid.chunks} needs {grid.nchunks}"
             )
-        if grid.nchunks and header.chunksize != grid.chunk_nbytes:
+        if grid.nchunks and header.chunksize not in (grid.chunk_nbytes, 0):  # 0: variable
             raise FormatError(
                 f"{name}: frame chunksize {header.chunksize}, the b2nd chunks {grid.chunks}"
                 f" padded to blocks {grid.blocks} hold {grid.chunk_nbytes} bytes"
