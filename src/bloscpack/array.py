@@ -32,7 +32,7 @@ import numpy as np
 from . import engine
 from . import ndarray as nd
 from .blosc.header import ChunkHeader
-from .blosc.layout import ChunkKind, check_header, chunk_kind
+from .blosc.layout import ChunkKind, chunk_kind
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -76,14 +76,25 @@ class ChunkSource(Protocol):
     nchunks: int
     longer_last_ok: bool  # the last chunk may hold more bytes than the layout uses (bcolz)
 
-    def chunk(self, index: int) -> contextlib.AbstractContextManager[Buffer]:
-        """The stored bytes of chunk ``index``, valid inside the ``with`` block."""
+    def chunk(self, index: int) -> Buffer:
+        """The stored bytes of chunk ``index``, valid until :meth:`release`."""
+        ...
+
+    def release(self) -> None:
+        """Let go of the chunk :meth:`chunk` returned last."""
         ...
 
     def close(self) -> None: ...
 
 
-class _BlpChunks:
+class _KeptChunks:
+    """Chunk sources whose chunks are views of an input kept open until :meth:`close`."""
+
+    def release(self) -> None:
+        pass
+
+
+class _BlpChunks(_KeptChunks):
     """Chunks of a ``.blp`` file, located through its offsets; digests checked on first use
     when ``verify`` is set."""
 
@@ -96,19 +107,18 @@ class _BlpChunks:
         self.verify = verify
         self._verified: set[int] = set()
 
-    @contextlib.contextmanager
-    def chunk(self, index: int) -> Iterator[Buffer]:
+    def chunk(self, index: int) -> Buffer:
         check = self.verify and index not in self._verified
         data = self.reader.read_chunk(index, verify=check)
         if check:
             self._verified.add(index)
-        yield data
+        return data
 
     def close(self) -> None:
         self.reader.close()
 
 
-class _FrameChunks:
+class _FrameChunks(_KeptChunks):
     """Chunks of a Blosc2 frame (contiguous or sparse); special entries are synthesized."""
 
     longer_last_ok = False
@@ -118,16 +128,16 @@ class _FrameChunks:
         self.name = core.name
         self.nchunks = core.nchunks
 
-    @contextlib.contextmanager
-    def chunk(self, index: int) -> Iterator[Buffer]:
-        yield self.core.read_chunk(index)
+    def chunk(self, index: int) -> Buffer:
+        return self.core.read_chunk(index)
 
     def close(self) -> None:
         self.core.close()
 
 
 class _BcolzChunks:
-    """Chunks of a bcolz carray: one ``data/__<i>.blp`` file each, mapped while in use."""
+    """Chunks of a bcolz carray: one ``data/__<i>.blp`` file each, memory-mapped while in
+    use."""
 
     longer_last_ok = True
 
@@ -135,23 +145,26 @@ class _BcolzChunks:
         self.reader = reader
         self.name = reader.path
         self.nchunks = -(-length // reader.chunklen) if length else 0
+        self._open: ByteSource | None = None
 
-    @contextlib.contextmanager
-    def chunk(self, index: int) -> Iterator[Buffer]:
+    def chunk(self, index: int) -> Buffer:
         from .containers import bcolz
 
+        self.release()
         path = self.reader.chunk_path(index)
-        source, header = bcolz._open_chunk(path)
-        try:
-            yield source.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
-        finally:
-            source.close()
+        self._open, header = bcolz._open_chunk(path)
+        return self._open.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
+
+    def release(self) -> None:
+        if self._open is not None:
+            self._open.close()
+            self._open = None
 
     def close(self) -> None:
-        pass
+        self.release()
 
 
-class _SingleChunk:
+class _SingleChunk(_KeptChunks):
     """A file or buffer that is one Blosc chunk."""
 
     longer_last_ok = False
@@ -161,9 +174,8 @@ class _SingleChunk:
         self.source = source
         self.name = source.name
 
-    @contextlib.contextmanager
-    def chunk(self, index: int) -> Iterator[Buffer]:
-        yield self.source.read(0, self.source.size(), "Blosc chunk")
+    def chunk(self, index: int) -> Buffer:
+        return self.source.read(0, self.source.size(), "Blosc chunk")
 
     def close(self) -> None:
         self.source.close()
@@ -347,6 +359,21 @@ class FlatStore:
             self._fill(selection, shape, out.reshape(-1).view(self.unit_dtype))
         return out.T if self.order == "F" else out
 
+    def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
+        """The item at ``coords`` (non-negative, in range) as a 0-d array."""
+        if self.order == "C":
+            axes = zip(coords, self.shape, strict=True)
+        else:
+            axes = zip(coords[::-1], self.shape[::-1], strict=True)
+        position = 0
+        for k, n in axes:
+            position = position * n + k
+        out = _allocate((), self.dtype, self.name)
+        if self.dtype.itemsize:
+            first = position * self.per_item
+            self._read_run(first, first + self.per_item, out.reshape(-1).view(self.unit_dtype))
+        return out
+
     def _fill(self, selection: tuple[AxisSelection, ...], shape: tuple[int, ...],
               dest: np.ndarray) -> None:  # fmt: skip
         """Fill ``dest`` (units, C order of the result) with the C-order ``selection``."""
@@ -374,17 +401,33 @@ class FlatStore:
         dest_bytes = dest.view(np.uint8)
         unit = self.unit
         pos = 0
-        for c, start, end in self._spans(first, stop):
+        cu = self.chunk_units
+        spans = (
+            [(first // cu, first % cu, first % cu + stop - first)]
+            if cu is not None and first // cu == (stop - 1) // cu
+            else self._spans(first, stop)
+        )  # (one chunk, without a generator: single items are the common case)
+        for c, start, end in spans:
             n = (end - start) * unit
-            with self._chunk(c) as (chunk, header):
+            chunk, header = self._chunk(c)
+            try:
                 _decode_bytes(chunk, header, start * unit, end * unit, dest_bytes[pos : pos + n])
+            except BloscpackError as exc:
+                raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+            finally:
+                self.source.release()
             pos += n
 
     def _gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
         for c, positions, units in self._groups(flat):
-            with self._chunk(c) as (chunk, header):
+            chunk, header = self._chunk(c)
+            try:
                 dest[positions] = self._decode_units(chunk, header, units)
+            except BloscpackError as exc:
+                raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+            finally:
+                self.source.release()
 
     def _decode_units(self, chunk: Buffer, header: ChunkHeader, units: np.ndarray) -> np.ndarray:
         """The units ``units`` (sorted unit numbers of the chunk), decoding only the blocks that
@@ -421,24 +464,24 @@ class FlatStore:
         k = np.searchsorted(run_units, units, side="right") - 1
         return values[units - run_units[k] + run_offsets[k]]
 
-    @contextlib.contextmanager
-    def _chunk(self, c: int) -> Iterator[tuple[Buffer, ChunkHeader]]:
-        """Chunk ``c``, validated, holding the bytes the layout expects of it."""
-        with self.source.chunk(c) as data:
-            try:
-                header = check_header(data)  # the engine validates what it decodes
-            except BloscpackError as exc:
-                raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
-            expected = int(self.bounds[c + 1] - self.bounds[c])
-            last = c == self.source.nchunks - 1
-            if header.nbytes != expected and not (
-                last and self.source.longer_last_ok and header.nbytes > expected
-            ):
-                raise IntegrityError(
-                    f"{self.name}: chunk {c} holds {header.nbytes} bytes, the layout needs"
-                    f" {expected}"
-                )
-            yield data, header
+    def _chunk(self, c: int) -> tuple[Buffer, ChunkHeader]:
+        """Chunk ``c`` and its header, which announces the bytes the layout expects of it (the
+        engine validates the parts it decodes)."""
+        data = self.source.chunk(c)
+        try:
+            header = ChunkHeader.parse(data)
+        except BloscpackError as exc:
+            self.source.release()
+            raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+        expected = int(self.bounds[c + 1] - self.bounds[c])
+        if header.nbytes != expected and not (
+            c == self.source.nchunks - 1 and self.source.longer_last_ok and header.nbytes > expected
+        ):
+            self.source.release()
+            raise IntegrityError(
+                f"{self.name}: chunk {c} holds {header.nbytes} bytes, the layout needs {expected}"
+            )
+        return data, header
 
     def iter_chunks(self) -> Iterator[np.ndarray]:
         """Each chunk's items: boxes of :attr:`chunks` when chunks hold whole rows, else the
@@ -503,6 +546,16 @@ class B2ndStore:
         self.dtype = array.dtype
         self.chunks = array.chunks
         grid = array.grid
+        chunk_items = grid.chunk_nbytes // max(grid.itemsize, 1)
+        #: per axis: (chunk length, block length, and the frame-item steps of a chunk, of a
+        #: block and of an item along it)
+        self._steps = [
+            (grid.chunks[axis], grid.blocks[axis],
+             math.prod(grid.grid[axis + 1 :]) * chunk_items,
+             math.prod(grid.bgrid[axis + 1 :]) * grid.block_items,
+             math.prod(grid.blocks[axis + 1 :]))
+            for axis in range(grid.ndim)
+        ]  # fmt: skip
         self._frame_items: FlatStore | None = None
         if grid.nchunks and self.dtype.itemsize and self.shape:
             self._frame_items = FlatStore(
@@ -513,20 +566,34 @@ class B2ndStore:
 
     def _frame_positions(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         """Item numbers in the frame's chunks of the selected items (box shape, C order)."""
-        grid = self.array.grid
-        chunk_items, block_items = grid.chunk_nbytes // grid.itemsize, grid.block_items
         ndim = len(self.shape)
         positions = np.zeros((1,) * ndim, dtype=np.int64)
-        for axis, s in enumerate(selection):
+        for axis, (s, (chunk, block, per_chunk, per_block, per_item)) in enumerate(
+            zip(selection, self._steps, strict=True)
+        ):
             index = s.indices()
-            within = index % grid.chunks[axis]
+            within = index % chunk
             part = (
-                index // grid.chunks[axis] * math.prod(grid.grid[axis + 1 :]) * chunk_items
-                + within // grid.blocks[axis] * math.prod(grid.bgrid[axis + 1 :]) * block_items
-                + within % grid.blocks[axis] * math.prod(grid.blocks[axis + 1 :])
+                index // chunk * per_chunk + within // block * per_block + within % block * per_item
             )
             positions = positions + part.reshape([-1 if a == axis else 1 for a in range(ndim)])
         return positions
+
+    def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
+        """The item at ``coords`` (non-negative, in range) as a 0-d array."""
+        if self._frame_items is None:
+            return self.read(tuple(AxisSelection(k, k + 1, 1, True) for k in coords))
+        position = 0
+        for k, (chunk, block, per_chunk, per_block, per_item) in zip(
+            coords, self._steps, strict=True
+        ):
+            within = k % chunk
+            position += (
+                k // chunk * per_chunk + within // block * per_block + within % block * per_item
+            )
+        out = _allocate((), self.dtype, self.name)
+        self._frame_items._read_run(position, position + 1, out.reshape(-1).view(self.dtype))
+        return out
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         if _full_selection(selection, self.shape):
@@ -573,7 +640,10 @@ class TableStore:
     """A bcolz ctable: a structured array whose fields are the columns, each read only when
     a selection needs it."""
 
-    def __init__(self, reader: Any, names: Sequence[str]) -> None:
+    def __init__(
+        self, reader: Any, names: Sequence[str], columns: dict[str, FlatStore] | None = None
+    ) -> None:
+        """``columns``: the column stores of the table this one selects from (shared)."""
         self.reader = reader
         self.name = reader.path
         self.names = list(names)
@@ -585,13 +655,17 @@ class TableStore:
         chunklens = {c.chunklen for c in carrays}
         self.chunklen = carrays[0].chunklen
         self.chunks = (min(self.chunklen, len(reader)),) if len(chunklens) == 1 else None
-        self._columns: dict[str, FlatStore] = {}
+        self._columns: dict[str, FlatStore] = {} if columns is None else columns
 
     def column(self, name: str) -> FlatStore:
         """The store of column ``name`` (its files are read only when it is indexed)."""
         if name not in self._columns:
             self._columns[name] = _carray_store(self.reader.carray(name), len(self.reader))
         return self._columns[name]
+
+    def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
+        """Row ``coords[0]`` as a 0-d structured array."""
+        return self.read((AxisSelection(coords[0], coords[0] + 1, 1, True),))
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         out = _allocate(result_shape(selection), self.dtype, self.name)
@@ -608,7 +682,8 @@ class TableStore:
             yield self.read(normalize_index(slice(start, start + self.chunklen), self.shape))
 
     def close(self) -> None:
-        pass
+        for column in self._columns.values():
+            column.close()
 
 
 # --- opening each format ------------------------------------------------------------------
@@ -950,10 +1025,31 @@ class BloscArray:
             isinstance(index, list) and index and all(isinstance(i, str) for i in index)
         ):
             return self._field(index)
+        coords = self._item_coords(index)
+        if coords is not None:
+            self._check_open()
+            return self._store.read_item(coords)[()]
         result = self._read(index)
         if result.ndim == 0 and not _has_ellipsis(index):
             return result[()]
         return result
+
+    def _item_coords(self, index: Any) -> tuple[int, ...] | None:
+        """The coordinates of the one item an index of in-range integers, one per axis, picks
+        (else None: the general path handles it)."""
+        items = index if type(index) is tuple else (index,)
+        shape = self.shape
+        if len(items) != len(shape) or not shape:
+            return None
+        coords = []
+        for i, n in zip(items, shape, strict=True):
+            if type(i) is not int and not isinstance(i, np.integer):
+                return None
+            k = int(i)
+            if not -n <= k < n:
+                return None
+            coords.append(k + n if k < 0 else k)
+        return tuple(coords)
 
     def _field(self, key: str | list[str]) -> Any:
         self._check_open()
@@ -967,7 +1063,7 @@ class BloscArray:
             return np.asarray(self)[key]
         if isinstance(key, str):
             return BloscArray._derived(self, store.column(key), key)
-        return BloscArray._derived(self, TableStore(store.reader, key), list(key))
+        return BloscArray._derived(self, TableStore(store.reader, key, store._columns), list(key))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:

@@ -301,7 +301,7 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         validate_chunk(chunk)
     elif not validated:
         bs = header.blocksize
-        validate_blocks(chunk, first // bs, -(-(first + want) // bs))
+        validate_blocks(chunk, first // bs, -(-(first + want) // bs), header)
     src = _byte_array(chunk)
     if kind == ChunkKind.SPECIAL:
         return fill_special_items(header, src, dest, nitems)

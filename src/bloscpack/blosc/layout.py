@@ -510,12 +510,15 @@ def validate_chunk(chunk: Any) -> ChunkHeader:
     return h
 
 
-def validate_blocks(chunk: Any, first: int, stop: int) -> ChunkHeader:
+def validate_blocks(
+    chunk: Any, first: int, stop: int, header: ChunkHeader | None = None
+) -> ChunkHeader:
     """:func:`validate_chunk` for decoding only blocks ``[first, stop)`` of a regular chunk:
     header, bstarts, dictionary and the streams of those blocks (C-Blosc2's getitem reads no
-    other stream).  Chunks of other kinds are validated whole."""
+    other stream).  Chunks of other kinds are validated whole.  ``header``: the chunk's
+    header as :func:`check_header` returned it (not checked again)."""
     mv = _bytes_view(chunk)
-    h = check_header(mv)
+    h = check_header(mv) if header is None else header
     if chunk_kind(h) != ChunkKind.REGULAR:
         return validate_chunk(mv)
     _check_length(h, mv)
