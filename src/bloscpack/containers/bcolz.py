@@ -82,6 +82,7 @@ _MAX_META_FILE = 64 << 20  # metadata JSON larger than this is not a bcolz file
 _MAX_DTYPE_STRING = 1 << 16
 _MAX_JSON_DEPTH = 200
 _COLUMN_NAME = re.compile(r"^[^\d\W]\w*$")
+_CHUNK_NAME = re.compile(r"__([0-9]{1,18})\.blp")
 
 
 # --- small helpers ------------------------------------------------------------------------
@@ -107,15 +108,15 @@ def _read_meta_json(path: str, what: str) -> Any:
     """Parse a bcolz metadata JSON file (``NaN``/``Infinity`` accepted)."""
     try:
         with open(path, "rb") as fh:
-            raw = fh.read(_MAX_META_FILE + 1)
+            if os.fstat(fh.fileno()).st_size > _MAX_META_FILE:
+                raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes")
+            raw = fh.read()
     except FileNotFoundError:
         raise FormatError(f"{path}: missing ({what})") from None
     except IsADirectoryError:
         raise FormatError(f"{path}: is a directory, expected the {what} file") from None
     except OSError as exc:
         raise FormatError(f"{path}: cannot read the {what} file ({exc.strerror})") from None
-    if len(raw) > _MAX_META_FILE:
-        raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes")
     try:
         text = raw.decode("utf-8-sig")
         return json.loads(text)
@@ -568,11 +569,11 @@ class CarrayReader:
         they touch are read, each decoded straight into its slice of the result."""
         self._refuse_objects()
         start, stop = self._span(start, stop)
-        out = np.empty((stop - start,) + self.shape[1:], self.dtype)
         if start == stop or self.atomsize == 0:
-            return out
+            return np.empty((stop - start,) + self.shape[1:], self.dtype)
         first, last = start // self.chunklen, (stop - 1) // self.chunklen
-        self.check_chunks(first, last)
+        self.check_chunks(first, last)  # before allocating what the metadata claims
+        out = np.empty((stop - start,) + self.shape[1:], self.dtype)
         flat = out.reshape(-1).view(np.uint8)
         scratch: list[Any] = []
         for index in range(first, last + 1):
@@ -769,11 +770,8 @@ def _dtype_info(dtype: np.dtype[Any]) -> Any:
 
 
 def _carray_info(reader: CarrayReader) -> dict[str, Any]:
-    files = sum(
-        os.path.getsize(reader.chunk_path(i))
-        for i in range(reader.nchunks)
-        if os.path.isfile(reader.chunk_path(i))
-    )
+    used = [i for i in _chunk_indexes(reader.path) if i < reader.nchunks]
+    files = sum(os.path.getsize(reader.chunk_path(i)) for i in used)
     return {
         "kind": "carray",
         "path": reader.path,
@@ -840,9 +838,16 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
     except BloscpackError as exc:
         warnings.append(f"{exc} (appending would fail)")
     nchunks = length if reader.is_object else -(-length // reader.chunklen)
+    report["nchunks"] += nchunks
+    present = _chunk_indexes(reader.path)
+    checked = min(nchunks, max(present, default=-1) + 2)  # past the last file: all missing
+    if checked < nchunks:
+        report["problems"].append(
+            f"{reader.chunk_path(checked)}: chunk files {checked} to {nchunks - 1} missing"
+            f" ({os.path.join(reader.path, SIZES_FILE)} says {length} rows)"
+        )
     scratch = np.empty(0, np.uint8)
-    for index in range(nchunks):
-        report["nchunks"] += 1
+    for index in range(checked):
         path = reader.chunk_path(index)
         try:
             source, header = _open_chunk(path)
@@ -868,6 +873,15 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
                 f"{path}: Blosc typesize {header.typesize}, bcolz uses {reader.typesize}"
                 f" for {reader.dtype}: its partial reads of this chunk would be wrong"
             )
+
+
+def _chunk_indexes(rootdir: str) -> set[int]:
+    """Indexes of the ``data/__<i>.blp`` files present."""
+    try:
+        names = os.listdir(os.path.join(rootdir, DATA_DIR))
+    except OSError:
+        return set()
+    return {int(m.group(1)) for m in map(_CHUNK_NAME.fullmatch, names) if m}
 
 
 def verify(path: PathLike) -> dict[str, Any]:
