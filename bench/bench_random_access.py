@@ -1,0 +1,176 @@
+#!/usr/bin/env python
+"""Benchmark random access through ``bloscpack.open()`` on a 1 GiB ``.blp`` and a 1 GiB ``.b2nd``.
+
+For each file, in one run:
+
+* ``load``: the whole array, ``numpy.asarray(bloscpack.open(path))``;
+* ``10 items``: 10 random single elements ``a[i, j]`` of an open array (new positions every
+  round), and their time as a fraction of ``load`` (the target is <= 1 %);
+* ``open + 1st item``: ``bloscpack.open(path)[i, j]``, with the decoder calls it makes counted:
+  at most one index read on open (the frame index of a ``.b2nd``; a ``.blp`` keeps its offsets
+  uncompressed) and one decode of at most one block for the element;
+* against python-blosc2 on the same ``.b2nd`` file: ``blosc2.open(path)[i, j]`` for
+  ``open + 1st item``, and 10 random elements of an open ``blosc2.open(path)``; the ratio is
+  python-blosc2 time / bloscpack time (>= 1.0 means bloscpack is as fast or faster).
+
+Both libraries use the same number of C threads.  Timings are the best of ``--repeat`` rounds.
+
+    python bench/bench_random_access.py --quick    # 64 MiB files, a few seconds
+    python bench/bench_random_access.py            # 1 GiB files
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import blosc2
+import numpy as np
+
+import bloscpack
+from bloscpack import engine
+from bloscpack.api import save_blp
+from bloscpack.containers.b2nd import save_b2nd
+
+MiB = 2**20
+COLUMNS = 8192
+ITEMS = 10
+
+
+def make_array(nbytes: int) -> np.ndarray:
+    """A smooth float64 signal plus low-order noise, ``COLUMNS`` wide."""
+    n = nbytes // 8
+    rows = max(n // COLUMNS, 1)
+    rng = np.random.default_rng(20240601)
+    data = np.linspace(0.0, 1000.0, rows * COLUMNS)
+    data += rng.standard_normal(rows * COLUMNS) * 1e-3
+    return data.reshape(rows, COLUMNS)
+
+
+def best(repeat: int, fn: Callable[[int], object]) -> float:
+    """Best wall time of ``fn(round)`` over ``repeat`` rounds (after one warm-up round)."""
+    fn(-1)
+    times = []
+    for k in range(repeat):
+        t0 = time.perf_counter()
+        fn(k)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+class DecodeCounter:
+    """Counts the C decoder calls of the engine and the bytes they produce."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self._whole, self._items = engine.decompress_into, engine.getitem_into
+
+    def __enter__(self) -> DecodeCounter:
+        def whole(chunk, out, **kw):  # type: ignore[no-untyped-def]
+            n = self._whole(chunk, out, **kw)
+            self.calls.append(("chunk", n))
+            return n
+
+        def items(chunk, start, nitems, out, **kw):  # type: ignore[no-untyped-def]
+            n = self._items(chunk, start, nitems, out, **kw)
+            self.calls.append(("items", n))
+            return n
+
+        engine.decompress_into, engine.getitem_into = whole, items
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        engine.decompress_into, engine.getitem_into = self._whole, self._items
+
+    def take(self) -> list[tuple[str, int]]:
+        calls, self.calls = self.calls, []
+        return calls
+
+
+def positions(shape: tuple[int, int], round_: int) -> list[tuple[int, int]]:
+    rng = np.random.default_rng(1000 + round_)
+    return [(int(rng.integers(shape[0])), int(rng.integers(shape[1]))) for _ in range(ITEMS)]
+
+
+def measure(path: Path, array: np.ndarray, repeat: int) -> dict[str, object]:
+    """Timings and decode counts of one file read through bloscpack.open()."""
+    load = best(repeat, lambda _: np.asarray(bloscpack.open(path)))
+    with bloscpack.open(path) as lazy:
+        items = best(repeat * 5, lambda k: [lazy[p] for p in positions(array.shape, k)])
+        for p in positions(array.shape, 0):
+            assert lazy[p] == array[p]
+        chunks = lazy.chunks
+    first = best(repeat * 5, lambda k: bloscpack.open(path)[positions(array.shape, k)[0]])
+    with DecodeCounter() as counter:
+        opened = bloscpack.open(path)
+        on_open = counter.take()
+        opened[positions(array.shape, 7)[0]]
+        on_item = counter.take()
+        opened.close()
+    return {"load": load, "items": items, "first": first, "on_open": on_open,
+            "on_item": on_item, "chunks": chunks}  # fmt: skip
+
+
+def measure_blosc2(path: Path, array: np.ndarray, repeat: int) -> dict[str, float]:
+    ref = blosc2.open(str(path))
+    for p in positions(array.shape, 0):
+        assert ref[p] == array[p]
+    items = best(repeat * 5, lambda k: [ref[p] for p in positions(array.shape, k)])
+    first = best(repeat * 5, lambda k: blosc2.open(str(path))[positions(array.shape, k)[0]])
+    return {"items": items, "first": first, "blocks": ref.blocks}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size-mib", type=int, default=1024, help="array size in MiB (1024)")
+    parser.add_argument("--quick", action="store_true", help="64 MiB files, 2 rounds")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per timing (3)")
+    parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
+    parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
+    args = parser.parse_args()
+    size = 64 * MiB if args.quick else args.size_mib * MiB
+    repeat = 2 if args.quick else args.repeat
+
+    engine.set_nthreads(args.nthreads)
+    blosc2.set_nthreads(args.nthreads)
+    workdir = Path(tempfile.mkdtemp(prefix="bench_random_access.", dir=args.dir))
+    try:
+        array = make_array(size)
+        blp, b2nd = workdir / "a.blp", workdir / "a.b2nd"
+        save_blp(array, blp)
+        save_b2nd(array, b2nd)
+        print(
+            f"array {array.shape} float64, {array.nbytes / MiB:.0f} MiB; {args.nthreads} C"
+            f" threads; .blp {os.path.getsize(blp) / MiB:.0f} MiB (default: 1 MiB chunks,"
+            f" blosclz), .b2nd {os.path.getsize(b2nd) / MiB:.0f} MiB (python-blosc2's"
+            " default chunks and blocks, zstd)"
+        )
+        results = {".blp": measure(blp, array, repeat), ".b2nd": measure(b2nd, array, repeat)}
+        theirs = measure_blosc2(b2nd, array, repeat)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(f"\n{'bloscpack.open()':<18}{'load':>10}{'10 items':>12}{'ratio':>9}"
+          f"{'open + 1st item':>18}  decodes on open / for the item")  # fmt: skip
+    for name, r in results.items():
+        ratio = r["items"] / r["load"]  # type: ignore[operator]
+        print(
+            f"{name:<18}{r['load']:>9.3f}s{r['items'] * 1e3:>10.3f}ms{ratio:>8.4%}"  # type: ignore[operator]
+            f"{r['first'] * 1e3:>16.3f}ms  {r['on_open']} / {r['on_item']}"  # type: ignore[operator]
+        )
+    ours = results[".b2nd"]
+    print(f"\n.b2nd vs python-blosc2 (blocks {theirs['blocks']}){'python-blosc2':>16}"
+          f"{'bloscpack':>12}{'ratio':>8}")  # fmt: skip
+    for label, key in (("10 random items", "items"), ("open + 1st item", "first")):
+        t_ref, t_ours = theirs[key], ours[key]
+        print(f"{label:<42}{t_ref * 1e3:>14.3f}ms{t_ours * 1e3:>10.3f}ms"  # type: ignore[operator]
+              f"{t_ref / t_ours:>7.2f}x")  # type: ignore[operator]  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
