@@ -261,3 +261,46 @@ def test_fill_special_frames_of_blosc2(tmp_path: Path) -> None:
             last = np.frombuffer(f.decompress_chunk(1), np.float32)
             assert last.size == 200 and np.array_equal(last, np.full(200, value), equal_nan=True)
             assert [f.read_chunk(i) for i in range(2)] == [s.get_chunk(i) for i in range(2)]
+
+
+def test_embedded_frame_changed_in_place_like_blosc2(tmp_path: Path) -> None:
+    """Mode "a" at an offset: the frame changes in place and the file ends where the frame
+    ends (python-blosc2 / C-Blosc2 cut what followed the frame the same way)."""
+    frame = tmp_path / "frame.b2frame"  # written to a file: header nthreads 1/1, as C rewrites
+    s = blosc2.SChunk(chunksize=4000, cparams=CP, meta={"m": 1}, urlpath=str(frame),
+                      contiguous=True)  # fmt: skip
+    for seed in range(3):
+        s.append_chunk(chunk(1000, seed + 1))
+    image = b"x" * 33 + frame.read_bytes() + b"TRAILING" * 10
+    theirs, ours = tmp_path / "theirs.bin", tmp_path / "ours.bin"
+    theirs.write_bytes(image)
+    ours.write_bytes(image)
+    steps = [
+        ("vlmeta", ("k", "v")),
+        ("delete", (0,)),
+        ("update", (0, zeros(1000))),
+        ("append", (chunk(1000, 8),)),
+        ("insert", (1, chunk(1000, 9))),
+    ]
+    for op, args in steps:
+        t = blosc2.open(str(theirs), mode="a", offset=33)
+        apply_blosc2(t, op, args)
+        del t
+        with Frame(ours, "a", offset=33) as f:
+            apply_ours(f, op, args)
+        assert ours.read_bytes() == theirs.read_bytes(), op
+    with Frame(ours, offset=33) as f:
+        assert f.nchunks == 4 and f.meta["m"] == 1 and f.vlmeta["k"] == "v"
+    assert ours.read_bytes()[:33] == b"x" * 33
+
+
+def test_embedded_frame_in_bytes_changed_and_offset_refused_for_new_frames() -> None:
+    s = blosc2.SChunk(chunksize=4000, cparams=CP)
+    s.append_chunk(chunk(1000, 3))
+    data = b"y" * 7 + s.to_cframe()
+    with Frame(data, "a", offset=7) as f:
+        f.append_chunk(chunk(1000, 4))
+        out = f.to_bytes()
+    assert blosc2.schunk_from_cframe(out).nchunks == 2
+    with pytest.raises(ValueError, match="offset is for reading or changing an existing frame"):
+        Frame(None, "w", offset=7)

@@ -687,6 +687,7 @@ class FrameBase:
     vlmeta: list[tuple[str, bytes]]
     offsets: np.ndarray
     writable: bool
+    _cparams: CParams
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -728,6 +729,7 @@ class FrameBase:
             )
         vl = parse_layers(trailer, 2, 0, MAX_VLMETALAYERS_READ, f"{where}: vlmetalayers")
         self.header = header
+        self._cparams = CParams.from_header(header)
         self.fixed = bytearray(header.raw)
         self.metalayers = [(n, c) for n, c, _ in layers]
         self.vlmeta = [(n, c) for n, c, _ in vl]
@@ -773,7 +775,9 @@ class FrameBase:
 
     @property
     def cparams(self) -> CParams:
-        return CParams.from_header(self.header)
+        """The compression parameters of new chunks: the header's as it was opened (like a
+        C-Blosc2 schunk, ``fill_special`` changes the header blocksize but not these)."""
+        return self._cparams
 
     def _check_index(self, i: int) -> int:
         n = self.nchunks
@@ -1075,7 +1079,8 @@ class FrameBase:
         blocksize = forced_blocksize(chunksize, ts, params.blocksize, **params.stune())
         marker = SPECIAL_MARKERS[kind_]
         nchunks = full + (1 if left else 0)
-        index = special_chunk(Special.VALUE, 8 * nchunks, 8, INDEX_BLOCKSIZE,
+        index_bs = forced_blocksize(8 * nchunks, 8, INDEX_BLOCKSIZE)
+        index = special_chunk(Special.VALUE, 8 * nchunks, 8, index_bs,
                               value=struct.pack("<q", marker))  # fmt: skip
         _put(self.fixed, "blocksize", blocksize)
         offsets = np.full(nchunks, marker, dtype="<i8")
