@@ -551,3 +551,20 @@ def test_sigkilled_append_keeps_old_rows(tmp_path):
         np.testing.assert_array_equal(bcolz_read(root), data)
         interrupted += len(data) == 10 and len(os.listdir(root / "data")) > 1
     assert interrupted  # at least one kill landed between chunk files
+
+
+def test_append_conversions(tmp_path):
+    B.save_bcolz(np.arange(3, dtype="i2"), tmp_path / "c")
+    B.append_bcolz(tmp_path / "c", [7, 8])
+    B.append_bcolz(tmp_path / "c", np.array([9], "i8"))
+    assert B.load_bcolz(tmp_path / "c").tolist() == [0, 1, 2, 7, 8, 9]
+    before = tree(tmp_path)
+    with pytest.raises(ArgumentError, match="cannot append int64 rows to a int16 carray: values"):
+        B.append_bcolz(tmp_path / "c", np.array([2**20]))
+    with pytest.raises(ArgumentError, match="cannot append list rows to a int16 carray"):
+        B.append_bcolz(tmp_path / "c", [2**20])
+    with pytest.raises(ArgumentError, match="cannot append float64 rows"):
+        B.append_bcolz(tmp_path / "c", np.array([1.5]))
+    with pytest.raises(ObjectNumpyArrayRejection):
+        B.append_bcolz(tmp_path / "c", np.array([1, "a"], dtype=object))
+    assert tree(tmp_path) == before

@@ -802,8 +802,10 @@ def info(path: PathLike) -> dict[str, Any]:
             "shape": [len(reader)],
             "dtype": _dtype_info(reader.dtype),
             "names": list(reader.names),
+            "nchunks": sum(c["nchunks"] for c in columns),
             "nbytes": sum(c["nbytes"] for c in columns),
             "cbytes": sum(c["cbytes"] for c in columns),
+            "bcolz_can_open": all(c["bcolz_can_open"] for c in columns),
             "columns": columns,
         }
         attrs_of: Any = reader
@@ -1241,9 +1243,25 @@ def _write_append_chunks(plan: _AppendPlan) -> bytes:
 
 
 def _coerce_rows(reader: CarrayReader, rows: Any) -> np.ndarray:
-    data = np.asarray(rows)
-    if data.dtype.hasobject:
-        raise ObjectNumpyArrayRejection("object arrays are refused: bcolz would store pickles")
+    """``rows`` as a C-contiguous array of the carray's dtype and row shape.  Arrays cast only
+    within their kind (no float to int) and integers must fit; other values convert as numpy
+    converts them."""
+    try:
+        if not isinstance(rows, np.ndarray):
+            data = np.asarray(rows, dtype=reader.dtype)
+        elif rows.dtype.hasobject:
+            raise ObjectNumpyArrayRejection("object arrays are refused: bcolz would store pickles")
+        else:
+            data = rows.astype(reader.dtype, casting="same_kind", copy=False)
+            if rows.dtype.kind in "iu" and reader.dtype.kind in "iu" and rows.size:
+                limits = np.iinfo(reader.dtype)
+                if rows.min() < limits.min or rows.max() > limits.max:
+                    raise OverflowError(f"values outside {limits.min}..{limits.max}")
+    except (TypeError, ValueError, OverflowError) as exc:
+        kind = rows.dtype if isinstance(rows, np.ndarray) else type(rows).__name__
+        raise ArgumentError(
+            f"{reader.path}: cannot append {kind} rows to a {reader.dtype} carray: {exc}"
+        ) from None
     row_shape = reader.shape[1:]
     if data.shape == row_shape:
         data = data.reshape((1,) + row_shape)
@@ -1251,12 +1269,7 @@ def _coerce_rows(reader: CarrayReader, rows: Any) -> np.ndarray:
         raise ArgumentError(
             f"{reader.path}: rows of shape {data.shape[1:]} do not match the carray's {row_shape}"
         )
-    try:
-        return np.ascontiguousarray(data.astype(reader.dtype, casting="same_kind", copy=False))
-    except TypeError as exc:
-        raise ArgumentError(
-            f"{reader.path}: cannot append {data.dtype} rows to a {reader.dtype} carray: {exc}"
-        ) from None
+    return np.ascontiguousarray(data)
 
 
 def _prepare_appends(path: str, rows: Any) -> list[tuple[CarrayReader, np.ndarray, int]]:
