@@ -217,7 +217,7 @@ def test_verify_ok(tmp_path):
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout == (
         f"blpk: {CORPUS / 'cli_checksum_sha256.blp'}: ok (blp, 4 chunks)\n"
-        f"blpk: {CORPUS / 'nd_float64.blp'}: ok (blp, 1 chunks)\n"
+        f"blpk: {CORPUS / 'nd_float64.blp'}: ok (blp, 1 chunk)\n"
     )
     assert sorted(os.listdir(tmp_path)) == before
 
@@ -226,7 +226,7 @@ def test_verify_reports_bad_chunks(tmp_path):
     proc = blpk("t", CORPUS / "cli_default.blp", CORPUS / "bad_chunk_data.blp")
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
-    assert lines[0] == f"blpk: {CORPUS / 'cli_default.blp'}: ok (blp, 1 chunks)"
+    assert lines[0] == f"blpk: {CORPUS / 'cli_default.blp'}: ok (blp, 1 chunk)"
     assert lines[1] == f"blpk: {CORPUS / 'bad_chunk_data.blp'}: FAILED (blp, 1 of 4 chunks bad)"
     assert lines[2].startswith("blpk:   chunk 0: ")
     assert "checksum" in lines[2].lower()
@@ -553,3 +553,29 @@ def test_demo(tmp_path):
     ]
     proc = blpk("demo", "--size", "1M", "--dir", tmp_path / "demo")
     assert_one_error(proc, f"output file '{tmp_path / 'demo' / 'example.blp'}' exists!")
+
+
+def test_raw_chunk_file(tmp_path):
+    """``info``, ``verify`` and ``decompress`` also take a single Blosc chunk."""
+    import blosc
+
+    data = bytes(range(256)) * 100
+    chunk = tmp_path / "one.chunk"
+    chunk.write_bytes(blosc.compress(data, typesize=1, clevel=5, cname="lz4"))
+    report = json.loads(blpk("info", "--json", chunk).stdout)
+    assert (report["format"], report["nbytes"], report["typesize"]) == ("chunk", 25600, 1)
+    assert blpk("verify", chunk).stdout == f"blpk: {chunk}: ok (chunk, 1 chunk)\n"
+    assert blpk("d", "-e", chunk, tmp_path / "raw").returncode == 0
+    assert (tmp_path / "raw").read_bytes() == data
+
+
+def test_not_a_container(tmp_path):
+    path = CORPUS / "bad_magic.blp"
+    first = "62 6c 70 78 03 01 01 08 00 00 01 00 40 0d 00 00"
+    message = f"{path}: not a Blosc container (first bytes {first})"
+    assert_one_error(blpk("i", path), message)
+    assert_one_error(blpk("d", path, tmp_path / "out"), message)
+    proc = blpk("t", path)
+    assert proc.returncode == 1
+    assert proc.stdout == f"blpk: {path}: FAILED (unknown format, unreadable)\nblpk:   {message}\n"
+    assert os.listdir(tmp_path) == []

@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--format",
             choices=FORMATS,
             default="blp",
-            help="container format to write (default: blp); the others take their\nown defaults for -l, -c, -z and shuffle unless given",
+            help="container format to write (default: blp); the others take their\n"
+            "own defaults for -l, -c, -z and shuffle unless given",
         )
         p.add_argument("in_file", metavar="<in_file>", help="file to be compressed")
         p.add_argument(
@@ -809,14 +810,18 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK if all(r["ok"] for r in reports) else EXIT_ERROR
 
 
+def _chunks(n: int) -> str:
+    return f"{n} chunk" if n == 1 else f"{n} chunks"
+
+
 def _print_verify_report(report: dict[str, Any], console: Console) -> None:
     path, nchunks = report["file"], report.get("nchunks")
     if report["ok"]:
-        console.result(f"{path}: ok ({report['format']}, {nchunks} chunks)")
+        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks)})")
         return
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []
-    counted = f"{len(bad)} of {nchunks} chunks bad" if nchunks is not None else "unreadable"
+    counted = f"{len(bad)} of {_chunks(nchunks)} bad" if nchunks is not None else "unreadable"
     print(
         f"{PROG}: {path}: FAILED ({report.get('format') or 'unknown format'}, {counted})",
         file=console.out,
