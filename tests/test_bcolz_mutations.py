@@ -31,16 +31,18 @@ SMALL = ["ca_i4_chunklen4", "ca_i2_2d", "ca_S5_dflt", "ca_struct_numeric", "ca_f
          "ca_unflushed_append", "ct_basic", "ct_nested_field", "ca_attrs"]  # fmt: skip
 
 
+def writable_copy(name: str, parent: Path) -> Path:
+    """A copy of corpus dir ``name`` under ``parent`` that the test may change."""
+    root = parent / name
+    shutil.copytree(CORPUS / name, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
 @pytest.fixture
 def copy(tmp_path):
-    def make(name: str) -> Path:
-        root = tmp_path / name
-        shutil.copytree(CORPUS / name, root)
-        for path in [root, *root.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        return root
-
-    return make
+    return lambda name: writable_copy(name, tmp_path)
 
 
 def every_reader_fails(root: Path, match: str, error: type = BloscpackError) -> None:
@@ -303,11 +305,17 @@ def _files(root: Path) -> list[Path]:
 
 
 def _check_readers(root: Path) -> None:
-    for action in (B.load_bcolz, B.info, B.verify, lambda r: B.open_bcolz(r).attrs.to_dict()):
-        try:
-            action(root)
-        except BloscpackError as exc:
-            assert str(root) in str(exc), str(exc)
+    """Every reader succeeds or raises a BloscpackError naming the directory, within 64 MiB."""
+    tracemalloc.start()
+    try:
+        for action in (B.load_bcolz, B.info, B.verify, lambda r: B.open_bcolz(r).attrs.to_dict()):
+            try:
+                action(root)
+            except BloscpackError as exc:
+                assert str(root) in str(exc), str(exc)
+        assert tracemalloc.get_traced_memory()[1] < 64 << 20
+    finally:
+        tracemalloc.stop()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -320,10 +328,7 @@ def _check_readers(root: Path) -> None:
 )
 def test_arbitrary_damage_raises_only_bloscpack_errors(name, which, kind, where, junk):
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / name
-        shutil.copytree(CORPUS / name, root)
-        for path in [root, *root.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        root = writable_copy(name, Path(tmp))
         files = _files(root)
         target = files[which % len(files)]
         blob = target.read_bytes()
@@ -338,12 +343,7 @@ def test_arbitrary_damage_raises_only_bloscpack_errors(name, which, kind, where,
             target.unlink()
         else:
             target.write_bytes(junk)
-        tracemalloc.start()
-        try:
-            _check_readers(root)
-            assert tracemalloc.get_traced_memory()[1] < 64 << 20
-        finally:
-            tracemalloc.stop()
+        _check_readers(root)
 
 
 JSON_VALUES = st.recursive(
@@ -365,16 +365,8 @@ JSON_VALUES = st.recursive(
 )
 def test_arbitrary_metadata_values(meta, key, value):
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "c"
-        shutil.copytree(CORPUS / "ca_i4_chunklen4", root)
-        for path in [root, *root.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        root = writable_copy("ca_i4_chunklen4", Path(tmp))
         data = json.loads((root / meta).read_text())
         data[key] = value
         (root / meta).write_text(json.dumps(data))
-        tracemalloc.start()
-        try:
-            _check_readers(root)
-            assert tracemalloc.get_traced_memory()[1] < 64 << 20
-        finally:
-            tracemalloc.stop()
+        _check_readers(root)
