@@ -113,7 +113,7 @@ def _pack(
         metadata_args=metadata_args,
     )
     for data in chunks(nchunks, chunk_size, last_chunk):
-        writer.write_chunk(compress_chunk(data, blosc_args))
+        writer.write_chunk(compress_chunk(data, blosc_args), trusted=True)
     writer.close()
 
 
@@ -382,10 +382,10 @@ def save_blp(
 
 
 def load_blp(path: PathLike) -> np.ndarray:
-    """The array in the ``.blp`` file ``path``; a file without numpy metadata comes back as
-    its bytes in a ``uint8`` array."""
+    """The array in the ``.blp`` file ``path``; a file without (complete) numpy metadata comes
+    back as its bytes in a ``uint8`` array."""
     with BloscpackReader(path) as reader:
-        if nd.is_numpy_metadata(reader.metadata):
+        if nd.describes_array(reader.metadata):
             return _unpack_ndarray(reader)
         data = np.empty(reader.check_sizes(), dtype=np.uint8)
         reader.read_into(data)

@@ -703,9 +703,12 @@ class BloscpackWriter:
         """Chunks written so far."""
         return len(self.offsets)
 
-    def write_chunk(self, chunk: Buffer) -> int:
-        """Append one complete Blosc chunk (and its digest); return its position."""
-        header = validate_chunk(chunk)
+    def write_chunk(self, chunk: Buffer, *, trusted: bool = False) -> int:
+        """Append one complete Blosc chunk (and its digest); return its position.
+
+        The chunk's layout is validated unless ``trusted`` (a chunk this process just
+        compressed: only its header is read)."""
+        header = ChunkHeader.parse(chunk) if trusted else validate_chunk(chunk)
         index = len(self.offsets)
         expected = self._expected_nbytes(index)
         if expected is not None and header.nbytes != expected:
