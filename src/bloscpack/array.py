@@ -688,15 +688,14 @@ class TableStore:
 
 # --- opening each format ------------------------------------------------------------------
 
-#: The numpy metadata keys (``.blp`` metadata dict, frame vlmetalayers) that make a container
-#: an array rather than raw bytes: ``{"container": "numpy", "dtype", "shape", "order"}``.
-NUMPY_METADATA_KEYS = ("container", "dtype", "shape", "order")
+#: The vlmetalayers that make a raw frame an array (the same dict ``.blp`` files store).
+FRAME_ARRAY_VLMETA = ("container", "dtype", "shape", "order")
 
 
 def _raw_or_array(metadata: Any, total: int) -> tuple[np.dtype, tuple[int, ...], str]:
     """dtype, shape and order: from numpy metadata, else raw bytes (1-d uint8).  User metadata
     that only looks like numpy metadata (entries missing) leaves the bytes raw."""
-    if nd.is_numpy_metadata(metadata) and all(key in metadata for key in NUMPY_METADATA_KEYS):
+    if nd.describes_array(metadata):
         spec = nd.decode_metadata(metadata)
         return spec.dtype, spec.shape, spec.order
     return np.dtype(np.uint8), (total,), "C"
@@ -758,7 +757,7 @@ def _frame_store(core: Any) -> tuple[FlatStore, Any]:
                     f" {header.nbytes}"
                 )
         names = {name for name, _ in core.vlmeta}
-        metadata = _frame_vlmeta(core) if names.issuperset(NUMPY_METADATA_KEYS) else None
+        metadata = _frame_vlmeta(core) if names.issuperset(FRAME_ARRAY_VLMETA) else None
         dtype, shape, order = _raw_or_array(metadata, header.nbytes)
         store = FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform)
         return store, (lambda: metadata) if metadata is not None else (lambda: _frame_vlmeta(core))

@@ -206,6 +206,12 @@ def is_numpy_metadata(metadata: Any) -> bool:
     return isinstance(metadata, dict) and metadata.get("container") == CONTAINER
 
 
+def describes_array(metadata: Any) -> bool:
+    """Whether ``metadata`` is complete numpy metadata (container, dtype, shape and order), so
+    the data reads as that array; user metadata that only looks like it leaves the data raw."""
+    return is_numpy_metadata(metadata) and all(k in metadata for k in ("dtype", "shape", "order"))
+
+
 def decode_metadata(metadata: Any) -> ArraySpec:
     """dtype, shape and order from a metadata dict (each entry validated)."""
     if metadata is None:
@@ -240,5 +246,6 @@ __all__ = [
     "dtype_to_string",
     "encode_metadata",
     "is_numpy_metadata",
+    "describes_array",
     "memory_order",
 ]
