@@ -4,6 +4,7 @@ save/load."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
@@ -12,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import DATA
 
 import bloscpack
 from bloscpack import api, engine, errors
@@ -308,3 +310,16 @@ def test_save_and_load(tmp_path):
     assert api.load_blp(path).tobytes() == b"raw bytes"
     with pytest.raises(errors.ArgumentError, match="disagree"):
         api.save_blp(array, path, cname="lz4", codec="zstd")
+
+
+def test_load_keeps_data_raw_when_user_metadata_only_looks_like_numpy():
+    # cli_metadata.blp: `blpk c -m` stored {"dtype", "shape", "container": "numpy"} (no order)
+    # over 200000 bytes that are not that array; load() and open() return the bytes.
+    path = DATA / "bloscpack" / "cli_metadata.blp"
+    loaded = bloscpack.load(path)
+    assert loaded.dtype == np.uint8 and loaded.shape == (200000,)
+    assert hashlib.sha256(loaded.tobytes()).hexdigest() == (
+        "8c55bd8b253d2826b8fc56a81a37876f1ee444ca86370ac5b8a73750dacc2a02"
+    )
+    with bloscpack.open(path) as lazy:
+        np.testing.assert_array_equal(lazy[:], loaded)
