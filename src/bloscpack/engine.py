@@ -75,9 +75,15 @@ class _CParams(ctypes.Structure):
 
 
 def _load_libblosc2() -> ctypes.CDLL:
-    import blosc2  # the wheel carries libblosc2; importing also initialises its plugins
+    # The blosc2 wheel carries libblosc2.  It is found without importing the blosc2 package
+    # (a third of a second that every `blpk` run would pay); blosc2_init registers the
+    # codecs and filters built into the library.
+    import importlib.util
 
-    libdir = os.path.join(os.path.dirname(blosc2.__file__), "lib")
+    spec = importlib.util.find_spec("blosc2")
+    if spec is None or not spec.submodule_search_locations:
+        raise UnsupportedError("the blosc2 package is not installed: pip install blosc2")
+    libdir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
     candidates = sorted(glob.glob(os.path.join(libdir, "libblosc2.so*")))
     candidates += sorted(glob.glob(os.path.join(libdir, "libblosc2*.dylib")))
     candidates += sorted(glob.glob(os.path.join(libdir, "*blosc2*.dll")))
