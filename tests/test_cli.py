@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -390,9 +391,9 @@ def test_debug_shows_tracebacks(tmp_path):
     assert proc.stderr.splitlines()[-1].startswith("blpk: error: ")
 
 
-def test_interrupt_leaves_no_output(tmp_path):
-    """Ctrl-C (SIGINT) while compressing: exit 130, no output and no temporary file."""
-    import signal
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_no_output(signum, tmp_path):
+    """Ctrl-C (SIGINT) or SIGTERM while compressing: exit 130, no output, no temporary file."""
     import time
 
     import numpy as np
@@ -422,7 +423,7 @@ def test_interrupt_leaves_no_output(tmp_path):
     while not any(p.name.startswith(".big.blp.") for p in tmp_path.iterdir()):
         assert time.monotonic() < deadline and proc.poll() is None, "compression never started"
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err == "blpk: error: interrupted\n"
