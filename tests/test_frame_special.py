@@ -167,6 +167,8 @@ def test_fill_special_arguments(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="multiple of typesize 4"):
             f.fill_special(10, chunksize=402)
         assert f.fill_special(0, chunksize=400) == 0 and f.nchunks == 0
+        with pytest.raises(ValueError, match=r"fill_special of 10000000 chunks: at most 8388608"):
+            f.fill_special(10**9, chunksize=400)
         assert f.fill_special(250, chunksize=400) == 3
         assert f.chunksize == 400 and f.nbytes == 1000
         with pytest.raises(ValueError, match="fill_special needs an empty frame"):

@@ -273,9 +273,10 @@ class Frame:
         size) or a new ``bytearray``; returns the destination."""
         return self._core.decompress_chunk(i, out)
 
-    def read_all(self) -> bytearray:
-        """The data of every chunk, concatenated."""
-        return read_all(self._core)
+    def read_all(self, out: Any = None) -> Any:
+        """The data of every chunk, concatenated, decompressed straight into ``out`` (a
+        writable buffer of at least ``nbytes``) or a new uint8 numpy array; returns it."""
+        return read_all(self._core, out)
 
     def __iter__(self) -> Iterator[bytearray]:
         """The decompressed chunks in order."""

@@ -1070,6 +1070,11 @@ class FrameBase:
         if nitems == 0:
             return 0
         full, left = divmod(nitems * ts, chunksize)
+        if 8 * (full + 1) > MAX_INDEX_NBYTES:
+            raise ValueError(
+                f"fill_special of {full + (1 if left else 0)} chunks: at most"
+                f" {MAX_INDEX_NBYTES // 8} (use a larger chunk size)"
+            )
         params = self.cparams
         if value is not None:  # python-blosc2 appends repeated-value chunks
             sizes = [chunksize] * full + ([left] if left else [])
@@ -1642,16 +1647,25 @@ def load_bytes(path: PathLike) -> bytes:
     """The concatenated data of every chunk of the frame at ``path``."""
     frame = ContiguousFrame(path)
     try:
-        return bytes(read_all(frame))
+        return read_all(frame).tobytes()
     finally:
         frame.close()
 
 
-def read_all(frame: FrameBase) -> bytearray:
-    """Decompress every chunk of ``frame`` into one buffer (sizes checked against nbytes)."""
+def read_all(frame: FrameBase, out: Any = None) -> Any:
+    """Decompress every chunk of ``frame`` into ``out`` (a writable buffer of ``nbytes``) or a
+    new uint8 numpy array; returns the destination.  Sizes are checked against nbytes."""
     total = frame.header.nbytes
-    out = bytearray(total)
-    view = memoryview(out)
+    if out is None:
+        try:
+            out = np.empty(total, dtype=np.uint8)
+        except MemoryError:
+            raise FormatError(
+                f"{frame.name}: header announces {total} bytes of data, too many to allocate"
+            ) from None
+    view = memoryview(out).cast("B")
+    if len(view) < total:
+        raise ValueError(f"out holds {len(view)} bytes, the frame has {total}")
     pos = 0
     for i in range(frame.nchunks):
         chunk = frame.read_chunk(i)
