@@ -194,6 +194,10 @@ def test_huge_rows(copy):
         {"dtype": "[" * 5000},
         {"dtype": "(" * 100 + ")" * 100},
         {"dtype": "x" * 70000},
+        {"dtype": "a5"},
+        {"dtype": "S"},
+        {"dtype": "(2,)i4"},
+        {"dtype": "('<i4', (3,))"},
     ],  # fmt: skip
     ids=str,
 )

@@ -26,6 +26,7 @@ import re
 import shutil
 import struct
 import tempfile
+import warnings
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -143,12 +144,14 @@ def _parse_dtype(text: Any, path: str) -> np.dtype[Any]:
     if len(text) > _MAX_DTYPE_STRING:
         raise FormatError(f"{path}: dtype string of {len(text)} characters")
     try:
-        if text.lstrip().startswith(("[", "(")):
-            # str() of a structured dtype, e.g. "[('a', '<i4'), ('b', '<f8')]", which
-            # np.dtype() itself cannot parse: evaluate it as a Python literal (never code).
-            dtype = np.dtype(ast.literal_eval(text))
-        else:
-            dtype = np.dtype(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated aliases ("a5") still parse
+            if text.lstrip().startswith(("[", "(")):
+                # str() of a structured dtype, e.g. "[('a', '<i4'), ('b', '<f8')]", which
+                # np.dtype() itself cannot parse: evaluate it as a Python literal (never code).
+                dtype = np.dtype(ast.literal_eval(text))
+            else:
+                dtype = np.dtype(text)
     except (TypeError, ValueError, SyntaxError, RecursionError, MemoryError, OverflowError) as exc:
         raise FormatError(f"{path}: dtype {text!r:.200} is not a numpy dtype ({exc})") from None
     return dtype
