@@ -61,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="array size in MiB (1024)")
     parser.add_argument("--quick", action="store_true", help="64 MiB, 2 rounds")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds per timing (3)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds per timing (5)")
     parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
     parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
     args = parser.parse_args()
