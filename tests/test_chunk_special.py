@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import struct
 
 import blosc2
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from conftest import DATA
 
 from bloscpack.blosc.header import ChunkHeader, Special
+from bloscpack.blosc.layout import validate_chunk
 from bloscpack.blosc.special import (
     nan_chunk,
     special_chunk,
@@ -20,7 +22,7 @@ from bloscpack.blosc.special import (
     zeros_chunk,
 )
 from bloscpack.chunks import decompress_chunk, decompress_chunk_items
-from bloscpack.errors import ArgumentError
+from bloscpack.errors import ArgumentError, ChunkError
 
 CODECS = {"blosclz": blosc2.Codec.BLOSCLZ, "lz4": blosc2.Codec.LZ4, "lz4hc": blosc2.Codec.LZ4HC,
           "zlib": blosc2.Codec.ZLIB, "zstd": blosc2.Codec.ZSTD}  # fmt: skip
@@ -116,6 +118,38 @@ def test_one_mib_zero_chunk() -> None:
     out = np.ones(1 << 17, np.float64)
     decompress_chunk(chunk, out)
     assert not out.any()
+
+
+@pytest.mark.parametrize("nbytes", [101, 7, 1, 4095])
+def test_zeros_chunk_of_partial_items_from_c_blosc2(nbytes: int) -> None:
+    """C-Blosc2 compresses zero bytes that end in a partial item into a zeros chunk and decodes
+    every byte of it (and items, the whole ones); so do we."""
+    chunk = blosc2.compress2(bytes(nbytes), typesize=8)
+    header = validate_chunk(chunk)
+    if nbytes < 8:  # too short for zero detection: stored as an ordinary chunk
+        assert header.special == Special.NONE
+    else:
+        assert (header.special, header.typesize, header.nbytes) == (Special.ZEROS, 8, nbytes)
+    out = bytearray(b"\xaa" * nbytes)
+    decompress_chunk(chunk, out)
+    assert bytes(out) == bytes(nbytes) == blosc2.decompress2(chunk)
+    whole = nbytes // 8
+    if whole:
+        assert bytes(decompress_chunk_items(chunk, 0, whole)) == bytes(8 * whole)
+    with pytest.raises(ArgumentError, match=f"items \\[{whole}, {whole + 1}\\) out of range"):
+        decompress_chunk_items(chunk, whole, 1)
+
+
+def test_only_zeros_chunks_may_end_in_a_partial_item() -> None:
+    """C-Blosc2 refuses to decode NaN, uninitialized and value chunks of partial items."""
+    for kind, value in ((Special.NAN, b""), (Special.UNINIT, b""), (Special.VALUE, b"\x11" * 8)):
+        chunk = bytearray(special_chunk(kind, 96, 8, value=value or None))
+        struct.pack_into("<i", chunk, 4, 101)
+        with pytest.raises(ChunkError, match="nbytes 101 not a multiple of"):
+            validate_chunk(chunk)
+    chunk = bytearray(zeros_chunk(96, 8))
+    struct.pack_into("<i", chunk, 4, 101)
+    assert bytes(decompress_chunk(chunk)) == bytes(101)
 
 
 def test_builder_arguments() -> None:

@@ -149,7 +149,11 @@ def value_chunk(value: Any, nbytes: int, blocksize: int = 0) -> bytes:
 
 
 def decode_special_into(header: ChunkHeader, chunk: Any, out: Any) -> int:
-    """Fill ``out[:nbytes]`` from a validated special chunk with numpy; return nbytes."""
+    """Fill ``out[:nbytes]`` from a validated special chunk with numpy; return nbytes.  A zeros
+    chunk fills all its bytes, also when nbytes is not a multiple of the typesize."""
+    if header.special == Special.ZEROS:
+        np.frombuffer(out, dtype=np.uint8, count=header.nbytes).fill(0)
+        return header.nbytes
     return fill_special_items(header, chunk, out, header.nbytes // header.real_typesize)
 
 
