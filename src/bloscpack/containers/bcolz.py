@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine
-from ..blosc.header import ChunkHeader
+from ..blosc.header import ChunkHeader, Special
 from ..errors import (
     ArgumentError,
     AttributeValueError,
@@ -384,20 +384,40 @@ def _parse_chunk_header(path: str, head: Any, file_size: int) -> ChunkHeader:
     return header
 
 
-def _read_chunk_header(path: str) -> ChunkHeader:
-    """Parse the chunk header of a ``.blp`` file, reading only its first bytes."""
+def _open_fd(path: str) -> int:
     try:
-        fd = os.open(path, os.O_RDONLY)
+        return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         raise FormatError(f"{path}: chunk file missing") from None
     except OSError as exc:
         raise FormatError(f"{path}: cannot open chunk file ({exc.strerror})") from None
+
+
+def _fd_chunk_header(fd: int, path: str) -> ChunkHeader:
+    head = os.pread(fd, BLPK_HEADER_SIZE + 32, 0)
+    return _parse_chunk_header(path, memoryview(head)[BLPK_HEADER_SIZE:], os.fstat(fd).st_size)
+
+
+def _read_chunk_header(path: str) -> ChunkHeader:
+    """Parse the chunk header of a ``.blp`` file, reading only its first bytes."""
+    fd = _open_fd(path)
     try:
-        size = os.fstat(fd).st_size
-        head = os.pread(fd, BLPK_HEADER_SIZE + 32, 0)
+        return _fd_chunk_header(fd, path)
     finally:
         os.close(fd)
-    return _parse_chunk_header(path, memoryview(head)[BLPK_HEADER_SIZE:], size)
+
+
+def _pread_into(fd: int, out: Any, offset: int, path: str) -> None:
+    """Fill ``out`` with the file's bytes from ``offset`` (no intermediate copy)."""
+    view = memoryview(out).cast("B")
+    done = 0
+    while done < len(view):
+        n = os.preadv(fd, [view[done:]], offset + done)
+        if n <= 0:
+            raise TruncatedError(
+                f"{path}: file ends at {offset + done}, {len(view) - done} bytes short"
+            )
+        done += n
 
 
 def _open_chunk(path: str) -> tuple[ByteSource, ChunkHeader]:
@@ -412,6 +432,36 @@ def _open_chunk(path: str) -> tuple[ByteSource, ChunkHeader]:
         source.close()
         raise
     return source, header
+
+
+def _is_raw(header: ChunkHeader) -> bool:
+    """A chunk that stores its data uncompressed right after the header."""
+    return (
+        header.memcpyed
+        and header.special == Special.NONE
+        and not header.lazy
+        and header.cbytes == header.nbytes + header.size
+    )
+
+
+class _Buffers:
+    """Scratch buffers reused across the chunks of one read."""
+
+    def __init__(self) -> None:
+        self._chunk = bytearray()
+        self._decoded = np.empty(0, np.uint8)
+
+    def chunk(self, nbytes: int) -> memoryview:
+        """Room for a compressed chunk of ``nbytes``."""
+        if len(self._chunk) < nbytes:
+            self._chunk = bytearray(nbytes)
+        return memoryview(self._chunk)[:nbytes]
+
+    def decoded(self, nbytes: int) -> np.ndarray:
+        """Room for a decoded chunk of ``nbytes``."""
+        if len(self._decoded) < nbytes:
+            self._decoded = np.empty(nbytes, np.uint8)
+        return self._decoded[:nbytes]
 
 
 class CarrayReader:
@@ -518,29 +568,32 @@ class CarrayReader:
             self._check_header(path, _read_chunk_header(path), index)
 
     def _decode(
-        self, index: int, row0: int, row1: int, dest: np.ndarray, scratch: list[Any]
+        self, index: int, row0: int, row1: int, dest: np.ndarray, buffers: _Buffers
     ) -> None:
         """Decode rows ``[row0, row1)`` of chunk ``index`` into ``dest`` (flat uint8)."""
         path = self.chunk_path(index)
-        source, header = _open_chunk(path)
+        fd = _open_fd(path)
         try:
+            header = _fd_chunk_header(fd, path)
+            self._check_header(path, header, index)
+            offset, length = row0 * self.atomsize, (row1 - row0) * self.atomsize
             with _naming(path):
-                self._check_header(path, header, index)
-                chunk = source.read(BLPK_HEADER_SIZE, header.cbytes, "Blosc chunk")
-                offset, length = row0 * self.atomsize, (row1 - row0) * self.atomsize
+                if _is_raw(header):  # stored data: read it straight into place
+                    _pread_into(fd, dest, BLPK_HEADER_SIZE + header.size + offset, path)
+                    return
+                chunk = buffers.chunk(header.cbytes)
+                _pread_into(fd, chunk, BLPK_HEADER_SIZE, path)
                 typesize = header.typesize or 1
                 if offset == 0 and length == header.nbytes:
                     engine.decompress_into(chunk, dest)
                 elif offset % typesize == 0 and length % typesize == 0:
                     engine.getitem_into(chunk, offset // typesize, length // typesize, dest)
                 else:  # rows that do not start on a Blosc item: decode the whole chunk
-                    if not scratch or len(scratch[0]) < header.nbytes:
-                        scratch[:] = [np.empty(header.nbytes, np.uint8)]
-                    engine.decompress_into(chunk, scratch[0])
-                    dest[:] = scratch[0][offset : offset + length]
-                del chunk
+                    whole = buffers.decoded(header.nbytes)
+                    engine.decompress_into(chunk, whole)
+                    dest[:] = whole[offset : offset + length]
         finally:
-            source.close()
+            os.close(fd)
 
     def _span(self, start: int | None, stop: int | None) -> tuple[int, int]:
         start, stop, _ = slice(start, stop).indices(len(self))
@@ -559,12 +612,12 @@ class CarrayReader:
         self.check_chunks(first, last)
         buffer = np.empty((min(self.chunklen, stop - start),) + self.shape[1:], self.dtype)
         flat = buffer.reshape(-1).view(np.uint8)
-        scratch: list[Any] = []
+        buffers = _Buffers()
         for index in range(first, last + 1):
             base = index * self.chunklen
             row0, row1 = max(start, base) - base, min(stop, base + self.chunklen) - base
             nbytes = (row1 - row0) * self.atomsize
-            self._decode(index, row0, row1, flat[:nbytes], scratch)
+            self._decode(index, row0, row1, flat[:nbytes], buffers)
             yield base + row0, buffer[: row1 - row0]
 
     def read(self, start: int | None = None, stop: int | None = None) -> np.ndarray:
@@ -578,12 +631,12 @@ class CarrayReader:
         self.check_chunks(first, last)  # before allocating what the metadata claims
         out = np.empty((stop - start,) + self.shape[1:], self.dtype)
         flat = out.reshape(-1).view(np.uint8)
-        scratch: list[Any] = []
+        buffers = _Buffers()
         for index in range(first, last + 1):
             base = index * self.chunklen
             row0, row1 = max(start, base) - base, min(stop, base + self.chunklen) - base
             at = (base + row0 - start) * self.atomsize
-            self._decode(index, row0, row1, flat[at : at + (row1 - row0) * self.atomsize], scratch)
+            self._decode(index, row0, row1, flat[at : at + (row1 - row0) * self.atomsize], buffers)
         return out
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
