@@ -374,3 +374,26 @@ def test_path_types():
     assert B.load_bcolz(str(CORPUS / "ca_i4_chunklen4")).tolist() == list(range(10))
     assert isinstance(B.open_bcolz(Path(CORPUS / "ct_basic")), B.CtableReader)
     assert np.asarray(B.open_bcolz(CORPUS / "ca_i4_chunklen4")).tolist() == list(range(10))
+
+
+def test_format_independent_api(tmp_path):
+    import bloscpack
+
+    assert bloscpack.detect(CORPUS / "ct_basic") == "bcolz"
+    np.testing.assert_array_equal(bloscpack.load(CORPUS / "ca_i2_2d"), np.arange(24).reshape(6, 4))
+    bloscpack.save(np.arange(5, dtype="u2"), tmp_path / "x.bcolz", format="bcolz", chunklen=2)
+    assert B.open_bcolz(tmp_path / "x.bcolz").chunklen == 2
+    assert bloscpack.info(tmp_path / "x.bcolz")["shape"] == [5]
+    assert bloscpack.verify(CORPUS / "ct_mixed_20000")["ok"]
+
+
+def test_benchmark_script_runs():
+    import subprocess
+    import sys
+
+    bench = Path(__file__).parent.parent / "bench" / "bench_bcolz.py"
+    proc = subprocess.run([sys.executable, str(bench), "--sizes", "1", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["size_mib"] == 1 and result["speedup"] > 0
