@@ -491,6 +491,10 @@ class CarrayReader:
                 f"{storage_path}: chunklen {self.chunklen} rows of {self.atomsize} bytes exceed"
                 f" the largest Blosc chunk ({MAX_BLOSC1_CHUNK} bytes)"
             )
+        if self.atomsize == 0 and len(self):
+            raise FormatError(
+                f"{storage_path}: rows of 0 bytes ({self.storage.dtype_text!r}, shape {self.shape})"
+            )
         if self.dtype.hasobject and not self.is_object:
             raise FormatError(
                 f"{storage_path}: dtype {self.storage.dtype_text!r} holds Python objects"
@@ -541,8 +545,6 @@ class CarrayReader:
                 f"{self.path}: object carray: its chunks are pickled Python objects,"
                 " which bloscpack never unpickles"
             )
-        if self.atomsize == 0 and len(self):
-            raise FormatError(f"{self.path}: rows of 0 bytes ({self.storage.dtype_text!r})")
 
     def _check_header(self, path: str, header: ChunkHeader, index: int) -> None:
         """A chunk must decode to ``chunklen`` rows (the leftover: between the rows needed and
@@ -625,7 +627,7 @@ class CarrayReader:
         they touch are read, each decoded straight into its slice of the result."""
         self._refuse_objects()
         start, stop = self._span(start, stop)
-        if start == stop or self.atomsize == 0:
+        if start == stop:
             return np.empty((stop - start,) + self.shape[1:], self.dtype)
         first, last = start // self.chunklen, (stop - 1) // self.chunklen
         self.check_chunks(first, last)  # before allocating what the metadata claims
