@@ -613,6 +613,19 @@ def test_mutated_files_raise_only_bloscpack_errors(name, flips):
     assert set(report) == {"format", "ok", "nchunks", "bad_chunks", "problems"}
 
 
+def test_verify_sparse_checks_chunk_files(tmp_path):
+    path = tmp_path / "s.b2nd"
+    save_b2nd(sample((20, 20), "<i4"), path, chunks=(10, 10), blocks=(5, 5), sparse=True)
+    assert b2nd.verify(path)["ok"]
+    with open(path / "00000001.chunk", "ab") as fh:
+        fh.write(b"junk")
+    report = b2nd.verify(path)
+    assert not report["ok"] and "the header says cbytes" in report["problems"][0]
+    os.unlink(path / "00000002.chunk")
+    report = b2nd.verify(path)
+    assert [bad["index"] for bad in report["bad_chunks"]] == [2]
+
+
 def test_verify_names_the_bad_chunk(tmp_path):
     path = tmp_path / "v.b2nd"
     blosc2.asarray(sample((20, 20), "<i4"), urlpath=str(path), chunks=(10, 10), blocks=(5, 5),

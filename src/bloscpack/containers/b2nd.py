@@ -55,6 +55,7 @@ from .frame import (
     unpack_value,
 )
 from .sframe import INDEX_FILE, SparseFrame, SparseFrameWriter, sniff_dir
+from .sframe import verify as sframe_verify
 
 Source = PathLike | bytes | bytearray | memoryview
 DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
@@ -628,7 +629,11 @@ def verify(path: Source) -> dict[str, Any]:
             "problems": [str(exc)],
         }
     with array:
-        report = array.frame.verify()
+        if isinstance(array.frame, SparseFrame):  # also checks the chunk files against cbytes
+            report = sframe_verify(array.frame.path)
+            del report["format"]
+        else:
+            report = array.frame.verify()
         last = array.grid.nchunks - 1
         if last >= 0 and not any(bad["index"] == last for bad in report["bad_chunks"]):
             try:
