@@ -816,8 +816,9 @@ def _chunks(n: int) -> str:
 
 def _print_verify_report(report: dict[str, Any], console: Console) -> None:
     path, nchunks = report["file"], report.get("nchunks")
+    nchunks = nchunks if isinstance(nchunks, int) else None
     if report["ok"]:
-        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks)})")
+        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks or 0)})")
         return
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []
