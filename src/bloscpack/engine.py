@@ -373,6 +373,42 @@ def _check_clevel_blocksize(clevel: int, blocksize: int) -> None:
         )
 
 
+_CCTX_CACHE_SIZE = 8
+
+
+def _cctx(key: tuple[Any, ...]) -> int:
+    """This Python thread's compression context for the parameters ``key`` (created once and
+    reused: creating one starts its C threads, which costs more than compressing a chunk).
+    The key includes the input size: C-Blosc2 keeps the block size it computed in the context
+    and forces it on the next call, which only gives a fresh context's result for equal sizes."""
+    contexts: dict[tuple[Any, ...], _Context] = _local.__dict__.setdefault("cctx", {})
+    ctx = contexts.pop(key, None)
+    if ctx is None:
+        codec, codec_meta, clevel, use_dict, typesize, nthreads, blocksize, split = key[:8]
+        fs, metas = key[8:10]
+        lib = _libblosc2()
+        params = lib.blosc2_get_blosc2_cparams_defaults()
+        params.compcode = codec
+        params.compcode_meta = codec_meta
+        params.clevel = clevel
+        params.use_dict = int(use_dict)
+        params.typesize = typesize
+        params.nthreads = nthreads
+        params.blocksize = blocksize
+        params.splitmode = split
+        for i in range(6):
+            params.filters[i] = fs[i] if i < len(fs) else 0
+            params.filters_meta[i] = metas[i] if i < len(metas) else 0
+        handle = lib.blosc2_create_cctx(params)
+        if not handle:
+            raise UnsupportedError(f"C-Blosc2 refused the compression parameters (codec {codec})")
+        ctx = _Context(handle, nthreads)
+        if len(contexts) >= _CCTX_CACHE_SIZE:
+            del contexts[next(iter(contexts))]  # the least recently used
+    contexts[key] = ctx
+    return ctx.handle
+
+
 def compress_blosc2(
     data: Buffer,
     *,
@@ -401,28 +437,14 @@ def compress_blosc2(
     src = _byte_array(data)
     if src.size > MAX_BUFFERSIZE:
         raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
-    lib = _libblosc2()
-    params = lib.blosc2_get_blosc2_cparams_defaults()
-    params.compcode = _codec_code(codec)
-    params.compcode_meta = codec_meta
-    params.clevel = clevel
-    params.use_dict = int(use_dict)
-    params.typesize = typesize
-    params.nthreads = _nthreads
-    params.blocksize = blocksize
-    params.splitmode = SPLIT_MODES[splitmode]
-    for i in range(6):
-        params.filters[i] = filters[i] if i < len(filters) else 0
-        params.filters_meta[i] = filters_meta[i] if i < len(filters_meta) else 0
-    cctx = lib.blosc2_create_cctx(params)
-    if not cctx:
-        raise UnsupportedError(f"C-Blosc2 refused the compression parameters (codec {codec!r})")
+    key = (
+        _codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, _nthreads, blocksize,
+        SPLIT_MODES[splitmode], tuple(filters), tuple(filters_meta), src.size,
+    )  # fmt: skip
+    cctx = _cctx(key)
     out = bytearray(src.size + BLOSC2_HEADER_SIZE)
     dest = _byte_array(out, writable=True)
-    try:
-        n = lib.blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
-    finally:
-        lib.blosc2_free_ctx(cctx)
+    n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
     del dest
