@@ -14,60 +14,105 @@ from .errors import FileNotFound, TruncatedError
 PathLike = str | os.PathLike[str]
 
 
+#: Reads of a file up to this many bytes are positioned reads (``os.pread``), until a larger read
+#: maps the file: opening a file and reading its header, metadata and index then costs a few
+#: microseconds, where mapping a file and faulting in its first page costs more than ten.
+SMALL_READ = 64 * 1024
+#: The first bytes of a file are read once and kept: format detection, headers and metadata
+#: usually lie in them.
+HEAD_SIZE = 4096
+
+
 class ByteSource:
     """Random access to the bytes of a local file or an in-memory buffer.
 
     ``read(offset, n)`` returns exactly ``n`` bytes or raises ``TruncatedError`` naming the
     source, so a size read from the input can never make the caller allocate more than the
-    input holds.  Local files are memory-mapped, so reads are zero-copy views.
+    input holds.  Buffers are read as zero-copy views.  A file is read with positioned reads
+    while only small pieces are asked for (headers, metadata, indexes; its first
+    :data:`HEAD_SIZE` bytes are read once); the first read larger than :data:`SMALL_READ`
+    memory-maps it, and from then on every read is a zero-copy view of the mapping.
     """
 
     def __init__(self, source: PathLike | bytes | bytearray | memoryview, name: str | None = None):
         self._file: IO[bytes] | None = None
         self._mmap: mmap.mmap | None = None
+        self._view: memoryview | None = None
+        self._head: bytes | None = None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._view = memoryview(source).cast("B")
+            self._size = len(self._view)
             self.name = name or "<bytes>"
         else:
             path = os.fspath(source)
             self.name = name or path
             try:
-                self._file = open(path, "rb")
+                self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close())
             except FileNotFoundError:
                 raise FileNotFound(f"file {path!r} does not exist") from None
             except IsADirectoryError:
                 raise FileNotFound(f"{path!r} is a directory, not a file") from None
-            size = os.fstat(self._file.fileno()).st_size
-            if size:
-                self._mmap = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-                self._view = memoryview(self._mmap)
-            else:
+            self._size = os.fstat(self._file.fileno()).st_size
+            if not self._size:
                 self._view = memoryview(b"")
 
     def size(self) -> int:
         """Total number of bytes."""
-        return len(self._view)
+        return self._size
 
     def read(self, offset: int, n: int, what: str = "data") -> memoryview:
-        """Exactly ``n`` bytes at ``offset`` (a view, not a copy)."""
-        if offset < 0 or n < 0 or offset + n > len(self._view):
+        """Exactly ``n`` bytes at ``offset`` (a view of the buffer or of the file's mapping, or
+        for a small read of a file not mapped yet, of the bytes read)."""
+        if offset < 0 or n < 0 or offset + n > self._size:
             raise TruncatedError(
                 f"{self.name}: {what} at offset {offset} needs {n} bytes,"
-                f" but the input has {len(self._view)}"
+                f" but the input has {self._size}"
             )
-        return self._view[offset : offset + n]
+        view = self._view
+        if view is None:
+            if n <= SMALL_READ:
+                return self._pread(offset, n, what)
+            view = self._map()
+        return view[offset : offset + n]
 
     def read_upto(self, offset: int, n: int) -> memoryview:
         """Up to ``n`` bytes at ``offset`` (fewer at the end of the input)."""
-        offset = max(0, min(offset, len(self._view)))
-        return self._view[offset : offset + max(0, n)]
+        offset = max(0, min(offset, self._size))
+        return self.read(offset, max(0, min(n, self._size - offset)))
+
+    def _pread(self, offset: int, n: int, what: str) -> memoryview:
+        """``n`` bytes of the file at ``offset``, from the kept head when they lie in it."""
+        assert self._file is not None
+        if offset + n <= HEAD_SIZE:
+            if self._head is None:
+                self._head = os.pread(self._file.fileno(), min(HEAD_SIZE, self._size), 0)
+            data, start = self._head, offset
+        else:
+            data, start = os.pread(self._file.fileno(), n, offset), 0
+        if start + n > len(data):
+            raise TruncatedError(
+                f"{self.name}: {what} at offset {offset} needs {n} bytes, but the file ended"
+                " (it has shrunk since it was opened)"
+            )
+        return memoryview(data)[start : start + n]
+
+    def _map(self) -> memoryview:
+        """Map the file (its size when it was opened) and keep the mapping."""
+        assert self._file is not None
+        try:
+            self._mmap = mmap.mmap(self._file.fileno(), self._size, access=mmap.ACCESS_READ)
+        except ValueError:  # the file is now shorter than when it was opened
+            raise TruncatedError(f"{self.name}: the file has shrunk since it was opened") from None
+        self._view = memoryview(self._mmap)
+        return self._view
 
     def peek(self, offset: int, n: int) -> bytes:
         """A copy of up to ``n`` bytes at ``offset``, read from a file without mapping its pages
         (a scan over every chunk header then leaves no pages behind in memory)."""
-        offset = max(0, min(offset, len(self._view)))
-        n = max(0, min(n, len(self._view) - offset))
-        if self._mmap is None or self._file is None:
+        offset = max(0, min(offset, self._size))
+        n = max(0, min(n, self._size - offset))
+        if self._file is None:
+            assert self._view is not None
             return bytes(self._view[offset : offset + n])
         return os.pread(self._file.fileno(), n, offset)
 
@@ -83,8 +128,9 @@ class ByteSource:
             self._mmap.madvise(mmap.MADV_DONTNEED, start, end - start)
 
     def close(self) -> None:
-        """Release the mapping and the file."""
-        self._view.release()
+        """Release the mapping and the file (closing twice does nothing more)."""
+        if self._view is not None:
+            self._view.release()
         if self._mmap is not None:
             with contextlib.suppress(BufferError):
                 self._mmap.close()
