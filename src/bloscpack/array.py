@@ -36,9 +36,9 @@ from .blosc.layout import ChunkKind, chunk_kind
 from .errors import (
     ArgumentError,
     BloscpackError,
+    FileNotFound,
     FormatError,
     IntegrityError,
-    NotAContainer,
     UnsupportedError,
 )
 from .io import ByteSource, PathLike
@@ -825,23 +825,37 @@ def _open_store(
     return _chunk_store(source), lambda: None
 
 
+def _open_path(path: str) -> tuple[str, Any]:
+    """(format, what to open it from) for a path: a directory's path, or the one
+    :class:`~bloscpack.io.ByteSource` a file's format is detected from and its reader reads."""
+    from .dispatch import detect, detect_source
+
+    try:
+        source = ByteSource(path)
+    except FileNotFound:
+        if os.path.isdir(path):
+            return detect(path), path
+        raise
+    try:
+        fmt = detect_source(source)
+        if fmt == "blp":
+            from .append import recover
+
+            if recover(path):  # an interrupted append was rolled back: read the file anew
+                source.close()
+                source = ByteSource(path)
+        return fmt, source
+    except BaseException:
+        source.close()
+        raise
+
+
 def detect_buffer(data: Buffer) -> str:
     """The format of a single-file container held in memory: ``blp``, ``b2frame``, ``b2nd``
     or ``chunk`` (see :func:`bloscpack.dispatch.detect` for paths)."""
-    from .chunks import is_chunk
-    from .containers import bloscpack as blp
-    from .containers import frame
-    from .containers.b2nd import sniff_b2nd
+    from .dispatch import detect_source
 
-    view = memoryview(data).cast("B")
-    head = bytes(view[:32])
-    if blp.sniff(head):
-        return "blp"
-    if frame.sniff(head):
-        return "b2nd" if sniff_b2nd(view) else "b2frame"
-    if is_chunk(head, len(view)):
-        return "chunk"
-    raise NotAContainer(f"<bytes>: not a Blosc container (first bytes {head[:16].hex(' ')})")
+    return detect_source(ByteSource(data), whole_chunk=True)
 
 
 def _map_file(fileobj: Any) -> tuple[memoryview, Any]:
@@ -901,11 +915,8 @@ class BloscArray:
         if columns is not None:
             self._options["columns"] = list(columns)
         if isinstance(source, (str, os.PathLike)):
-            from .dispatch import detect
-
             self.path: str | None = os.fspath(source)
-            self.format = detect(self.path)
-            opened: Any = self.path
+            self.format, opened = _open_path(self.path)
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.path = None
             self._view = opened = memoryview(source).cast("B")
@@ -920,6 +931,7 @@ class BloscArray:
             raise TypeError(
                 f"open() takes a path, a binary file object or bytes, not {type(source).__name__}"
             )
+        self._source = opened if isinstance(opened, ByteSource) else None
         try:
             self._store, self._load_metadata = _open_store(opened, self.format, verify, columns)
         except BaseException:
@@ -1100,6 +1112,8 @@ class BloscArray:
             self._release_mapping()
 
     def _release_mapping(self) -> None:
+        if self._source is not None:
+            self._source.close()
         if self._view is not None and not self._from_bytes:
             self._view.release()
         if self._mapping is not None:

@@ -8,16 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import FileNotFound, NotAContainer
-from .io import PathLike
+from .errors import NotAContainer
+from .io import ByteSource, PathLike
 
 FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
 FRAME_MAGIC = b"\xa8b2frame\x00"
-
-
-def _head(path: str, n: int = 4096) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read(n)
 
 
 def detect(path: PathLike) -> str:
@@ -34,20 +29,26 @@ def detect(path: PathLike) -> str:
         if bcolz.sniff_dir(path):
             return "bcolz"
         raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
-    if not os.path.exists(path):
-        raise FileNotFound(f"file {path!r} does not exist")
-    head = _head(path)
+    with ByteSource(path) as source:
+        return detect_source(source)
+
+
+def detect_source(source: ByteSource, *, whole_chunk: bool = False) -> str:
+    """The format of the single-file container ``source`` holds, from its first bytes (a frame's
+    metalayers tell ``b2nd`` from ``b2frame``): ``blp``, ``b2frame``, ``b2nd`` or ``chunk``.
+    With ``whole_chunk`` a Blosc chunk must fill the source exactly."""
+    head = bytes(source.read_upto(0, 32))
     if head[:4] == b"blpk":
         return "blp"
     if head[1:10] == FRAME_MAGIC:
         from .containers import b2nd
 
-        return "b2nd" if b2nd.sniff_b2nd(path) else "b2frame"
+        return "b2nd" if b2nd.sniff_b2nd(source) else "b2frame"
     from .chunks import is_chunk
 
-    if is_chunk(head):
+    if is_chunk(head, source.size() if whole_chunk else None):
         return "chunk"
-    raise NotAContainer(f"{path}: not a Blosc container (first bytes {head[:16].hex(' ')})")
+    raise NotAContainer(f"{source.name}: not a Blosc container (first bytes {head[:16].hex(' ')})")
 
 
 def _check_format(format: str) -> str:
@@ -67,7 +68,8 @@ def save(array: Any, path: PathLike, format: str = "blp", **options: Any) -> Non
     elif format in ("b2nd", "b2frame", "sframe"):
         from .containers.b2nd import save_b2nd
 
-        save_b2nd(array, path, sparse=(format == "sframe") or options.pop("sparse", False), **options)
+        sparse = (format == "sframe") or options.pop("sparse", False)
+        save_b2nd(array, path, sparse=sparse, **options)
     else:
         from .containers.bcolz import save_bcolz
 

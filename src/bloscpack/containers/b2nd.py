@@ -39,7 +39,7 @@ from ..b2nd_meta import METALAYER_NAME, B2ndMeta, dtype_to_string
 from ..blosc.header import ChunkHeader, Filter, Special
 from ..blosc.layout import validate_chunk
 from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
-from ..io import PathLike, fsync_directory
+from ..io import ByteSource, PathLike, fsync_directory
 from .frame import (
     HEADER_FIXED_LEN,
     MARKER_KINDS,
@@ -129,23 +129,26 @@ def _head_metalayers(path: str) -> list[str]:
 
 
 def sniff_b2nd(frame: Any) -> bool:
-    """True if ``frame`` (a path to a frame file or sparse directory, frame bytes, or an open
-    frame) is a python-blosc2 NDArray: a Blosc2 frame with a ``b2nd`` metalayer.  Reads only the
-    header of a file; a damaged header gives False."""
+    """True if ``frame`` (a path to a frame file or sparse directory, frame bytes, a
+    :class:`~bloscpack.io.ByteSource` or an open frame) is a python-blosc2 NDArray: a Blosc2
+    frame with a ``b2nd`` metalayer.  Reads only the header of a file; a damaged header gives
+    False."""
     try:
         if isinstance(frame, (str, os.PathLike)):
             path = os.fspath(frame)
             if os.path.isdir(path):
                 path = os.path.join(path, INDEX_FILE)
             return os.path.isfile(path) and METALAYER_NAME in _head_metalayers(path)
-        if isinstance(frame, (bytes, bytearray, memoryview)):
-            head = memoryview(frame).cast("B")
-            if not sniff(bytes(head[:10])):
+        if isinstance(frame, (bytes, bytearray, memoryview, ByteSource)):
+            source = frame if isinstance(frame, ByteSource) else ByteSource(frame)
+            fixed = source.read_upto(0, HEADER_FIXED_LEN)
+            if not sniff(bytes(fixed[:10])):
                 return False
-            header = FrameHeader.parse(head[:HEADER_FIXED_LEN])
+            header = FrameHeader.parse(fixed)
             layers = parse_layers(
-                head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS, "frame"
-            )
+                source.read_upto(0, header.header_len), HEADER_FIXED_LEN, 0, MAX_METALAYERS,
+                "frame",
+            )  # fmt: skip
             return any(name == METALAYER_NAME for name, _, _ in layers)
         return any(name == METALAYER_NAME for name, _ in _frame_core(frame).metalayers)
     except (BloscpackError, OSError):
@@ -174,9 +177,10 @@ def read_b2nd_metalayer(
     return meta.shape, meta.chunks, meta.blocks, meta.dtype
 
 
-def open_frame(source: Source) -> ContiguousFrame | SparseFrame:
-    """Open a contiguous frame (file or bytes) or a sparse frame directory for reading."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
+def open_frame(source: Source | ByteSource) -> ContiguousFrame | SparseFrame:
+    """Open a contiguous frame (file, bytes or a :class:`~bloscpack.io.ByteSource`, which the
+    frame then owns) or a sparse frame directory for reading."""
+    if isinstance(source, (bytes, bytearray, memoryview, ByteSource)):
         return ContiguousFrame(source)
     path = os.fspath(source)
     if os.path.isdir(path):
@@ -198,12 +202,13 @@ class B2ndArray:
     reading only the chunks and blocks it touches).
 
     ``source`` is a path (``.b2nd`` file, sparse directory or its ``chunks.b2frame``), frame
-    bytes, or an open frame.  The frame is checked against the metalayer on open: chunk count,
-    chunk size and total size must agree with shape, chunks, blocks and itemsize.
+    bytes, a :class:`~bloscpack.io.ByteSource` (closed with the array), or an open frame.  The
+    frame is checked against the metalayer on open: chunk count, chunk size and total size must
+    agree with shape, chunks, blocks and itemsize.
     """
 
     def __init__(self, source: Any) -> None:
-        if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview)):
+        if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, ByteSource)):
             self._frame = open_frame(source)
             self._owned = True
         else:

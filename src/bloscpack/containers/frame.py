@@ -1274,7 +1274,8 @@ class _Storage:
 
 
 class ContiguousFrame(FrameBase):
-    """A contiguous frame in a file (optionally at ``offset`` in a larger file) or in memory.
+    """A contiguous frame in a file (optionally at ``offset`` in a larger file), in memory, or
+    in a :class:`~bloscpack.io.ByteSource` (read-only; the frame closes it).
 
     ``writable`` frames are mutated in place with C-Blosc2's layout rules; in-memory frames are
     copied into a ``bytearray`` first (see :meth:`to_bytes`).
@@ -1282,12 +1283,16 @@ class ContiguousFrame(FrameBase):
 
     def __init__(
         self,
-        source: PathLike | bytes | bytearray | memoryview,
+        source: PathLike | bytes | bytearray | memoryview | ByteSource,
         *,
         writable: bool = False,
         offset: int = 0,
     ) -> None:
-        if isinstance(source, (bytes, bytearray, memoryview)):
+        if isinstance(source, ByteSource):  # read-only; the frame closes it
+            if writable:
+                raise ValueError("a frame read from a ByteSource cannot be writable")
+            self.name = source.name
+        elif isinstance(source, (bytes, bytearray, memoryview)):
             self.name = "<bytes>"
             if offset:
                 source = memoryview(source)[offset:]

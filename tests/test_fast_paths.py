@@ -1,0 +1,152 @@
+"""The properties the fast paths rely on: one open file per single-file container (detection and
+reading share it), positioned reads for headers and metadata with the file mapped only for
+chunk data, and the same results as the general paths."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import blosc2
+import numpy as np
+import pytest
+from conftest import DATA
+
+import bloscpack
+from bloscpack import io as bio
+from bloscpack.api import save_blp
+from bloscpack.append import KILL_AFTER_ENV, journal_path
+from bloscpack.containers.b2nd import save_b2nd
+from bloscpack.containers.frame import save_bytes
+from bloscpack.dispatch import detect
+from bloscpack.errors import FileNotFound, TruncatedError
+
+VALUES = np.arange(40_000, dtype=np.float64).reshape(200, 200) * 0.25
+
+
+@pytest.fixture
+def sources(monkeypatch) -> list[bio.ByteSource]:
+    """Every ByteSource opened on a path."""
+    opened: list[bio.ByteSource] = []
+    init = bio.ByteSource.__init__
+
+    def counted(self, source, name=None):  # type: ignore[no-untyped-def]
+        init(self, source, name)
+        if isinstance(source, (str, os.PathLike)):
+            opened.append(self)
+
+    monkeypatch.setattr(bio.ByteSource, "__init__", counted)
+    return opened
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("fast")
+    paths = {
+        "blp": root / "a.blp", "b2nd": root / "a.b2nd", "b2frame": root / "a.b2frame",
+        "chunk": root / "a.chunk",
+    }  # fmt: skip
+    save_blp(VALUES, paths["blp"], chunk_size=64 * 1024)
+    save_b2nd(VALUES, paths["b2nd"], chunks=(50, 200), blocks=(10, 200))
+    save_bytes(VALUES.reshape(-1).view(np.uint8), paths["b2frame"])
+    paths["chunk"].write_bytes(blosc2.compress2(VALUES, typesize=8))
+    return paths
+
+
+@pytest.mark.parametrize("fmt", ["blp", "b2nd", "b2frame", "chunk"])
+def test_open_reads_through_one_file(files, sources, fmt):
+    path = files[fmt]
+    with bloscpack.open(path) as array:
+        assert array.format == fmt
+        flat = VALUES.reshape(-1).view(np.uint8) if fmt in ("b2frame", "chunk") else VALUES
+        index = (123,) if flat.ndim == 1 else (37, 101)
+        assert array[index] == flat[index]
+        assert len(sources) == 1
+    assert sources[0]._file is None  # closed with the array
+    assert detect(path) == fmt
+    assert len(sources) == 2 and sources[1]._file is None
+
+
+def test_metadata_reads_do_not_map_the_file(tmp_path):
+    """Header, metalayers, trailer and index come from positioned reads; the file is mapped for
+    the first read of a chunk larger than SMALL_READ."""
+    noise = np.random.default_rng(5).random((400, 400))
+    save_b2nd(noise, tmp_path / "noise.b2nd", chunks=(200, 400), blocks=(20, 400))
+    with bloscpack.open(tmp_path / "noise.b2nd") as array:
+        source = array._source
+        assert source is not None and source._mmap is None
+        np.testing.assert_array_equal(array[:, 7], noise[:, 7])
+        assert source._mmap is not None
+
+
+def test_small_reads_come_from_the_kept_head(tmp_path, monkeypatch):
+    path = tmp_path / "data"
+    data = bytes(range(256)) * 600
+    path.write_bytes(data)
+    preads: list[tuple[int, int]] = []
+    pread = os.pread
+
+    def counted(fd, n, offset):  # type: ignore[no-untyped-def]
+        preads.append((n, offset))
+        return pread(fd, n, offset)
+
+    monkeypatch.setattr(bio.os, "pread", counted)
+    with bio.ByteSource(path) as source:
+        assert bytes(source.read(10, 20)) == data[10:30]
+        assert bytes(source.read(4000, 96)) == data[4000:4096]
+        assert preads == [(bio.HEAD_SIZE, 0)]
+        assert bytes(source.read(5000, 100)) == data[5000:5100]
+        assert preads[1:] == [(100, 5000)]
+        assert source._mmap is None
+        assert bytes(source.read(0, len(data))) == data  # larger than SMALL_READ: mapped
+        assert source._mmap is not None
+        assert bytes(source.read(5000, 100)) == data[5000:5100]
+        assert len(preads) == 2
+        with pytest.raises(TruncatedError, match="needs 2 bytes, but the input has 153600"):
+            source.read(len(data) - 1, 2)
+    source.close()  # closing twice is harmless
+
+
+def test_a_file_that_shrank_is_a_truncation(tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(bytes(300_000))
+    with bio.ByteSource(path) as source:
+        os.truncate(path, 1000)
+        with pytest.raises(TruncatedError, match="shrunk"):
+            source.read(5000, 100)
+        with pytest.raises(TruncatedError, match="shrunk"):
+            source.read(0, 200_000)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFound, match="does not exist"):
+        bloscpack.open(tmp_path / "missing.b2nd")
+    with pytest.raises(FileNotFound, match="does not exist"):
+        detect(tmp_path / "missing.b2nd")
+    save_b2nd(VALUES, tmp_path / "sparse", sparse=True)
+    with bloscpack.open(tmp_path / "sparse") as array:
+        assert array.format == "b2nd" and array[3, 4] == VALUES[3, 4]
+
+
+def test_open_rolls_back_an_interrupted_append_first(tmp_path):
+    """A .blp is detected from its head, then recovered before its reader opens it."""
+    corpus = DATA / "bloscpack"
+    path = tmp_path / "x.blp"
+    shutil.copy(corpus / "cli_checksum_adler32.blp", path)
+    env = dict(os.environ, **{KILL_AFTER_ENV: "6"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "bloscpack", "-n", "1", "append", str(path),
+         str(corpus / "inputs" / "text_150000.txt")],
+        env=env, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL
+    assert Path(journal_path(path)).exists()
+    expected = np.fromfile(corpus / "inputs" / "ints_200000.bin", dtype=np.uint8)
+    with bloscpack.open(path) as array:
+        np.testing.assert_array_equal(np.asarray(array), expected)
+    assert path.read_bytes() == (corpus / "cli_checksum_adler32.blp").read_bytes()
+    assert not Path(journal_path(path)).exists()
