@@ -13,11 +13,12 @@ pass ``validated=True`` promise they did it themselves.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -237,6 +238,24 @@ def _header(chunk: Buffer, validated: bool) -> ChunkHeader:
     return ChunkHeader.parse(chunk) if validated else validate_chunk(chunk)
 
 
+#: The callback of :func:`observe`, or None.
+_observer: Callable[[str, int], None] | None = None
+
+
+@contextlib.contextmanager
+def observe(callback: Callable[[str, int], None]) -> Iterator[None]:
+    """While the context is active, call ``callback(kind, nbytes)`` after every chunk compressed
+    (``"compress"``, its uncompressed size) or decompressed whole (``"decompress"``, the bytes
+    decoded), from whichever thread did the work.  For progress reports: the callback must be
+    cheap and thread-safe.  Contexts nest; the innermost callback is called."""
+    global _observer
+    previous, _observer = _observer, callback
+    try:
+        yield
+    finally:
+        _observer = previous
+
+
 def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> int:
     """Decompress a whole Blosc1/Blosc2 chunk into ``out``; return the number of bytes written.
 
@@ -245,6 +264,14 @@ def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> i
     with numpy, snappy chunks with the optional snappy library, all others by C-Blosc2 with the
     GIL released.
     """
+    n = _decompress_into(chunk, out, validated)
+    observer = _observer
+    if observer is not None:
+        observer("decompress", n)
+    return n
+
+
+def _decompress_into(chunk: Buffer, out: Buffer, validated: bool) -> int:
     header = _header(chunk, validated)
     dest = _destination(out, header.nbytes)
     if header.nbytes == 0:
@@ -449,6 +476,9 @@ def compress_blosc2(
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
     del dest
     del out[n:]
+    observer = _observer
+    if observer is not None:
+        observer("compress", src.size)
     return out
 
 
@@ -489,6 +519,9 @@ def compress_blosc1(
             out: bytes = blosc.compress(
                 src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
             )
-            return out
         finally:
             blosc.set_blocksize(0)
+    observer = _observer
+    if observer is not None:
+        observer("compress", src.size)
+    return out
