@@ -28,7 +28,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -651,6 +651,7 @@ class _Target:
         self.dropped: list[str] = list(source.dropped)
         self.copied = 0
         self.recompressed = 0
+        self.progress: Callable[[int], None] = _no_progress  # told the source bytes written
         other = source.blp_metadata
         verbatim = isinstance(self, _BlpTarget) and other is not None
         if source.raw_reason and not verbatim:
@@ -690,6 +691,7 @@ class _Target:
                 if header.nbytes == wanted and self.accepts_format(header):
                     put_chunk(chunk)
                     self.copied += 1
+                    self.progress(n)
                     continue
             data = scratch[:n]
             if c_order:
@@ -698,6 +700,7 @@ class _Target:
                 source.read_into(start, data)
             put_data(data)
             self.recompressed += 1
+            self.progress(n)
 
 
 class _BlpTarget(_Target):
@@ -964,7 +967,8 @@ class _B2ndTarget(_Target):
         source = self.source
         assert isinstance(source, _B2ndSource)
         scratch = bytearray(self.grid.chunk_nbytes)
-        for n in range(self.grid.nchunks):
+        total, nchunks = source.nbytes, self.grid.nchunks
+        for n in range(nchunks):
             chunk = source.stored_chunk(n)
             header = validate_chunk(chunk)
             if self.copy_chunks and self.accepts_format(header):
@@ -974,6 +978,7 @@ class _B2ndTarget(_Target):
                 engine.decompress_into(chunk, scratch, validated=True)
                 append(self._compress(scratch))
                 self.recompressed += 1
+            self.progress(total * (n + 1) // nchunks - total * n // nchunks)
 
     def _write_row_chunks(self, append: Any) -> None:
         """Chunks of whole rows: each is a flat byte range of the array, padded at the end."""
@@ -1011,6 +1016,7 @@ class _B2ndTarget(_Target):
                 array_to_chunk(slab, slab_grid, slab_grid.chunk_coords(n), scratch)
                 append(self._compress(scratch.view(np.uint8)))
                 self.recompressed += 1
+            self.progress(slab.nbytes)
 
 
 _SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
@@ -1194,6 +1200,7 @@ class _BcolzTarget(_Target):
                 rows = source.read_rows(r0, min(r0 + slab, source.nrows))
                 for name, writer in zip(self.names, writers, strict=True):
                     writer.append_rows(np.ascontiguousarray(rows[name]))
+                self.progress(rows.nbytes)
             for writer in writers:
                 writer.close()
             self.recompressed = sum(writer.index for writer in writers)
@@ -1258,6 +1265,10 @@ def target_format(dst: PathLike, format: str | None) -> str:
     return format
 
 
+def _no_progress(nbytes: int) -> None:
+    pass
+
+
 def _make_target(fmt: str, source: _Source, options: dict[str, Any], copy_chunks: bool) -> _Target:
     if fmt == "blp":
         return _BlpTarget(source, options, copy_chunks)
@@ -1275,6 +1286,7 @@ def convert(
     *,
     overwrite: bool = False,
     copy_chunks: bool = True,
+    progress: Callable[[int], None] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Convert the container ``src`` (any format bloscpack reads) into ``dst`` in ``format``.
@@ -1285,6 +1297,8 @@ def convert(
     compression and layout options (see the documentation); stored chunks the target accepts
     as they are are copied without recompression unless ``copy_chunks=False``.  An existing
     ``dst`` is replaced only with ``overwrite=True``; a failed conversion leaves nothing.
+    ``progress``, if given, is called with the number of uncompressed source bytes each step
+    has written (they add up to the source's size).
 
     Returns a report: ``{"format", "source_format", "copied_chunks",
     "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
@@ -1298,6 +1312,8 @@ def convert(
     source = open_source(src_path, source_format)
     try:
         target = _make_target(fmt, source, dict(options), copy_chunks)
+        if progress is not None:
+            target.progress = progress
         with _staged_output(dst_path, overwrite) as path:
             previous = engine.get_nthreads()
             try:
