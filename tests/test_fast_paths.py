@@ -15,6 +15,8 @@ import blosc2
 import numpy as np
 import pytest
 from conftest import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bloscpack
 from bloscpack import io as bio
@@ -23,7 +25,7 @@ from bloscpack.append import KILL_AFTER_ENV, journal_path
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.frame import save_bytes
 from bloscpack.dispatch import detect
-from bloscpack.errors import FileNotFound, TruncatedError
+from bloscpack.errors import BloscpackError, FileNotFound, TruncatedError
 
 VALUES = np.arange(40_000, dtype=np.float64).reshape(200, 200) * 0.25
 
@@ -150,3 +152,53 @@ def test_open_rolls_back_an_interrupted_append_first(tmp_path):
         np.testing.assert_array_equal(np.asarray(array), expected)
     assert path.read_bytes() == (corpus / "cli_checksum_adler32.blp").read_bytes()
     assert not Path(journal_path(path)).exists()
+
+
+# --- b2nd metalayer: fixed-offset parse and cache -----------------------------------------
+
+
+def _cursor_parse(raw: bytes, typesize: int | None) -> object:
+    """The result of the marker-by-marker parser: a record, or the error type and message."""
+    from bloscpack.b2nd_meta import _parse
+
+    try:
+        return _parse(memoryview(raw), typesize)
+    except BloscpackError as exc:
+        return type(exc), str(exc)
+
+
+def _fast_parse(raw: bytes, typesize: int | None) -> object:
+    from bloscpack.b2nd_meta import B2ndMeta
+
+    try:
+        return B2ndMeta.parse(raw, typesize)
+    except BloscpackError as exc:
+        return type(exc), str(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    dims=st.lists(st.tuples(st.integers(0, 300), st.integers(1, 40), st.integers(1, 40)),
+                  max_size=16),
+    dtype=st.sampled_from(["<f8", "|u1", "<i4", ">i2", "|S7", "<U3", "<c16", "|b1"]),
+    no_dtype=st.booleans(),
+    flips=st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255)), max_size=3),
+    cut=st.integers(0, 8),
+)  # fmt: skip
+def test_metalayer_fast_parse_equals_the_cursor_parser(dims, dtype, no_dtype, flips, cut):
+    from bloscpack.b2nd_meta import pack_metalayer
+
+    shape = tuple(d[0] for d in dims)
+    chunks = tuple(min(d[1], max(d[0], 1)) for d in dims)
+    blocks = tuple(min(d[2], c) for d, c in zip(dims, chunks, strict=True))
+    raw = bytearray(pack_metalayer(shape, chunks, blocks, dtype))
+    itemsize = np.dtype(dtype).itemsize
+    if no_dtype:
+        del raw[len(raw) - 6 - len(dtype) :]
+    for at, value in flips:
+        if at < len(raw):
+            raw[at] = value
+    if cut:
+        del raw[len(raw) - cut :]
+    for typesize in (itemsize, None, 3):
+        assert _fast_parse(bytes(raw), typesize) == _cursor_parse(bytes(raw), typesize)

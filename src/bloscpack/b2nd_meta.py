@@ -13,6 +13,7 @@ fixstr, so a generic msgpack decoder cannot read it); unlike C-Blosc2 it checks 
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import struct
 import warnings
@@ -72,8 +73,9 @@ class B2ndMeta:
     @classmethod
     def parse(cls, buf: bytes | bytearray | memoryview, typesize: int | None = None) -> B2ndMeta:
         """Decode the metalayer content ``buf``; ``typesize`` (the frame's) is needed only
-        when the dtype is absent, and then gives ``|S{typesize}`` as python-blosc2 does."""
-        return _parse(memoryview(buf).cast("B"), typesize)
+        when the dtype is absent, and then gives ``|S{typesize}`` as python-blosc2 does.
+        Decoded metalayers are cached by their bytes (the record is immutable)."""
+        return _parse_cached(bytes(buf), typesize)
 
     def pack(self) -> bytes:
         """Encode to the fixed-width bytes python-blosc2 writes."""
@@ -207,6 +209,83 @@ class _Cursor:
         return tuple(values)
 
 
+@functools.lru_cache(maxsize=256)
+def _parse_cached(buf: bytes, typesize: int | None) -> B2ndMeta:
+    fixed = _fixed_fields(buf)
+    if fixed is None:
+        return _parse(memoryview(buf), typesize)
+    shape, chunks, blocks, dtype_string = fixed
+    if dtype_string is None:
+        if typesize is None or typesize <= 0:
+            raise FormatError("b2nd metalayer has no dtype and the frame typesize is unknown")
+        dtype = np.dtype(f"S{typesize}")
+    else:
+        dtype = dtype_from_string(dtype_string)
+    return _checked(shape, chunks, blocks, dtype, dtype_string, typesize)
+
+
+@functools.lru_cache(maxsize=MAX_DIM + 1)
+def _layout(ndim: int) -> tuple[struct.Struct, tuple[int, ...]]:
+    """The struct of the fixed-width part of a metalayer of ``ndim`` dimensions (markers,
+    version, ndim, shape, chunks, blocks) and the markers expected in it (the odd fields)."""
+    fmt = ">BBBB" + "Bq" * ndim + "B" + "Bi" * ndim + "B" + "Bi" * ndim
+    array = 0x90 + ndim
+    markers = (0x97, array) + (0xD3,) * ndim + (array,) + (0xD2,) * ndim + (array,)
+    markers += (0xD2,) * ndim
+    return struct.Struct(fmt), markers
+
+
+def _fixed_fields(
+    buf: bytes,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], str | None] | None:
+    """``(shape, chunks, blocks, dtype string or None)`` of a well-formed metalayer read at
+    fixed offsets, or None when anything differs from the fixed layout (the cursor parser
+    then names the problem)."""
+    if len(buf) < 3 or buf[0] != 0x97 or buf[1] != METALAYER_VERSION or buf[2] > MAX_DIM:
+        return None
+    ndim = buf[2]
+    layout, markers = _layout(ndim)
+    if len(buf) < layout.size:
+        return None
+    values = layout.unpack_from(buf)
+    # values: 0x97, version, ndim, marker, then (marker, value) pairs and array markers
+    found = (values[0], values[3]) + values[4 : 4 + 2 * ndim : 2]
+    at = 4 + 2 * ndim
+    found += (values[at],) + values[at + 1 : at + 1 + 2 * ndim : 2]
+    at += 1 + 2 * ndim
+    found += (values[at],) + values[at + 1 : at + 1 + 2 * ndim : 2]
+    if found != markers:
+        return None
+    shape = values[5 : 5 + 2 * ndim : 2]
+    chunks = values[6 + 2 * ndim : 6 + 4 * ndim : 2]
+    blocks = values[7 + 4 * ndim : 7 + 6 * ndim : 2]
+    rest = buf[layout.size :]
+    if not rest:
+        return shape, chunks, blocks, None
+    if len(rest) < 6 or rest[0] != DTYPE_FORMAT_NUMPY or rest[1] != 0xDB:
+        return None
+    (length,) = _U32.unpack_from(rest, 2)
+    if length != len(rest) - 6 or length > MAX_DTYPE_STRING:
+        return None
+    try:
+        return shape, chunks, blocks, rest[6:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _checked(
+    shape: tuple[int, ...], chunks: tuple[int, ...], blocks: tuple[int, ...], dtype: np.dtype,
+    dtype_string: str | None, typesize: int | None,
+) -> B2ndMeta:  # fmt: skip
+    if typesize is not None and dtype.itemsize != typesize:
+        raise FormatError(
+            f"b2nd metalayer: dtype {dtype} has itemsize {dtype.itemsize},"
+            f" the frame typesize is {typesize}"
+        )
+    check_geometry(shape, chunks, blocks, dtype.itemsize)
+    return B2ndMeta(shape, chunks, blocks, dtype, dtype_string, METALAYER_VERSION)
+
+
 def _parse(mv: memoryview, typesize: int | None) -> B2ndMeta:
     cur = _Cursor(mv)
     cur.expect(0x97, "fixarray(7) marker")
@@ -244,10 +323,4 @@ def _parse(mv: memoryview, typesize: int | None) -> B2ndMeta:
         except UnicodeDecodeError as exc:
             raise FormatError(f"b2nd metalayer: dtype string is not UTF-8 ({exc})") from None
         dtype = dtype_from_string(dtype_string)
-    if typesize is not None and dtype.itemsize != typesize:
-        raise FormatError(
-            f"b2nd metalayer: dtype {dtype} has itemsize {dtype.itemsize},"
-            f" the frame typesize is {typesize}"
-        )
-    check_geometry(shape, chunks, blocks, dtype.itemsize)
-    return B2ndMeta(shape, chunks, blocks, dtype, dtype_string, version)
+    return _checked(shape, chunks, blocks, dtype, dtype_string, typesize)
