@@ -39,7 +39,14 @@ from .containers.bloscpack import (
     compress_chunk,
     rewrite_metadata,
 )
-from .errors import ArgumentError, ChunkSizeTypeSizeMismatch, IntegrityError, TruncatedError
+from .errors import (
+    ArgumentError,
+    ChunkSizeTypeSizeMismatch,
+    FileNotFound,
+    FormatError,
+    IntegrityError,
+    TruncatedError,
+)
 from .io import ByteSource, PathLike, atomic_write
 
 Buffer = Any
@@ -148,8 +155,12 @@ def _file_chunks(fp: IO[bytes], name: str) -> Callable[[int, int, int], Iterator
     return chunks
 
 
-def _write_file(out_file: PathLike, write: Callable[[IO[bytes]], None]) -> None:
-    with atomic_write(out_file) as fh:
+def _write_file(out_file: PathLike | IO[bytes], write: Callable[[IO[bytes]], None]) -> None:
+    """Write to a path through a temporary file, or to a binary file object at its position."""
+    if hasattr(out_file, "write"):
+        write(out_file)  # type: ignore[arg-type]
+        return
+    with atomic_write(out_file) as fh:  # type: ignore[arg-type]
         write(fh)
 
 
@@ -166,14 +177,17 @@ def _to_bytes(write: Callable[[IO[bytes]], None]) -> bytes:
 
 def pack_file_to_file(
     in_file: PathLike,
-    out_file: PathLike,
+    out_file: PathLike | IO[bytes],
     chunk_size: str | int = DEFAULT_CHUNK_SIZE,
     metadata: Any = None,
     blosc_args: BloscArgs | None = None,
     bloscpack_args: BloscpackArgs | None = None,
     metadata_args: MetadataArgs | None = None,
 ) -> None:
-    """Compress the file ``in_file`` into the ``.blp`` file ``out_file``, chunk by chunk."""
+    """Compress the file ``in_file`` into the ``.blp`` file ``out_file``, chunk by chunk.
+
+    ``out_file`` may also be a binary file object, written at its position (it must be seekable
+    unless ``bloscpack_args`` turns the offsets off: the offsets are filled in last)."""
     name = os.fspath(in_file)
     with ByteSource(in_file) as probe:  # raises FileNotFound with the path
         size = probe.size()
@@ -245,6 +259,45 @@ def unpack_bytes_from_bytes(bytes_: Buffer) -> tuple[bytes, Any]:
 
 
 # --- numpy arrays -------------------------------------------------------------------------
+
+
+def pack_npy_file_to_file(
+    in_file: PathLike,
+    out_file: PathLike | IO[bytes],
+    chunk_size: str | int = DEFAULT_CHUNK_SIZE,
+    blosc_args: BloscArgs | None = None,
+    bloscpack_args: BloscpackArgs | None = None,
+    metadata_args: MetadataArgs | None = None,
+) -> None:
+    """Store the array of the ``.npy`` file ``in_file`` in the ``.blp`` file ``out_file`` (a path
+    or a binary file object, as for :func:`pack_file_to_file`): the bytes
+    ``pack_ndarray_to_file(numpy.load(in_file), ...)`` writes, 0.16's numpy metadata included,
+    with the data read chunk by chunk (memory stays flat whatever the array's size)."""
+    name = os.fspath(in_file)
+    try:
+        mapped = np.load(name, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise FileNotFound(f"file {name!r} does not exist") from None
+    except ValueError as exc:
+        raise FormatError(f"{name}: not a .npy file numpy can map: {exc}") from None
+    if not isinstance(mapped, np.memmap):
+        raise FormatError(f"{name}: not a .npy file")
+    array = nd.contiguous(mapped)  # a mapped .npy is C- or F-contiguous: nothing is read
+    nd.check_storable(array.dtype)
+    metadata = nd.encode_metadata(array)
+    args = _blosc_args(blosc_args)
+    args.typesize = nd.blosc1_typesize(array.dtype) if args.blosc_version == 1 else max(
+        1, array.dtype.itemsize
+    )
+    chunk_size = _array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
+    size, offset = array.nbytes, mapped.offset
+    del array, mapped
+    with open(name, "rb") as fp:
+        fp.seek(offset)
+        _write_file(out_file, lambda out: _pack(
+            _file_chunks(fp, name), size, out, chunk_size, metadata, args,
+            _bloscpack_args(bloscpack_args), _metadata_args(metadata_args),
+        ))  # fmt: skip
 
 
 def _array_chunk_size(chunk_size: str | int, nbytes: int, itemsize: int) -> str | int:
@@ -433,6 +486,7 @@ __all__ = [
     "pack_ndarray_str",
     "pack_ndarray_to_bytes",
     "pack_ndarray_to_file",
+    "pack_npy_file_to_file",
     "rewrite_metadata",
     "save_blp",
     "unpack_bytes_file",

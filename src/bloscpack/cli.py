@@ -1,15 +1,19 @@
-"""The ``blpk`` command line: compress, decompress, append, info, verify and demo.
+"""The ``blpk`` command line: compress, decompress, append, info, verify, convert and demo.
 
 A thin layer over the public API.  Every subcommand, alias, option and default of bloscpack 0.16
 keeps working; messages go to stderr (``blpk: error: ...`` on one line), ``info``/``verify``
-reports and decompressed metadata go to stdout.  Exit codes: 0 success, 1 error, 2 usage error,
-130 interrupted.  Outputs are written through a temporary file and renamed into place, so a bad
-input or an interruption never leaves a partial or truncated output.
+reports and decompressed metadata go to stdout, unless stdout carries data (``-``), when they go
+to stderr too.  Exit codes: 0 success, 1 error, 2 usage error, 130 interrupted.  Output files
+are written through a temporary file and renamed into place, so a bad input or an interruption
+never leaves a partial or truncated output.  ``-`` is stdin or stdout (:mod:`bloscpack.streaming`
+moves the data chunk by chunk); long operations draw a progress bar on stderr
+(:mod:`bloscpack.progress`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pprint
@@ -17,8 +21,8 @@ import shutil
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .args import (
     DEFAULT_CHECKSUM,
@@ -34,6 +38,7 @@ from .checksums import CHECKSUMS_AVAIL
 
 if TYPE_CHECKING:
     from .blosc.header import ChunkHeader
+    from .progress import ProgressBar
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -42,6 +47,8 @@ EXIT_INTERRUPTED = 130
 
 PROG = "blpk"
 EXTENSION = ".blp"
+STDIO = "-"  # stdin as an input, stdout as an output
+STDIN_NAME = "<stdin>"  # how messages name data read from stdin
 FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
 # Output suffix added by ``compress`` and removed by ``decompress``, per format.
 FORMAT_EXTENSIONS = {
@@ -75,6 +82,24 @@ class Console:
         self.level = level
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.aliases: dict[str, str] = {}  # temporary file -> the name messages give it
+
+    def data_on_stdout(self) -> None:
+        """Stdout carries data from now on: results go to stderr too."""
+        self.out = self.err
+
+    def unalias(self, value: Any) -> Any:
+        """``value`` (text, or lists and dicts of it) with temporary file names replaced by the
+        names of what they hold."""
+        if isinstance(value, str):
+            for path, name in self.aliases.items():
+                value = value.replace(path, name)
+            return value
+        if isinstance(value, list):
+            return [self.unalias(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.unalias(v) for k, v in value.items()}
+        return value
 
     def result(self, text: str) -> None:
         """A result line (or lines) on stdout, each prefixed ``blpk: `` like bloscpack 0.16."""
@@ -100,7 +125,7 @@ class Console:
 
     def error(self, text: str) -> None:
         """One error line on stderr (never silenced)."""
-        print(f"{PROG}: error: {_one_line(text)}", file=self.err)
+        print(f"{PROG}: error: {_one_line(self.unalias(text))}", file=self.err)
 
 
 def _one_line(text: str) -> str:
@@ -247,6 +272,15 @@ def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None
         type=_int_in_range(1, MAX_THREADS, "-n"), default=default(None),
         help="set number of threads (default: ncores)",
     )  # fmt: skip
+    bar = common.add_mutually_exclusive_group()
+    bar.add_argument(
+        "--progress", action="store_true", dest="progress", default=default(None),
+        help="draw a progress bar on stderr\n(default: when stderr is a terminal, without -q)",
+    )  # fmt: skip
+    bar.add_argument(
+        "--no-progress", action="store_false", dest="progress", default=default(None),
+        help="never draw a progress bar",
+    )  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -326,13 +360,15 @@ def build_parser() -> argparse.ArgumentParser:
             help="container format to write (default: blp); the others take their\n"
             "own defaults for -l, -c, -z and shuffle unless given",
         )
-        p.add_argument("in_file", metavar="<in_file>", help="file to be compressed")
+        p.add_argument(
+            "in_file", metavar="<in_file>", help="file to be compressed ('-': stdin)"
+        )
         p.add_argument(
             "out_file",
             metavar="<out_file>",
             nargs="?",
             default=None,
-            help="file to compress to (default: <in_file>.blp)",
+            help="file to compress to ('-': stdout)\n(default: <in_file>.blp; stdout for stdin)",
         )
 
     for p in add("decompress", "d", "perform decompression on file"):
@@ -349,10 +385,14 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,
             help="also save the metadata as JSON to this file",
         )
-        p.add_argument("in_file", metavar="<in_file>", help="file to be decompressed")
         p.add_argument(
-            "out_file", metavar="<out_file>", nargs="?", default=None, help="file to decompress to"
+            "in_file", metavar="<in_file>", help="file to be decompressed ('-': stdin)"
         )
+        p.add_argument(
+            "out_file", metavar="<out_file>", nargs="?", default=None,
+            help="file to decompress to ('-': stdout; a .npy name: a .npy file)\n"
+            "(default: <in_file> without its extension; stdout for stdin)",
+        )  # fmt: skip
 
     for p in add("append", "a", "append data to a compressed file"):
         _add_blosc_options(p, "typesize for blosc (default: the file's typesize)")
@@ -373,11 +413,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     for p in add("info", "i", "print information about a compressed file"):
         p.add_argument("--json", action="store_true", help="print the information as JSON")
-        p.add_argument("file_", metavar="<file>", help="file to show info for")
+        p.add_argument("file_", metavar="<file>", help="file to show info for ('-': stdin)")
 
     for p in add("verify", "t", "check every checksum and decode every chunk, write nothing"):
         p.add_argument("--json", action="store_true", help="print the reports as JSON")
-        p.add_argument("files", metavar="<file>", nargs="+", help="files to verify")
+        p.add_argument(
+            "files", metavar="<file>", nargs="+", help="files to verify ('-': stdin)"
+        )
 
     convert = sub.add_parser(
         "convert",
@@ -388,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
         " recompression;\nmetadata the new format cannot hold is listed as dropped.",
     )
     _add_global_options(convert, suppress=True)
-    convert.add_argument("src", metavar="<src>", help="the container to convert")
+    convert.add_argument("src", metavar="<src>", help="the container to convert ('-': stdin)")
     convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
     convert.add_argument(
         "--format", choices=("blp", "b2frame", "sframe", "b2nd", "bcolz"), default=None,
@@ -500,57 +542,239 @@ def _strip_extension(path: str) -> str | None:
     return None
 
 
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _seekable(stream: Any) -> bool:
+    try:
+        return bool(stream.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _stdin() -> IO[bytes]:
+    return sys.stdin.buffer
+
+
+def _stdout() -> IO[bytes]:
+    return sys.stdout.buffer
+
+
+def _regular_file_size(stream: Any) -> int | None:
+    """The bytes left in ``stream`` if it is a regular file (a redirection), else None."""
+    import stat
+
+    try:
+        status = os.fstat(stream.fileno())
+        if stat.S_ISREG(status.st_mode):
+            return max(0, status.st_size - stream.tell())
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
+def _spool_stdin(stack: contextlib.ExitStack, console: Console, head: bytes = b"") -> str:
+    """Stdin (after ``head``, already read) copied into a temporary file, removed when
+    ``stack`` closes; messages name it ``<stdin>``."""
+    from .streaming import spool
+
+    path = spool(head, _stdin(), _scratch(stack))
+    console.aliases[path] = STDIN_NAME
+    return path
+
+
+@contextlib.contextmanager
+def _progress_bar(
+    args: argparse.Namespace, console: Console, label: str, total: Callable[[], int | None]
+) -> Iterator[ProgressBar | None]:
+    """A progress bar on stderr while the block runs, if wanted (see
+    :func:`bloscpack.progress.wanted`); ``total()`` is asked only then.  Finished with a newline
+    on success, erased on error."""
+    from .progress import ProgressBar, wanted
+
+    quiet = console.level == Console.QUIET
+    if not wanted(getattr(args, "progress", None), quiet, console.err):
+        yield None
+        return
+    bar = ProgressBar(f"{PROG}: {label}", total(), console.err)
+    try:
+        yield bar
+    except BaseException:
+        bar.clear()
+        raise
+    bar.finish()
+
+
+@contextlib.contextmanager
+def _counting(bar: ProgressBar | None, kind: str) -> Iterator[None]:
+    """Every chunk of ``kind`` (``compress``/``decompress``) the engine does advances ``bar``."""
+    if bar is None:
+        yield
+        return
+    from .engine import observe
+
+    with observe(bar.observer(kind)):
+        yield
+
+
+def _advance(bar: ProgressBar | None) -> Callable[[int], None] | None:
+    return None if bar is None else bar.advance
+
+
+def _array_nbytes(path: str) -> int | None:
+    """Uncompressed bytes of the container at ``path`` (None if it cannot be opened)."""
+    from .array import BloscArray
+    from .errors import BloscpackError
+
+    try:
+        with BloscArray(path) as array:
+            return array.nbytes
+    except (BloscpackError, OSError, ValueError):
+        return None
+
+
 # --- subcommands --------------------------------------------------------------------------
 
 
 def cmd_compress(args: argparse.Namespace, console: Console) -> int:
-    """``compress``: a file into a container (``.blp`` by default)."""
+    """``compress``: a file (or stdin) into a container (``.blp`` by default), to a file or to
+    stdout."""
     in_file = args.in_file
-    out_file = args.out_file or in_file + FORMAT_EXTENSIONS[args.format]
-    _check_input(in_file)
-    if os.path.isdir(in_file):
-        raise CLIError(f"input file '{in_file}' is a directory")
-    _check_output(out_file, args, console)
-    if _same_file(in_file, out_file):
-        raise CLIError(f"input and output are the same file: '{in_file}'")
+    from_stdin = in_file == STDIO
+    out_file = args.out_file or (STDIO if from_stdin else in_file + FORMAT_EXTENSIONS[args.format])
+    to_stdout = out_file == STDIO
+    if not from_stdin:
+        _check_input(in_file)
+        if os.path.isdir(in_file):
+            raise CLIError(f"input file '{in_file}' is a directory")
+    if to_stdout:
+        console.data_on_stdout()
+        if args.format in ("sframe", "bcolz"):
+            raise CLIError(
+                f"--format {args.format} writes a directory, which cannot go to stdout", EXIT_USAGE
+            )
+        if _is_terminal(sys.stdout) and not args.force:
+            raise CLIError("compressed data not written to a terminal (use -f to force)")
+    else:
+        _check_output(out_file, args, console)
+        if not from_stdin and _same_file(in_file, out_file):
+            raise CLIError(f"input and output are the same file: '{in_file}'")
     console.verbose(f"input file is: '{in_file}'")
     console.verbose(f"output file is: '{out_file}'")
     metadata = _read_metadata_file(args.metadata)
-    in_size = os.path.getsize(in_file)
-    console.verbose(f"input file size: {double_pretty_size(in_size)}")
+    in_size = _regular_file_size(_stdin()) if from_stdin else os.path.getsize(in_file)
+    if in_size is not None:
+        console.verbose(f"input file size: {double_pretty_size(in_size)}")
     if args.format == "blp":
-        _compress_blp(args, in_file, out_file, metadata)
+        _compress_blp(args, console, in_file, out_file, metadata)
     else:
-        _compress_other(args, in_file, out_file, metadata)
-    out_size = _size_of(out_file)
-    console.verbose(f"output file size: {double_pretty_size(out_size)}")
-    if out_size:
-        console.verbose(f"compression ratio: {in_size / out_size:.6f}")
+        with contextlib.ExitStack() as stack:
+            source, target = in_file, out_file
+            if from_stdin:
+                source = _spool_stdin(stack, console)
+                in_size = os.path.getsize(source)
+            if to_stdout:
+                target = os.path.join(_scratch(stack), "out" + FORMAT_EXTENSIONS[args.format])
+            with _progress_bar(args, console, "compress", lambda: in_size) as bar, _counting(
+                bar, "compress"
+            ):
+                _compress_other(args, source, target, metadata)
+            if to_stdout:
+                _copy_file_to_stdout(target)
+    if not to_stdout:
+        out_size = _size_of(out_file)
+        console.verbose(f"output file size: {double_pretty_size(out_size)}")
+        if out_size and in_size is not None:
+            console.verbose(f"compression ratio: {in_size / out_size:.6f}")
     return EXIT_OK
 
 
-def _compress_blp(args: argparse.Namespace, in_file: str, out_file: str, metadata: Any) -> None:
-    from .api import pack_file_to_file
+def _scratch(stack: contextlib.ExitStack) -> str:
+    """A temporary directory, removed when ``stack`` closes."""
+    from .streaming import temporary_directory
+
+    return stack.enter_context(temporary_directory())
+
+
+def _copy_file_to_stdout(path: str) -> None:
+    out = _stdout()
+    with open(path, "rb") as fh:
+        shutil.copyfileobj(fh, out, 1 << 20)
+    out.flush()
+
+
+def _compress_blp(
+    args: argparse.Namespace, console: Console, in_file: str, out_file: str, metadata: Any
+) -> None:
+    """``.blp`` from a file, a ``.npy`` file (stored as an array) or stdin, to a file or stdout.
+    A pipe on stdout gets no offsets section; from a pipe on stdin, a stream of unknown length
+    (``nchunks`` -1) unless the output can be rewritten (a file, or a redirected stdout)."""
+    from .api import pack_file_to_file, pack_npy_file_to_file
     from .args import BloscArgs, BloscpackArgs, MetadataArgs
 
+    from_stdin, to_stdout = in_file == STDIO, out_file == STDIO
+    npy = not from_stdin and in_file.endswith(".npy")
+    if npy and args.typesize is not None:
+        raise CLIError("-t does not apply to .npy input: its dtype is used", EXIT_USAGE)
+    if npy and metadata is not None:
+        raise CLIError(
+            "-m does not apply to .npy input with --format blp: the metadata holds the array's"
+            " dtype and shape",
+            EXIT_USAGE,
+        )
     blosc_args = BloscArgs(
         typesize=DEFAULT_TYPESIZE if args.typesize is None else args.typesize,
         clevel=DEFAULT_CLEVEL if args.clevel is None else args.clevel,
         shuffle=True if args.shuffle is None else args.shuffle,
         cname=args.cname or DEFAULT_CNAME,
     )
-    bloscpack_args = BloscpackArgs(offsets=args.offsets, checksum=args.checksum or DEFAULT_CHECKSUM)
+    offsets = args.offsets and not (to_stdout and not _seekable(_stdout()))
+    bloscpack_args = BloscpackArgs(offsets=offsets, checksum=args.checksum or DEFAULT_CHECKSUM)
     if args.max_app_chunks is not None:
         bloscpack_args.max_app_chunks = args.max_app_chunks
-    pack_file_to_file(
-        in_file,
-        out_file,
-        chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE,
-        metadata=metadata,
-        blosc_args=blosc_args,
-        bloscpack_args=bloscpack_args,
-        metadata_args=MetadataArgs(),
-    )
+    target: Any = _stdout() if to_stdout else out_file
+    chunk_size = args.chunk_size or DEFAULT_CHUNK_SIZE
+
+    def total() -> int | None:
+        if from_stdin:
+            return _regular_file_size(_stdin())
+        if npy:
+            import numpy as np
+
+            return int(np.load(in_file, mmap_mode="r", allow_pickle=False).nbytes)
+        return os.path.getsize(in_file)
+
+    with _progress_bar(args, console, "compress", total) as bar, _counting(bar, "compress"):
+        if from_stdin:
+            _compress_stdin_blp(target, chunk_size, blosc_args, bloscpack_args, metadata)
+        elif npy:
+            pack_npy_file_to_file(
+                in_file, target, chunk_size, blosc_args, bloscpack_args, MetadataArgs()
+            )
+        else:
+            pack_file_to_file(in_file, target, chunk_size=chunk_size, metadata=metadata,
+                              blosc_args=blosc_args, bloscpack_args=bloscpack_args,
+                              metadata_args=MetadataArgs())  # fmt: skip
+    if to_stdout:
+        _stdout().flush()
+
+
+def _compress_stdin_blp(
+    target: Any, chunk_size: str | int, blosc_args: Any, bloscpack_args: Any, metadata: Any
+) -> None:
+    """Stdin into a :class:`~bloscpack.BloscFile` writing ``target`` (a path or stdout): each
+    chunk is compressed as soon as it has been read."""
+    from .args import parse_chunk_size
+    from .blpfile import BloscFile
+    from .streaming import buffer_size, copy_into_blp
+
+    with BloscFile(target, "wb", chunk_size=chunk_size, blosc_args=blosc_args,
+                   bloscpack_args=bloscpack_args, metadata=metadata) as blp:  # fmt: skip
+        copy_into_blp(_stdin(), blp, buffer_size(parse_chunk_size(chunk_size)))
 
 
 def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metadata: Any) -> None:
@@ -571,7 +795,10 @@ def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metad
     if args.format == "b2frame":
         from .dispatch import compress_file
 
-        options["typesize"] = DEFAULT_TYPESIZE if args.typesize is None else args.typesize
+        if not in_file.endswith(".npy"):
+            options["typesize"] = DEFAULT_TYPESIZE if args.typesize is None else args.typesize
+        elif args.typesize is not None:
+            raise CLIError("-t does not apply to .npy input: its dtype is used", EXIT_USAGE)
         options["filters"] = shuffle_filters
         if args.cname is not None:
             options["codec"] = args.cname
@@ -627,9 +854,13 @@ def _input_array(path: str, typesize: int | None) -> Any:
 
 
 def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
-    """``decompress``: any container back into the raw file."""
+    """``decompress``: any container (or stdin) back into the raw data, or into a ``.npy`` file
+    when ``<out_file>`` ends with ``.npy``; to a file or to stdout."""
     in_file, out_file = args.in_file, args.out_file
-    if args.no_check_extension:
+    from_stdin = in_file == STDIO
+    if from_stdin:
+        out_file = out_file or STDIO
+    elif args.no_check_extension:
         if out_file is None:
             raise CLIError("--no-check-extension requires use of <out_file>")
     else:
@@ -637,26 +868,80 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
         if stripped is None:
             raise CLIError(f"input file '{in_file}' does not end with '{EXTENSION}'")
         out_file = out_file or stripped
-    _check_input(in_file)
-    _check_output(out_file, args, console)
+    to_stdout = out_file == STDIO
+    if not from_stdin:
+        _check_input(in_file)
+    if to_stdout:
+        console.data_on_stdout()
+    else:
+        _check_output(out_file, args, console)
     if args.metadata_out is not None:
         _check_output(args.metadata_out, args, console)
-    if _same_file(in_file, out_file):
+    if not (from_stdin or to_stdout) and _same_file(in_file, out_file):
         raise CLIError(f"input and output are the same file: '{in_file}'")
     console.verbose(f"input file is: '{in_file}'")
     console.verbose(f"output file is: '{out_file}'")
-    from .dispatch import decompress_file, detect
+    npy = not to_stdout and out_file.endswith(".npy")
+    from .io import atomic_write
 
-    fmt = detect(in_file)
-    console.verbose(f"format: {fmt}")
-    metadata = decompress_file(in_file, out_file)
+    with contextlib.ExitStack() as stack:
+        source: Any = in_file
+        if from_stdin:
+            source = _stdin_source(stack, console, npy)
+        out = _stdout() if to_stdout else stack.enter_context(atomic_write(out_file))
+        metadata = _decompress_into(args, console, source, out, npy)
+        out.flush()
     if metadata:
         console.result(_format_metadata(metadata))
     if args.metadata_out is not None:
         _write_json(args.metadata_out, metadata)
         console.verbose(f"metadata saved to: '{args.metadata_out}'")
-    console.verbose(f"output file size: {double_pretty_size(_size_of(out_file))}")
+    if not to_stdout:
+        console.verbose(f"output file size: {double_pretty_size(_size_of(out_file))}")
     return EXIT_OK
+
+
+def _stdin_source(stack: contextlib.ExitStack, console: Console, npy: bool) -> Any:
+    """What to decompress from stdin: a ``.blp`` stream is read as it arrives (chunk by chunk);
+    anything else (other formats, or a ``.npy`` output) is first copied to a temporary file."""
+    from .headers import BLOSCPACK_HEADER_LENGTH
+    from .streaming import PrefixedReader, read_head
+
+    head = read_head(_stdin(), BLOSCPACK_HEADER_LENGTH)
+    if head[:4] == b"blpk" and not npy:
+        return PrefixedReader(head, _stdin(), STDIN_NAME)
+    return _spool_stdin(stack, console, head)
+
+
+def _decompress_into(
+    args: argparse.Namespace, console: Console, source: Any, out: IO[bytes], npy: bool
+) -> Any:
+    """Write what ``source`` (a path or a ``.blp`` stream) holds to ``out``; return the ``.blp``
+    metadata, if any.  ``.blp`` data is written as stored, chunk by chunk; other formats and
+    ``.npy`` outputs as the array in C order, a slab of rows at a time."""
+    from .streaming import blp_stream_size, buffer_size, write_array, write_blp_data
+
+    if isinstance(source, str):
+        from .dispatch import detect
+
+        fmt = detect(source)
+        if fmt == "blp" and not npy:
+            with open(source, "rb") as fh:
+                head = fh.read(32)
+    else:
+        fmt, head = "blp", source.head
+    console.verbose(f"format: {fmt}")
+    if fmt == "blp" and not npy:
+        size, chunk_size = blp_stream_size(head)
+        with _progress_bar(args, console, "decompress", lambda: size) as bar:
+            return write_blp_data(source, out, _advance(bar), buffer_size(chunk_size))
+    from .array import BloscArray
+
+    with BloscArray(source) as array, _progress_bar(
+        args, console, "decompress", lambda: array.nbytes
+    ) as bar:
+        write_array(array, out, npy=npy, progress=_advance(bar))
+    return None
 
 
 def cmd_append(args: argparse.Namespace, console: Console) -> int:
@@ -680,7 +965,11 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
     from .append import append
 
     size_before = os.path.getsize(original)
-    nchunks = append(original, new, blosc_args=blosc_args, metadata=metadata)
+    new_size = os.path.getsize(new)
+    with _progress_bar(args, console, "append", lambda: new_size) as bar, _counting(
+        bar, "compress"
+    ):
+        nchunks = append(original, new, blosc_args=blosc_args, metadata=metadata)
     size_after = os.path.getsize(original)
     console.verbose(f"orig file size before append: {double_pretty_size(size_before)}")
     console.verbose(f"orig file size after append: {double_pretty_size(size_after)}")
@@ -690,16 +979,20 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_info(args: argparse.Namespace, console: Console) -> int:
     """``info``: what a container holds (0.16's text for ``.blp``, or ``--json``)."""
-    path = args.file_
-    _check_input(path, "file")
     from .dispatch import detect, info
 
-    fmt = detect(path)
-    report = info(path)
+    with contextlib.ExitStack() as stack:
+        path = args.file_
+        if path == STDIO:
+            path = _spool_stdin(stack, console)
+        _check_input(path, "file")
+        fmt = detect(path)
+        report = console.unalias(info(path))
+        first = _first_chunk_header(path, report) if fmt == "blp" and not args.json else None
     if args.json:
         console.plain(json.dumps(report, indent=2, sort_keys=True, default=_json_default))
     elif fmt == "blp":
-        console.result(format_blp_info(report, _first_chunk_header(path, report)))
+        console.result(format_blp_info(report, first))
     else:
         console.result(format_info(report))
     return EXIT_OK
@@ -783,23 +1076,13 @@ def _ordered_dict_repr(items: Sequence[tuple[str, Any]]) -> str:
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     """``verify``: check every checksum and decode every chunk; exit 1 if anything is wrong."""
-    from .dispatch import verify
-    from .errors import BloscpackError
-
     reports = []
-    for path in args.files:
-        _check_input(path, "file")
-        try:
-            report = verify(path)
-        except BloscpackError as exc:
-            report = {
-                "format": None,
-                "ok": False,
-                "nchunks": None,
-                "bad_chunks": [],
-                "problems": [_one_line(str(exc))],
-            }
-        report = {"file": path, **report}
+    for name in args.files:
+        with contextlib.ExitStack() as stack:
+            path = _spool_stdin(stack, console) if name == STDIO else name
+            _check_input(path, "file")
+            report = _verify_one(args, console, path)
+        report = {"file": name, **console.unalias(report)}
         reports.append(report)
         if not args.json:
             _print_verify_report(report, console)
@@ -808,6 +1091,26 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
             json.dumps(reports if len(reports) > 1 else reports[0], indent=2, default=_json_default)
         )
     return EXIT_OK if all(r["ok"] for r in reports) else EXIT_ERROR
+
+
+def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[str, Any]:
+    """The :func:`bloscpack.verify` report of ``path``, with a progress bar."""
+    from .dispatch import verify
+    from .errors import BloscpackError
+
+    with _progress_bar(args, console, "verify", lambda: _array_nbytes(path)) as bar, _counting(
+        bar, "decompress"
+    ):
+        try:
+            return verify(path)
+        except BloscpackError as exc:
+            return {
+                "format": None,
+                "ok": False,
+                "nchunks": None,
+                "bad_chunks": [],
+                "problems": [_one_line(str(exc))],
+            }
 
 
 def _chunks(n: int) -> str:
@@ -838,7 +1141,10 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     from .convert import convert, target_format
     from .errors import ArgumentError
 
-    _check_input(args.src)
+    if args.dst == STDIO:
+        raise CLIError("convert writes files and directories, not stdout", EXIT_USAGE)
+    if args.src != STDIO:
+        _check_input(args.src)
     _check_output(args.dst, args, console)
     try:
         fmt = target_format(args.dst, args.format)
@@ -853,8 +1159,13 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         options["clevel"] = args.clevel
     if args.codec is not None:
         options["cname" if fmt in ("blp", "bcolz") else "codec"] = args.codec
-    report = convert(args.src, args.dst, fmt, overwrite=args.force,
-                     copy_chunks=not args.recompress, **options)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        src = _spool_stdin(stack, console) if args.src == STDIO else args.src
+        with _progress_bar(args, console, "convert", lambda: _array_nbytes(src)) as bar:
+            report = convert(src, args.dst, fmt, overwrite=args.force,
+                             copy_chunks=not args.recompress, progress=_advance(bar),
+                             **options)  # fmt: skip
+        report = console.unalias(report)
     if args.json:
         console.plain(json.dumps(report, indent=2))
         return EXIT_OK

@@ -159,16 +159,39 @@ def compress_file(src: PathLike, dst: PathLike, format: str = "blp", **options: 
 
         pack_file_to_file(src, dst, **options)
         return
-    if os.fspath(src).endswith(".npy"):
+    npy = os.fspath(src).endswith(".npy")
+    if npy:
         array = np.load(src, mmap_mode="r", allow_pickle=False)
     else:
         array = np.fromfile(src, dtype=np.uint8)
-    if format == "b2frame":
+    if format == "b2frame" and npy:
+        _save_array_frame(array, dst, **options)
+    elif format == "b2frame":
         from .containers.frame import save_bytes
 
         save_bytes(array, dst, **options)
     else:
         save(array, dst, format=format, **options)
+
+
+def _save_array_frame(array: np.ndarray, dst: PathLike, chunksize: int = 4 << 20,
+                      **cparams: Any) -> None:  # fmt: skip
+    """``array`` in a contiguous frame of flat chunks (of whole items, in its memory order),
+    with its numpy metadata in the vlmetalayers ``dtype``, ``shape``, ``order`` and
+    ``container``, as :func:`bloscpack.convert` writes arrays to frames."""
+    from . import ndarray as nd
+    from .containers.frame import CParams, FrameWriter, pack_value
+
+    array = nd.contiguous(array)
+    nd.check_storable(array.dtype)
+    itemsize = max(1, array.dtype.itemsize)
+    cparams.setdefault("typesize", min(itemsize, 255))
+    vlmeta = [(key, pack_value(value)) for key, value in nd.encode_metadata(array).items()]
+    data = nd.byte_view(array)
+    size = max(itemsize, int(chunksize) - int(chunksize) % itemsize)
+    with FrameWriter(dst, CParams.make(**cparams), chunksize=size, vlmeta=vlmeta) as writer:
+        for start in range(0, data.size, size):
+            writer.append_data(data[start : start + size])
 
 
 def decompress_file(src: PathLike, dst: PathLike) -> Any:

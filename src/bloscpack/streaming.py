@@ -1,0 +1,225 @@
+"""Data moved chunk by chunk between containers and byte streams: what ``blpk`` uses for ``-``
+(stdin/stdout), ``.npy`` outputs and decompression of every format with bounded memory.
+
+* :class:`PrefixedReader` puts bytes already read (to recognise a format) back in front of a
+  stream; :func:`read_head` reads them.
+* :func:`copy_into_blp` feeds a byte stream to a :class:`~bloscpack.BloscFile` writer.
+* :func:`write_blp_data` writes the data of a ``.blp`` container (path or stream) to a stream.
+* :func:`write_array` writes any container opened with :func:`bloscpack.open` as raw C-order
+  bytes or as a ``.npy`` file, a slab of rows at a time.
+* :func:`spool` copies a stream into a temporary file, for formats that need random access.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from typing import IO, Any
+
+import numpy as np
+
+from . import ndarray as nd
+from .errors import BloscpackError, FormatError
+
+#: Bytes of rows read, decoded and written at a time by :func:`write_array` (about).
+SLAB_BYTES = 4 << 20
+#: Bytes read from an input stream at a time when its chunk size is not known.
+PIECE_BYTES = 1 << 20
+#: Largest buffer allocated for a chunk size a stream's header claims (larger chunks are still
+#: read, through the file object's own chunk buffer).
+MAX_BUFFER_BYTES = 16 << 20
+
+Progress = Callable[[int], None]
+
+
+def _ignore(nbytes: int) -> None:
+    pass
+
+
+def read_head(fp: IO[bytes], n: int) -> bytes:
+    """Exactly ``n`` bytes from ``fp``, fewer only if the stream ends first."""
+    parts, got = [], 0
+    while got < n:
+        piece = fp.read(n - got)
+        if not piece:
+            break
+        parts.append(piece)
+        got += len(piece)
+    return b"".join(parts)
+
+
+class PrefixedReader(io.RawIOBase):
+    """A non-seekable binary stream: the bytes ``head``, then the rest of ``fp``."""
+
+    def __init__(self, head: bytes, fp: IO[bytes], name: str) -> None:
+        super().__init__()
+        self.head = bytes(head)
+        self._head = memoryview(self.head)
+        self._fp = fp
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        with memoryview(b) as view, view.cast("B") as out:
+            if self._head:
+                n = min(len(out), len(self._head))
+                out[:n] = self._head[:n]
+                self._head = self._head[n:]
+                return n
+            reader = getattr(self._fp, "readinto", None)
+            if reader is not None:
+                return reader(out) or 0
+            data = self._fp.read(len(out))
+            out[: len(data)] = data
+            return len(data)
+
+
+def copy_into_blp(src: IO[bytes], dst: Any, piece: int) -> int:
+    """Write everything ``src`` holds into the :class:`~bloscpack.BloscFile` ``dst`` in pieces
+    of ``piece`` bytes read into one reused buffer (a whole chunk is compressed straight from
+    it); return the number of bytes."""
+    buffer = memoryview(bytearray(piece))
+    total = 0
+    while True:
+        n = src.readinto(buffer)  # type: ignore[attr-defined]
+        if not n:
+            return total
+        dst.write(buffer[:n])
+        total += n
+
+
+def buffer_size(chunk_size: int) -> int:
+    """Bytes to read a stream of chunks of ``chunk_size`` (0: unknown) at a time: one chunk, so
+    that it is decoded straight into the buffer, within bounds."""
+    return chunk_size if 0 < chunk_size <= MAX_BUFFER_BYTES else PIECE_BYTES
+
+
+def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None,
+                   piece: int = PIECE_BYTES) -> Any:  # fmt: skip
+    """Write the decompressed data of a ``.blp`` container to ``out``, chunk by chunk, as
+    stored; return its metadata.  ``source`` is a path or a readable binary stream (read in
+    order, every chunk's checksum verified, ``piece`` bytes at a time)."""
+    progress = progress or _ignore
+    if isinstance(source, (str, os.PathLike)):
+        from .containers.bloscpack import BloscpackReader
+
+        with BloscpackReader(source) as reader:
+            for data in reader.iter_decompressed():
+                out.write(data)
+                progress(len(data))
+            return reader.metadata
+    from .blpfile import BloscFile
+
+    with BloscFile(source, "rb") as blp:
+        metadata = blp.metadata
+        buffer = memoryview(bytearray(piece))
+        while True:
+            n = blp.readinto(buffer)
+            if not n:
+                return metadata
+            out.write(buffer[:n])
+            progress(n)
+
+
+def blp_stream_size(head: bytes) -> tuple[int | None, int]:
+    """``(uncompressed size or None, chunk size or 0)`` from the header at the start of a
+    ``.blp`` stream (None and 0 when the stream does not say)."""
+    from .headers import BLOSCPACK_HEADER_LENGTH, BloscpackHeader
+
+    if len(head) < BLOSCPACK_HEADER_LENGTH:
+        return None, 0
+    try:
+        header = BloscpackHeader.decode(head[:BLOSCPACK_HEADER_LENGTH])
+    except BloscpackError:
+        return None, 0
+    chunk_size = max(header.chunk_size, 0)
+    if header.nchunks < 0 or header.chunk_size < 0 or header.last_chunk < 0:
+        return None, chunk_size
+    if header.nchunks == 0:
+        return 0, chunk_size
+    return header.chunk_size * (header.nchunks - 1) + header.last_chunk, chunk_size
+
+
+def _rows_per_slab(array: Any) -> int:
+    """Rows read at a time: about :data:`SLAB_BYTES`, whole stored chunks along the first
+    axis when the chunks are boxes."""
+    rows = array.shape[0]
+    row_nbytes = max(1, array.nbytes // rows) if rows else 1
+    step = max(1, SLAB_BYTES // row_nbytes)
+    chunks = array.chunks
+    if chunks and chunks[0] > 0:
+        step = max(chunks[0], step - step % chunks[0])
+    return step
+
+
+def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
+    """The header ``numpy.save`` writes for a C-ordered array of ``dtype`` and ``shape``."""
+    from numpy.lib import format as npformat
+
+    fields = {"descr": npformat.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
+    sink = io.BytesIO()
+    try:
+        npformat.write_array_header_1_0(sink, fields)
+    except ValueError:  # too long for version 1.0
+        sink = io.BytesIO()
+        npformat.write_array_header_2_0(sink, fields)
+    return sink.getvalue()
+
+
+def write_array(array: Any, out: IO[bytes], *, npy: bool = False,
+                progress: Progress | None = None) -> None:  # fmt: skip
+    """Write the :class:`~bloscpack.BloscArray` ``array`` to ``out``: its items in C order, after
+    a ``.npy`` header if ``npy``.  Rows are read a slab at a time, so memory stays bounded."""
+    progress = progress or _ignore
+    dtype, shape = array.dtype, tuple(array.shape)
+    if npy:
+        if dtype.hasobject:
+            raise FormatError(f"{array.path}: arrays of Python objects cannot be written")
+        out.write(npy_header(dtype, shape))
+    if not shape:
+        item = np.ascontiguousarray(array[...])
+        out.write(nd.byte_view(item).data)
+        progress(item.nbytes)
+        return
+    if math.prod(shape) == 0:
+        return
+    step = _rows_per_slab(array)
+    for start in range(0, shape[0], step):
+        slab = np.ascontiguousarray(array[start : start + step])
+        out.write(nd.byte_view(slab).data)
+        progress(slab.nbytes)
+
+
+def spool(head: bytes, fp: IO[bytes], directory: str, name: str = "stdin") -> str:
+    """Copy ``head`` and then the rest of ``fp`` into the new file ``directory/name``; return
+    its path."""
+    path = os.path.join(directory, name)
+    with open(path, "wb") as out:
+        out.write(head)
+        shutil.copyfileobj(fp, out, PIECE_BYTES)
+    return path
+
+
+def temporary_directory() -> tempfile.TemporaryDirectory[str]:
+    """A private temporary directory (removed with everything in it when closed)."""
+    return tempfile.TemporaryDirectory(prefix="blpk-")
+
+
+__all__ = [
+    "PrefixedReader",
+    "blp_stream_size",
+    "buffer_size",
+    "copy_into_blp",
+    "npy_header",
+    "read_head",
+    "spool",
+    "temporary_directory",
+    "write_array",
+    "write_blp_data",
+]
