@@ -17,6 +17,7 @@ import pytest
 from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_chunk_fuzz import mutated
 
 import bloscpack
 from bloscpack import io as bio
@@ -202,3 +203,64 @@ def test_metalayer_fast_parse_equals_the_cursor_parser(dims, dtype, no_dtype, fl
         del raw[len(raw) - cut :]
     for typesize in (itemsize, None, 3):
         assert _fast_parse(bytes(raw), typesize) == _cursor_parse(bytes(raw), typesize)
+
+
+# --- chunk validation: the fast checks never accept what the named walk rejects ----------
+
+
+def _named_verdict(check, *args) -> object:  # type: ignore[no-untyped-def]
+    try:
+        check(*args)
+    except (BloscpackError, IndexError) as exc:
+        return type(exc), str(exc)
+    return "ok"
+
+
+@pytest.mark.parametrize("vector_from", [1, 48, 10**9])
+@settings(max_examples=300, deadline=None)
+@given(chunk=mutated())
+def test_fast_chunk_checks_agree_with_the_named_walk(vector_from, chunk):
+    """The fast checks of regular chunks and of block ranges, with the vector walk from 1
+    stream, at the usual threshold and never: a chunk they accept passes the named walk."""
+    from bloscpack.blosc import layout
+
+    try:
+        h = layout.check_header(chunk)
+    except BloscpackError:
+        return
+    if layout.chunk_kind(h) != layout.ChunkKind.REGULAR or h.cbytes > len(chunk):
+        return
+    mv = memoryview(chunk)
+    saved, layout._VECTOR_MIN_STREAMS = layout._VECTOR_MIN_STREAMS, vector_from
+    try:
+        if layout._regular_ok(h, mv):
+            assert _named_verdict(layout._check_regular_named, h, mv) == "ok"
+        n = h.nblocks
+        for first, stop in ((0, min(n, 1)), (n // 2, n // 2 + 1), (max(n - 1, 0), n)):
+            if layout._blocks_ok(h, mv, first, stop):
+                assert _named_verdict(_named_blocks, h, mv, first, stop) == "ok"
+    finally:
+        layout._VECTOR_MIN_STREAMS = saved
+
+
+def _named_blocks(h, mv, first, stop) -> None:  # type: ignore[no-untyped-def]
+    """validate_blocks without its fast checks."""
+    from bloscpack.blosc import layout
+
+    fast, layout._blocks_ok = layout._blocks_ok, lambda *args: False
+    try:
+        layout.validate_blocks(mv, first, stop, h)
+    finally:
+        layout._blocks_ok = fast
+
+
+def test_header_cache_returns_equal_headers_for_equal_bytes():
+    from bloscpack.blosc.header import ChunkHeader
+    from bloscpack.blosc.layout import check_header
+
+    chunk = blosc2.compress2(VALUES, typesize=8)
+    first = ChunkHeader.parse(chunk)
+    assert ChunkHeader.parse(bytearray(chunk)) is first  # cached by the 32 header bytes
+    assert ChunkHeader.parse(np.frombuffer(chunk, np.uint8)) is first
+    assert check_header(memoryview(chunk)) == first
+    assert first.special == 0 and first.nblocks == -(-first.nbytes // first.blocksize)

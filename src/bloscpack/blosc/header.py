@@ -8,6 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cached_property, lru_cache
 
 from ..errors import ChunkError, TruncatedError
 
@@ -114,27 +115,9 @@ class ChunkHeader:
 
     @classmethod
     def parse(cls, buf: bytes | bytearray | memoryview) -> ChunkHeader:
-        """Decode the header at the start of ``buf``."""
-        mv = memoryview(buf).cast("B")
-        if len(mv) < BLOSC1_HEADER_SIZE:
-            raise TruncatedError(
-                f"Blosc chunk too short: {len(mv)} bytes, a header needs {BLOSC1_HEADER_SIZE}"
-            )
-        version, versionlz, flags, typesize, nbytes, blocksize, cbytes = _BASE.unpack_from(mv)
-        if version == 0 or version > BLOSC2_VL_VERSION:
-            raise ChunkError(f"not a Blosc chunk: header version {version} (expected 1..6)")
-        extended = (flags & EXTENDED_MARK) == EXTENDED_MARK and version >= 3
-        if not extended:
-            return cls(version, versionlz, flags, typesize, nbytes, blocksize, cbytes)
-        if len(mv) < BLOSC2_HEADER_SIZE:
-            raise TruncatedError(
-                f"Blosc2 chunk too short: {len(mv)} bytes, its header needs {BLOSC2_HEADER_SIZE}"
-            )
-        filters, udcodec, meta, fmeta, flags2, b2flags = _EXTENDED.unpack_from(mv, 16)
-        return cls(
-            version, versionlz, flags, typesize, nbytes, blocksize, cbytes,
-            tuple(filters), udcodec, meta, tuple(fmeta), flags2, b2flags, True,
-        )  # fmt: skip
+        """Decode the header at the start of ``buf``.  Headers are cached by their bytes (a
+        header is immutable, and a chunk's header is parsed at every step that handles it)."""
+        return _parse(header_bytes(buf))
 
     def pack(self) -> bytes:
         """Encode the header to its 16 or 32 bytes."""
@@ -151,7 +134,7 @@ class ChunkHeader:
 
     # --- derived properties ---------------------------------------------------------------
 
-    @property
+    @cached_property
     def size(self) -> int:
         """Header length in bytes (16 or 32)."""
         return BLOSC2_HEADER_SIZE if self.extended else BLOSC1_HEADER_SIZE
@@ -178,7 +161,7 @@ class ChunkHeader:
             return codec_name(self.udcodec)
         return FORMAT_NAMES.get(self.codec_format, f"format{self.codec_format}")
 
-    @property
+    @cached_property
     def pipeline(self) -> tuple[int, ...]:
         """The six filter slots, also for Blosc1 headers (mapped from their flags)."""
         if self.extended:
@@ -218,7 +201,7 @@ class ChunkHeader:
         """The codec was instrumented (output is statistics, not data)."""
         return bool(self.blosc2_flags & B2_INSTRUMENTED)
 
-    @property
+    @cached_property
     def special(self) -> Special | int:
         """Special-value kind (0 none, 1 zeros, 2 NaN, 3 repeated value, 4 uninit)."""
         kind = (self.blosc2_flags >> 4) & 0x07 if self.extended else 0
@@ -229,7 +212,7 @@ class ChunkHeader:
         """Variable-length blocks (version 6): the blocksize field holds nblocks."""
         return bool(self.blosc2_flags2 & B2_VL_BLOCKS) and self.extended
 
-    @property
+    @cached_property
     def nblocks(self) -> int:
         """Number of blocks of a regular chunk."""
         if self.vl_blocks:
@@ -238,7 +221,7 @@ class ChunkHeader:
             return 0
         return -(-self.nbytes // self.blocksize)
 
-    @property
+    @cached_property
     def real_typesize(self) -> int:
         """Typesize to use: a repeated-value chunk stores its value's size as cbytes - 32."""
         if self.special == Special.VALUE:
@@ -249,3 +232,36 @@ class ChunkHeader:
     def blosc_version(self) -> int:
         """1 for a chunk C-Blosc 1.x can read (version byte <= 2, 16-byte header), else 2."""
         return 1 if self.version <= BLOSC1_VERSION and not self.extended else 2
+
+
+def header_bytes(buf: bytes | bytearray | memoryview) -> bytes:
+    """The bytes a chunk header can occupy at the start of ``buf`` (up to 32): the key of the
+    header cache."""
+    mv = memoryview(buf)
+    if mv.format != "B" or mv.ndim != 1:
+        mv = mv.cast("B")
+    return bytes(mv[:BLOSC2_HEADER_SIZE])
+
+
+@lru_cache(maxsize=1024)
+def _parse(head: bytes) -> ChunkHeader:
+    """Decode the header at the start of ``head`` (at most 32 bytes)."""
+    if len(head) < BLOSC1_HEADER_SIZE:
+        raise TruncatedError(
+            f"Blosc chunk too short: {len(head)} bytes, a header needs {BLOSC1_HEADER_SIZE}"
+        )
+    version, versionlz, flags, typesize, nbytes, blocksize, cbytes = _BASE.unpack_from(head)
+    if version == 0 or version > BLOSC2_VL_VERSION:
+        raise ChunkError(f"not a Blosc chunk: header version {version} (expected 1..6)")
+    extended = (flags & EXTENDED_MARK) == EXTENDED_MARK and version >= 3
+    if not extended:
+        return ChunkHeader(version, versionlz, flags, typesize, nbytes, blocksize, cbytes)
+    if len(head) < BLOSC2_HEADER_SIZE:
+        raise TruncatedError(
+            f"Blosc2 chunk too short: {len(head)} bytes, its header needs {BLOSC2_HEADER_SIZE}"
+        )
+    filters, udcodec, meta, fmeta, flags2, b2flags = _EXTENDED.unpack_from(head, 16)
+    return ChunkHeader(
+        version, versionlz, flags, typesize, nbytes, blocksize, cbytes,
+        tuple(filters), udcodec, meta, tuple(fmeta), flags2, b2flags, True,
+    )  # fmt: skip

@@ -14,6 +14,7 @@ per-block layout for inspection and for the pure-Python decoder.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,6 +30,7 @@ from .header import (
     MAX_BUFFERSIZE,
     ChunkHeader,
     Special,
+    header_bytes,
 )
 
 MAX_DICT_SIZE = 128 * 1024  # BLOSC2_MAXDICTSIZE
@@ -203,9 +205,14 @@ def check_header(buf: Any) -> ChunkHeader:
     """Parse a chunk header and check its fields against each other (not against the body).
 
     Needs only the header bytes (16 or 32); raises :class:`~bloscpack.errors.ChunkError` naming
-    the field.
+    the field.  Checked headers are cached by their bytes.
     """
-    h = ChunkHeader.parse(buf)
+    return _checked_header(header_bytes(buf))
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_header(head: bytes) -> ChunkHeader:
+    h = ChunkHeader.parse(head)
     if h.typesize == 0:
         raise ChunkError("Blosc chunk: typesize 0")
     if not 0 <= h.nbytes <= MAX_BUFFERSIZE:
@@ -365,37 +372,15 @@ def _walk_block(mv: memoryview, index: int, start: int, nstreams: int, neblock: 
 
 def _walk_blocks_vector(mv: memoryview, first: int, starts: np.ndarray, nstreams: int,
                         neblock: int, cbytes: int) -> np.ndarray:  # fmt: skip
-    """Walk the streams of many equal blocks at once; return their end offsets.
-
-    One step per stream index, four numpy operations over all blocks each; run tokens are
-    checked once at the end.  On any problem the scalar walker (:func:`_walk_block`) names the
-    first bad stream, so messages match.
-    """
-    i32 = np.ndarray(shape=(cbytes - 3,), dtype="<i4", buffer=mv, strides=(1,))  # no copy
-    # pos holds (offset of the j-th csize) - 4 * j: read through a view shifted by 4 * j
-    pos = starts.copy()
-    runs: list[tuple[np.ndarray, np.ndarray]] = []
-    try:
-        for j in range(nstreams):
-            csize = i32[4 * j :][pos]  # IndexError: a csize beyond cbytes
-            if csize.min() < 0:  # byte runs: the token byte follows, nothing else
-                neg = csize < 0
-                runs.append((csize[neg], pos[neg] + 4 * (j + 1)))
-                csize[neg] = 1
-            pos += csize
-        pos += 4 * nstreams
-        if pos.max() > cbytes:
-            raise IndexError
-        if runs:
-            values = np.concatenate([r[0] for r in runs])
-            tokens = np.frombuffer(mv, np.uint8, cbytes)[np.concatenate([r[1] for r in runs])]
-            if values.min() < -MAX_RUN_VALUE or (tokens != RUN_TOKEN).any():
-                raise IndexError
-        return pos
-    except IndexError:
-        for k, start in enumerate(starts.tolist()):
-            _walk_block(mv, first + k, start, nstreams, neblock, cbytes)
-        raise AssertionError("vector and scalar stream walks disagree") from None
+    """Walk the streams of many equal blocks at once (:func:`_vector_ends`); return their end
+    offsets.  On any problem the scalar walker (:func:`_walk_block`) names the first bad
+    stream, so messages match."""
+    ends = _vector_ends(mv, starts, nstreams, cbytes)
+    if ends is not None:
+        return ends
+    for k, start in enumerate(starts.tolist()):
+        _walk_block(mv, first + k, start, nstreams, neblock, cbytes)
+    raise AssertionError("vector and scalar stream walks disagree")
 
 
 def _check_no_overlap(starts: np.ndarray, ends: np.ndarray) -> None:
@@ -414,6 +399,156 @@ def _check_no_overlap(starts: np.ndarray, ends: np.ndarray) -> None:
 
 
 def _check_regular(h: ChunkHeader, mv: memoryview) -> None:
+    if _regular_ok(h, mv):
+        return
+    _check_regular_named(h, mv)
+
+
+def _data_start(h: ChunkHeader, mv: memoryview) -> int:
+    """Where the streams of a regular chunk may start (after bstarts and dictionary), or -1 if
+    a check of :func:`_nblocks_and_data_start` fails."""
+    cbytes = h.cbytes
+    data_start = h.size + 4 * h.nblocks
+    if h.blocksize > h.nbytes or data_start > cbytes:
+        return -1
+    if h.extended and h.dictionary:
+        if data_start + 4 > cbytes:
+            return -1
+        (dsize,) = _I32.unpack_from(mv, data_start)
+        data_start += 4 + dsize
+        if not 0 < dsize <= MAX_DICT_SIZE or data_start > cbytes:
+            return -1
+    return data_start
+
+
+def _bstarts_ok(h: ChunkHeader, mv: memoryview, data_start: int) -> Any:
+    """The bstarts (a tuple for few blocks, else an int64 array) if every one lies in
+    ``[data_start, cbytes)``, else None (the checks of :func:`_read_bstarts`)."""
+    nblocks, cbytes = h.nblocks, h.cbytes
+    if nblocks < len(_BSTARTS):
+        starts = _BSTARTS[nblocks].unpack_from(mv, h.size)
+        if nblocks and (min(starts) < data_start or max(starts) >= cbytes):
+            return None
+        return starts
+    array = np.frombuffer(mv, dtype="<i4", count=nblocks, offset=h.size).astype(np.int64)
+    if array.min() < data_start or array.max() >= cbytes:
+        return None
+    return array
+
+
+def _regular_ok(h: ChunkHeader, mv: memoryview) -> bool:
+    """The checks of :func:`_check_regular_named` with fewer calls: True if the chunk passes all
+    of them (False means that one of them may fail: the named walk then finds which)."""
+    cbytes, nblocks = h.cbytes, h.nblocks
+    data_start = _data_start(h, mv)
+    nstreams = _streams_per_block(h)
+    if data_start < 0 or h.blocksize < nstreams:
+        return False
+    starts = _bstarts_ok(h, mv, data_start)
+    if starts is None:
+        return False
+    nfull = nblocks - (1 if h.nbytes % h.blocksize else 0)
+    if nfull * nstreams < _VECTOR_MIN_STREAMS:
+        ends = []
+        for i in range(nblocks):
+            end = _block_end(mv, int(starts[i]), nstreams if i < nfull else 1, cbytes)
+            if end < 0:
+                return False
+            ends.append(end)
+        if nblocks > 1:
+            spans = sorted(zip([int(b) for b in starts], ends, strict=True))
+            return all(spans[k][1] <= spans[k + 1][0] for k in range(nblocks - 1))
+        return True
+    starts = np.asarray(starts, dtype=np.int64)
+    ends_array = _vector_ends(mv, starts[:nfull], nstreams, cbytes)
+    if ends_array is None:
+        return False
+    if nfull < nblocks:
+        last = _block_end(mv, int(starts[-1]), 1, cbytes)
+        if last < 0:
+            return False
+        ends_array = np.append(ends_array, last)
+    if nblocks > 1 and not (ends_array[:-1] <= starts[1:]).all():
+        order = np.argsort(starts, kind="stable")
+        return bool((ends_array[order][:-1] <= starts[order][1:]).all())
+    return True
+
+
+def _blocks_ok(h: ChunkHeader, mv: memoryview, first: int, stop: int) -> bool:
+    """The checks of :func:`validate_blocks` with fewer calls (False: one of them may fail)."""
+    data_start = _data_start(h, mv)
+    nstreams = _streams_per_block(h)
+    if data_start < 0 or h.blocksize < nstreams or not 0 <= first <= stop <= h.nblocks:
+        return False
+    starts = _bstarts_ok(h, mv, data_start)
+    if starts is None:
+        return False
+    nfull = h.nblocks - (1 if h.nbytes % h.blocksize else 0)
+    for i in range(first, stop):
+        if _block_end(mv, int(starts[i]), nstreams if i < nfull else 1, h.cbytes) < 0:
+            return False
+    return True
+
+
+#: Structs of the bstarts of chunks with few blocks.
+_BSTARTS = [struct.Struct(f"<{n}i") for n in range(64)]
+
+
+def _block_end(mv: memoryview, pos: int, nstreams: int, cbytes: int) -> int:
+    """The end of a block's streams from ``pos``, or -1 if a stream is out of bounds or a run
+    is malformed (the checks of :func:`_walk_block`)."""
+    unpack = _I32.unpack_from
+    for _ in range(nstreams):
+        if pos + 4 > cbytes:
+            return -1
+        (csize,) = unpack(mv, pos)
+        pos += 4
+        if csize > 0:
+            pos += csize
+            if pos > cbytes:
+                return -1
+        elif csize < 0:
+            if csize < -MAX_RUN_VALUE or pos >= cbytes or mv[pos] != RUN_TOKEN:
+                return -1
+            pos += 1
+    return pos
+
+
+def _vector_ends(mv: memoryview, starts: np.ndarray, nstreams: int,
+                 cbytes: int) -> np.ndarray | None:  # fmt: skip
+    """The ends of many equal blocks walked at once (one step per stream index over all
+    blocks), or None if a stream is out of bounds or a run is malformed."""
+    if not len(starts):
+        return starts
+    i32 = np.ndarray(shape=(cbytes - 3,), dtype="<i4", buffer=mv, strides=(1,))  # no copy
+    # pos holds (offset of the j-th csize) - 4 * j: read through a view shifted by 4 * j
+    pos = starts.copy()
+    runs: list[tuple[np.ndarray, np.ndarray]] = []  # (csizes, token offsets) of steps with runs
+    try:
+        for j in range(nstreams):
+            csize = i32[4 * j :][pos]  # IndexError: a csize beyond cbytes
+            if csize.min() < 0:  # byte runs: the token byte follows, nothing else
+                runs.append((csize, pos + 4 * (j + 1)))
+                csize = np.where(csize < 0, 1, csize)
+            pos += csize
+        pos += 4 * nstreams
+        if pos.max() > cbytes:
+            return None
+        if runs:
+            sizes = np.concatenate([r[0] for r in runs])
+            if sizes.min() < -MAX_RUN_VALUE:
+                return None
+            tokens = np.concatenate([r[1] for r in runs])[sizes < 0]
+            # IndexError: a token at cbytes
+            if (np.frombuffer(mv, np.uint8, cbytes)[tokens] != RUN_TOKEN).any():
+                return None
+    except IndexError:
+        return None
+    return pos
+
+
+def _check_regular_named(h: ChunkHeader, mv: memoryview) -> None:
+    """Walk a regular chunk check by check, raising the error that names the first problem."""
     nblocks, _, _, data_start = _nblocks_and_data_start(h, mv)
     starts = _read_bstarts(h, mv, nblocks, data_start)
     leftover = h.nbytes % h.blocksize
@@ -524,6 +659,8 @@ def validate_blocks(
     if chunk_kind(h) != ChunkKind.REGULAR:
         return validate_chunk(mv)
     _check_length(h, mv)
+    if _blocks_ok(h, mv, first, stop):
+        return h
     nblocks, _, _, data_start = _nblocks_and_data_start(h, mv)
     if not 0 <= first <= stop <= nblocks:
         raise IndexError(f"blocks [{first}, {stop}) out of range for a chunk of {nblocks}")
