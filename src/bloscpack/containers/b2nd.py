@@ -14,6 +14,7 @@ Selections read only the chunks they touch, and in each only the blocks they tou
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import shutil
@@ -196,6 +197,13 @@ def open_frame(source: Source | ByteSource) -> ContiguousFrame | SparseFrame:
 # --- reading ------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
+def _grid(shape: tuple[int, ...], chunks: tuple[int, ...], blocks: tuple[int, ...],
+          itemsize: int) -> ChunkGrid:  # fmt: skip
+    """The (immutable) chunk grid of a geometry, built and checked once per geometry."""
+    return ChunkGrid(shape, chunks, blocks, itemsize)
+
+
 class B2ndArray:
     """An NDArray frame open for reading: ``shape``, ``dtype``, ``chunks``, ``blocks``,
     :meth:`read` (the whole array) and :meth:`read_selection` / ``[...]`` (a box of slices,
@@ -216,7 +224,7 @@ class B2ndArray:
             self._owned = False
         try:
             self.b2nd = _parse_metalayer(self._frame)
-            self.grid = ChunkGrid(
+            self.grid = _grid(
                 self.b2nd.shape, self.b2nd.chunks, self.b2nd.blocks, self.b2nd.dtype.itemsize
             )
             self._check_frame()

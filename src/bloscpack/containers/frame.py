@@ -87,6 +87,27 @@ _FIELDS: dict[str, tuple[int, int, str]] = {
 }
 
 
+# The 87 fixed bytes as (marker, value) pairs of the integer fields, in _FIELDS order; the
+# bytes between them (flags, has_vlmetalayers, the filter pipeline) are read by position.
+_FIXED = struct.Struct(">10xBi BQ 5xBq Bq Bi Bi Bi Bh Bh 19x")
+
+
+#: Checked fixed headers by their bytes (a header is immutable; a file opened again, or
+#: sniffed then opened, has its header parsed once).
+_HEADERS: dict[bytes, FrameHeader] = {}
+MAX_CACHED_HEADERS = 256
+
+
+def _markers_ok(raw: bytes) -> bool:
+    """Every msgpack marker of the fixed header is where and what a frame writer puts."""
+    return (
+        raw[10] == 0xD2 and raw[15] == 0xCF and raw[24] == 0xA4 and raw[29] == 0xD3
+        and raw[38] == 0xD3 and raw[47] == 0xD2 and raw[52] == 0xD2 and raw[57] == 0xD2
+        and raw[62] == 0xD1 and raw[65] == 0xD1 and raw[68] in (0xC2, 0xC3)
+        and raw[69] == 0xD8 and raw[70] <= 6
+    )  # fmt: skip
+
+
 def sniff(head: bytes) -> bool:
     """True if ``head`` (the first bytes of a file) starts a Blosc2 frame."""
     return len(head) >= 10 and head[0] == 0x9E and bytes(head[1:10]) == MAGIC
@@ -132,7 +153,23 @@ class FrameHeader:
         raw = bytes(mv[:HEADER_FIXED_LEN])
         if raw[0] != 0x9E or raw[1:10] != MAGIC:
             raise FormatError(f"{where}: not a Blosc2 frame (starts with {raw[:10].hex()})")
-        values: dict[str, int] = {}
+        cached = _HEADERS.get(raw)
+        if cached is not None and type(cached) is cls:
+            return cached
+        if _markers_ok(raw):
+            (header_len, frame_len, nbytes, cbytes, typesize, blocksize, chunksize,
+             nthreads_comp, nthreads_decomp) = _FIXED.unpack(raw)[1::2]  # fmt: skip
+            header = cls(
+                raw, header_len, frame_len, raw[25], raw[26], raw[27], raw[28], nbytes, cbytes,
+                typesize, blocksize, chunksize, nthreads_comp, nthreads_decomp, raw[68] == 0xC3,
+                tuple(raw[71:77]), raw[77], raw[78], tuple(raw[79:85]), raw[85], raw[86],
+            )  # fmt: skip
+            header.check(where)
+            if len(_HEADERS) >= MAX_CACHED_HEADERS:
+                _HEADERS.clear()
+            _HEADERS[raw] = header
+            return header
+        values: dict[str, int] = {}  # a marker is wrong: find it and name it
         for name, (pos, marker, fmt) in _FIELDS.items():
             if raw[pos] != marker:
                 raise FormatError(
