@@ -142,7 +142,7 @@ def test_metadata_and_messages_go_to_stderr_when_stdout_is_data(tmp_path):
     source = CORPUS / "cli_metadata.blp"
     expected = (CORPUS / "inputs" / "ints_200000.bin").read_bytes()
     for args in (["d", source, "-"], ["-v", "d", source, "-"], ["d", "-", "-"]):
-        proc = blpk(*args, stdin=source.read_bytes() if "-" == args[-2] else None)
+        proc = blpk(*args, stdin=source.read_bytes() if args[-2] == "-" else None)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == expected  # exactly the data, nothing else
         assert b"blpk: Metadata:" in proc.stderr
@@ -177,7 +177,9 @@ def test_not_a_container_on_stdin(content, message, tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("name", ["bad_chunk_digest.blp", "bad_chunk_data.blp", "bad_truncated.blp"])
+@pytest.mark.parametrize(
+    "name", ["bad_chunk_digest.blp", "bad_chunk_data.blp", "bad_truncated.blp"]
+)
 def test_damaged_blp_on_stdin(name, tmp_path):
     """One error line naming <stdin>, exit 1, no output file (an existing one is kept)."""
     damaged = (CORPUS / name).read_bytes()
@@ -293,7 +295,9 @@ def test_npy_input_is_stored_as_an_array(name, tmp_path, bloscpack016):
     assert back.dtype == array.dtype and back.shape == array.shape
     np.testing.assert_array_equal(back, array)
     reference = tmp_path / "ref.blp"
-    bloscpack.pack_ndarray_to_file(np.load(tmp_path / "a.npy"), reference, chunk_size=int(chunk_size))
+    bloscpack.pack_ndarray_to_file(
+        np.load(tmp_path / "a.npy"), reference, chunk_size=int(chunk_size)
+    )
     assert stored.read_bytes() == reference.read_bytes()  # 0.16's numpy metadata and layout
     old = bloscpack016.run(
         "import sys, numpy as np\n"

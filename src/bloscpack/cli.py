@@ -360,9 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="container format to write (default: blp); the others take their\n"
             "own defaults for -l, -c, -z and shuffle unless given",
         )
-        p.add_argument(
-            "in_file", metavar="<in_file>", help="file to be compressed ('-': stdin)"
-        )
+        p.add_argument("in_file", metavar="<in_file>", help="file to be compressed ('-': stdin)")
         p.add_argument(
             "out_file",
             metavar="<out_file>",
@@ -385,9 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,
             help="also save the metadata as JSON to this file",
         )
-        p.add_argument(
-            "in_file", metavar="<in_file>", help="file to be decompressed ('-': stdin)"
-        )
+        p.add_argument("in_file", metavar="<in_file>", help="file to be decompressed ('-': stdin)")
         p.add_argument(
             "out_file", metavar="<out_file>", nargs="?", default=None,
             help="file to decompress to ('-': stdout; a .npy name: a .npy file)\n"
@@ -417,9 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for p in add("verify", "t", "check every checksum and decode every chunk, write nothing"):
         p.add_argument("--json", action="store_true", help="print the reports as JSON")
-        p.add_argument(
-            "files", metavar="<file>", nargs="+", help="files to verify ('-': stdin)"
-        )
+        p.add_argument("files", metavar="<file>", nargs="+", help="files to verify ('-': stdin)")
 
     convert = sub.add_parser(
         "convert",
@@ -679,8 +673,9 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
                 in_size = os.path.getsize(source)
             if to_stdout:
                 target = os.path.join(_scratch(stack), "out" + FORMAT_EXTENSIONS[args.format])
-            with _progress_bar(args, console, "compress", lambda: in_size) as bar, _counting(
-                bar, "compress"
+            with (
+                _progress_bar(args, console, "compress", lambda: in_size) as bar,
+                _counting(bar, "compress"),
             ):
                 _compress_other(args, source, target, metadata)
             if to_stdout:
@@ -937,9 +932,10 @@ def _decompress_into(
             return write_blp_data(source, out, _advance(bar), buffer_size(chunk_size))
     from .array import BloscArray
 
-    with BloscArray(source) as array, _progress_bar(
-        args, console, "decompress", lambda: array.nbytes
-    ) as bar:
+    with (
+        BloscArray(source) as array,
+        _progress_bar(args, console, "decompress", lambda: array.nbytes) as bar,
+    ):
         write_array(array, out, npy=npy, progress=_advance(bar))
     return None
 
@@ -966,8 +962,9 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
 
     size_before = os.path.getsize(original)
     new_size = os.path.getsize(new)
-    with _progress_bar(args, console, "append", lambda: new_size) as bar, _counting(
-        bar, "compress"
+    with (
+        _progress_bar(args, console, "append", lambda: new_size) as bar,
+        _counting(bar, "compress"),
     ):
         nchunks = append(original, new, blosc_args=blosc_args, metadata=metadata)
     size_after = os.path.getsize(original)
@@ -1098,8 +1095,9 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
     from .dispatch import verify
     from .errors import BloscpackError
 
-    with _progress_bar(args, console, "verify", lambda: _array_nbytes(path)) as bar, _counting(
-        bar, "decompress"
+    with (
+        _progress_bar(args, console, "verify", lambda: _array_nbytes(path)) as bar,
+        _counting(bar, "decompress"),
     ):
         try:
             return verify(path)
