@@ -221,13 +221,13 @@ def test_raw_frame_reads_one_chunk(tmp_path, decodes, frame_chunks):
 def chunk_files(monkeypatch) -> list[str]:
     """The bcolz chunk files opened, as paths relative to nothing (absolute)."""
     opened: list[str] = []
-    open_chunk = bcolz._open_chunk
+    open_chunk = bcolz.open_chunk_file
 
     def counted(path):
         opened.append(path)
         return open_chunk(path)
 
-    monkeypatch.setattr(bcolz, "_open_chunk", counted)
+    monkeypatch.setattr(bcolz, "open_chunk_file", counted)
     return opened
 
 

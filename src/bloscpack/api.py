@@ -29,8 +29,8 @@ from .args import (
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
+    array_chunk_size,
     calculate_nchunks,
-    reverse_pretty,
 )
 from .containers.bloscpack import (
     BloscpackReader,
@@ -41,12 +41,12 @@ from .containers.bloscpack import (
 )
 from .errors import (
     ArgumentError,
-    ChunkSizeTypeSizeMismatch,
     FileNotFound,
     FormatError,
     IntegrityError,
     TruncatedError,
 )
+from .headers import header_typesize
 from .io import ByteSource, PathLike, atomic_write
 
 Buffer = Any
@@ -84,11 +84,6 @@ def _arguments(
     return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
 
 
-def _header_typesize(typesize: int) -> int:
-    """The header's typesize byte: the chunks' typesize, or 0 if it does not fit."""
-    return typesize if 0 <= typesize <= 255 else 0
-
-
 # --- the packing pipeline -----------------------------------------------------------------
 
 
@@ -112,7 +107,7 @@ def _pack(
         chunk_size=chunk_size,
         last_chunk=last_chunk,
         nchunks=nchunks,
-        typesize=_header_typesize(blosc_args.typesize),
+        typesize=header_typesize(blosc_args.typesize),
         checksum=bloscpack_args.checksum,
         offsets=bloscpack_args.offsets,
         max_app_chunks=bloscpack_args.max_app_chunks,
@@ -289,7 +284,7 @@ def pack_npy_file_to_file(
     args.typesize = nd.blosc1_typesize(array.dtype) if args.blosc_version == 1 else max(
         1, array.dtype.itemsize
     )
-    chunk_size = _array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
+    chunk_size = array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
     size, offset = array.nbytes, mapped.offset
     del array, mapped
     with open(name, "rb") as fp:
@@ -298,23 +293,6 @@ def pack_npy_file_to_file(
             _file_chunks(fp, name), size, out, chunk_size, metadata, args,
             _bloscpack_args(bloscpack_args), _metadata_args(metadata_args),
         ))  # fmt: skip
-
-
-def _array_chunk_size(chunk_size: str | int, nbytes: int, itemsize: int) -> str | int:
-    """The chunk size for an array: the default is rounded down to whole items; an explicit
-    size must hold whole items (checked before anything is written)."""
-    if nbytes == 0 or itemsize == 0:
-        return chunk_size
-    if isinstance(chunk_size, str) and chunk_size == DEFAULT_CHUNK_SIZE:
-        default = reverse_pretty(DEFAULT_CHUNK_SIZE)
-        return max(itemsize, default - default % itemsize)
-    effective = calculate_nchunks(nbytes, chunk_size)[1]
-    if effective % itemsize:
-        raise ChunkSizeTypeSizeMismatch(
-            f"chunk_size: {effective} bytes is not divisible by the item size {itemsize}"
-            " of the array: chunks must hold whole items"
-        )
-    return chunk_size
 
 
 def _pack_ndarray(
@@ -334,7 +312,7 @@ def _pack_ndarray(
     else:
         args.typesize = max(1, array.dtype.itemsize)
     view = nd.byte_view(data)
-    chunk_size = _array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
+    chunk_size = array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
     _pack(_buffer_chunks(view), view.nbytes, out, chunk_size, metadata, args,
           _bloscpack_args(bloscpack_args), _metadata_args(metadata_args))  # fmt: skip
 

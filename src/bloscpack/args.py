@@ -15,7 +15,13 @@ from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 from .checksums import check_valid_checksum
-from .errors import ArgumentError, ChunkingException, NoSuchCodec, NoSuchSerializer
+from .errors import (
+    ArgumentError,
+    ChunkingException,
+    ChunkSizeTypeSizeMismatch,
+    NoSuchCodec,
+    NoSuchSerializer,
+)
 
 # --- defaults (the values of bloscpack 0.16) ------------------------------------------------
 
@@ -140,6 +146,23 @@ def calculate_nchunks(
             f"nchunks: '{nchunks}' is greater than the MAX_CHUNKS: '{MAX_CHUNKS}'"
         )
     return nchunks, chunk_size, last_chunk_size
+
+
+def array_chunk_size(chunk_size: str | int, nbytes: int, itemsize: int) -> str | int:
+    """The chunk size for an array: the default is rounded down to whole items; an explicit
+    size must hold whole items (checked before anything is written)."""
+    if nbytes == 0 or itemsize == 0:
+        return chunk_size
+    if isinstance(chunk_size, str) and chunk_size == DEFAULT_CHUNK_SIZE:
+        default = reverse_pretty(DEFAULT_CHUNK_SIZE)
+        return max(itemsize, default - default % itemsize)
+    effective = calculate_nchunks(nbytes, chunk_size)[1]
+    if effective % itemsize:
+        raise ChunkSizeTypeSizeMismatch(
+            f"chunk_size: {effective} bytes is not divisible by the item size {itemsize}"
+            " of the array: chunks must hold whole items"
+        )
+    return chunk_size
 
 
 def handle_max_app_chunks(offsets: bool, nchunks: int, max_app_chunks: Any) -> int:
@@ -347,6 +370,7 @@ __all__ = [
     "BloscArgs",
     "BloscpackArgs",
     "MetadataArgs",
+    "array_chunk_size",
     "calculate_nchunks",
     "double_pretty_size",
     "parse_chunk_size",

@@ -152,7 +152,7 @@ class _BcolzChunks:
 
         self.release()
         path = self.reader.chunk_path(index)
-        self._open, header = bcolz._open_chunk(path)
+        self._open, header = bcolz.open_chunk_file(path)
         return self._open.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
 
     def release(self) -> None:
@@ -371,7 +371,7 @@ class FlatStore:
         out = _allocate((), self.dtype, self.name)
         if self.dtype.itemsize:
             first = position * self.per_item
-            self._read_run(first, first + self.per_item, out.reshape(-1).view(self.unit_dtype))
+            self.read_run(first, first + self.per_item, out.reshape(-1).view(self.unit_dtype))
         return out
 
     def _fill(self, selection: tuple[AxisSelection, ...], shape: tuple[int, ...],
@@ -379,24 +379,24 @@ class FlatStore:
         """Fill ``dest`` (units, C order of the result) with the C-order ``selection``."""
         run = contiguous_range(selection, shape)
         if run is not None:
-            self._read_run(*run, dest)
+            self.read_run(*run, dest)
             return
         for part, offset in _batches(selection, GATHER_BATCH_ITEMS):
             count = math.prod(len(s) for s in part)
             piece = dest[offset : offset + count]
             run = contiguous_range(part, shape)
             if run is not None:
-                self._read_run(*run, piece)
+                self.read_run(*run, piece)
             else:
-                self._gather(flat_indices(part, shape), piece)
+                self.gather(flat_indices(part, shape), piece)
 
     def read_units(self, first: int, stop: int) -> np.ndarray:
         """Units ``[first, stop)`` of the layout as a new 1-d array of the unit dtype."""
         out = _allocate((stop - first,), self.unit_dtype, self.name)
-        self._read_run(first, stop, out)
+        self.read_run(first, stop, out)
         return out
 
-    def _read_run(self, first: int, stop: int, dest: np.ndarray) -> None:
+    def read_run(self, first: int, stop: int, dest: np.ndarray) -> None:
         """Decode units ``[first, stop)`` straight into ``dest``, chunk by chunk."""
         dest_bytes = dest.view(np.uint8)
         unit = self.unit
@@ -418,7 +418,7 @@ class FlatStore:
                 self.source.release()
             pos += n
 
-    def _gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
+    def gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
         for c, positions, units in self._groups(flat):
             chunk, header = self._chunk(c)
@@ -592,7 +592,7 @@ class B2ndStore:
                 k // chunk * per_chunk + within // block * per_block + within % block * per_item
             )
         out = _allocate((), self.dtype, self.name)
-        self._frame_items._read_run(position, position + 1, out.reshape(-1).view(self.dtype))
+        self._frame_items.read_run(position, position + 1, out.reshape(-1).view(self.dtype))
         return out
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
@@ -602,7 +602,7 @@ class B2ndStore:
         if self._frame_items is not None and 0 < count <= SMALL_SELECTION_ITEMS:
             out = _allocate(result_shape(selection), self.dtype, self.name)
             units = out.reshape(-1).view(self._frame_items.unit_dtype)
-            self._frame_items._gather(self._frame_positions(selection), units)
+            self._frame_items.gather(self._frame_positions(selection), units)
             return out
         boxes: list[slice] = []
         flips: list[slice] = []
@@ -656,6 +656,10 @@ class TableStore:
         self.chunklen = carrays[0].chunklen
         self.chunks = (min(self.chunklen, len(reader)),) if len(chunklens) == 1 else None
         self._columns: dict[str, FlatStore] = {} if columns is None else columns
+
+    def select(self, names: Sequence[str]) -> TableStore:
+        """A store of the columns ``names`` of this table, sharing its column stores."""
+        return TableStore(self.reader, names, self._columns)
 
     def column(self, name: str) -> FlatStore:
         """The store of column ``name`` (its files are read only when it is indexed)."""
@@ -767,11 +771,7 @@ def _frame_store(core: Any) -> tuple[FlatStore, Any]:
 
 
 def _carray_store(reader: Any, length: int) -> FlatStore:
-    if reader.is_object:
-        raise UnsupportedError(
-            f"{reader.path}: object carray: its chunks are pickled Python objects,"
-            " which bloscpack never unpickles"
-        )
+    reader.refuse_objects()
     shape = (length,) + tuple(reader.shape[1:])
     chunk_nbytes = reader.chunklen * reader.atomsize
     chunks = _BcolzChunks(reader, length if reader.atomsize else 0)
@@ -1074,7 +1074,7 @@ class BloscArray:
             return np.asarray(self)[key]
         if isinstance(key, str):
             return BloscArray._derived(self, store.column(key), key)
-        return BloscArray._derived(self, TableStore(store.reader, key, store._columns), list(key))
+        return BloscArray._derived(self, store.select(key), list(key))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:

@@ -69,6 +69,7 @@ from .headers import (
     METADATA_HEADER_LENGTH,
     BloscpackHeader,
     MetadataHeader,
+    header_typesize,
 )
 from .io import ByteSource, PathLike, atomic_write
 
@@ -887,10 +888,6 @@ class _WriteOptions:
                 f"{', '.join(fixed)} cannot change when appending to an existing file"
             )
 
-    def header_typesize(self) -> int:
-        typesize = self.blosc_args.typesize
-        return typesize if 0 <= typesize <= 255 else 0
-
 
 class _ContainerSink:
     """Compresses full chunks as they fill and writes a new container on :meth:`finish`."""
@@ -939,7 +936,7 @@ class _ContainerSink:
             chunk_size=chunk_size,
             last_chunk=last_chunk,
             nchunks=nchunks,
-            typesize=self.options.header_typesize(),
+            typesize=header_typesize(self.options.blosc_args.typesize),
             checksum=container.checksum,
             offsets=offsets,
             max_app_chunks=container.max_app_chunks,

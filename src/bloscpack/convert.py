@@ -44,6 +44,7 @@ from .args import (
     DEFAULT_SHUFFLE,
     BloscArgs,
     MetadataArgs,
+    array_chunk_size,
     calculate_nchunks,
 )
 from .b2nd_layout import ChunkGrid, array_to_chunk, default_chunks_blocks
@@ -59,6 +60,7 @@ from .errors import (
     OutputExistsError,
     UnsupportedError,
 )
+from .headers import header_typesize
 from .io import PathLike, fsync_directory
 
 FORMATS = ("blp", "b2frame", "sframe", "b2nd", "bcolz")
@@ -414,11 +416,7 @@ class _CarraySource(_ChunkedSource):
 
     def __init__(self, reader: Any) -> None:
         super().__init__(reader.path)
-        if reader.is_object:
-            raise UnsupportedError(
-                f"{reader.path}: object carray: its chunks are pickled Python objects,"
-                " which bloscpack never unpickles"
-            )
+        reader.refuse_objects()
         self.reader = reader
         self.spec = nd.ArraySpec(reader.dtype, tuple(reader.shape), "C")
         nchunks = reader.nchunks if reader.atomsize else 0
@@ -713,7 +711,6 @@ class _BlpTarget(_Target):
     }  # fmt: skip
 
     def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
-        from .api import _array_chunk_size
         from .containers.bloscpack import check_blosc_args
 
         super().__init__(source, options, copy_chunks)
@@ -743,7 +740,7 @@ class _BlpTarget(_Target):
         span = source.uniform_span()
         if chunk_size is None and span and self._copyable(source.first_chunk_header()):
             chunk_size = span
-        chunk_size = _array_chunk_size(
+        chunk_size = array_chunk_size(
             chunk_size or DEFAULT_CHUNK_SIZE, source.nbytes, max(itemsize, 1)
         )
         self.nchunks, self.chunk_size, self.last_chunk = calculate_nchunks(
@@ -769,13 +766,12 @@ class _BlpTarget(_Target):
         return not header.lazy
 
     def write(self, path: str) -> None:
-        from .api import _header_typesize
         from .containers.bloscpack import BloscpackWriter, compress_chunk
 
         with open(path, "wb") as fh:
             writer = BloscpackWriter(
                 fh, chunk_size=self.chunk_size, last_chunk=self.last_chunk, nchunks=self.nchunks,
-                typesize=_header_typesize(self.args.typesize), checksum=self.opts["checksum"],
+                typesize=header_typesize(self.args.typesize), checksum=self.opts["checksum"],
                 offsets=self.opts["offsets"], max_app_chunks=self.opts["max_app_chunks"],
                 metadata=self.metadata, metadata_args=self.opts["metadata_args"],
             )  # fmt: skip
@@ -1022,84 +1018,6 @@ class _B2ndTarget(_Target):
 _SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
 
 
-class _CarrayWriter:
-    """Writes one bcolz carray directory as bcolz does, a chunk of ``chunklen`` rows at a time
-    (copied Blosc1 chunks or buffered rows), ``meta/sizes`` last."""
-
-    def __init__(self, rootdir: str, dtype: np.dtype, rowshape: tuple[int, ...], chunklen: int,
-                 cparams: Any, attrs_blob: bytes) -> None:  # fmt: skip
-        from .containers import bcolz
-
-        self.bcolz = bcolz
-        self.rootdir = rootdir
-        self.dtype, self.rowshape, self.chunklen, self.cparams = dtype, rowshape, chunklen, cparams
-        self.atomsize = dtype.itemsize * math.prod(rowshape)
-        self.attrs_blob = attrs_blob
-        self.buffer = np.empty((chunklen, *rowshape), dtype=dtype)
-        self.filled = 0
-        self.nrows = 0
-        self.index = 0
-        self.cbytes = chunklen * self.atomsize  # bcolz counts the leftover buffer
-        os.mkdir(rootdir)
-        os.mkdir(os.path.join(rootdir, bcolz.DATA_DIR))
-        os.mkdir(os.path.join(rootdir, bcolz.META_DIR))
-
-    def _write_chunk(self, chunk: Buffer, header: ChunkHeader, rows: int) -> None:
-        path = self.bcolz._chunk_file(self.rootdir, self.index)
-        with open(path, "wb") as fh:
-            fh.write(self.bcolz.BLPK_HEADER)
-            fh.write(memoryview(chunk).cast("B")[: header.cbytes])
-        if rows == self.chunklen:
-            self.cbytes += header.cbytes
-        self.index += 1
-        self.nrows += rows
-
-    def append_chunk(self, chunk: Buffer) -> None:
-        """Store a Blosc1 chunk of whole rows as the next chunk file."""
-        header = ChunkHeader.parse(chunk)
-        self._write_chunk(chunk, header, header.nbytes // self.atomsize)
-
-    def append_rows(self, rows: np.ndarray) -> None:
-        """Buffer rows (C-contiguous, ``(n, *rowshape)``); full chunks are compressed."""
-        pos = 0
-        while pos < len(rows):
-            take = min(self.chunklen - self.filled, len(rows) - pos)
-            self.buffer[self.filled : self.filled + take] = rows[pos : pos + take]
-            self.filled += take
-            pos += take
-            if self.filled == self.chunklen:
-                self._flush()
-
-    def append_data(self, data: memoryview) -> None:
-        """Buffer rows given as their C-order bytes."""
-        rows = np.frombuffer(data, dtype=self.dtype).reshape((-1, *self.rowshape))
-        self.append_rows(rows)
-
-    def _flush(self) -> None:
-        if self.filled:
-            blob = self.bcolz._compress_rows(self.buffer[: self.filled], self.cparams)
-            chunk = memoryview(blob)[self.bcolz.BLPK_HEADER_SIZE :]
-            self._write_chunk(chunk, ChunkHeader.parse(chunk), self.filled)
-            self.filled = 0
-
-    def close(self) -> None:
-        bcolz = self.bcolz
-        self._flush()
-        empty = np.empty((0, *self.rowshape), dtype=self.dtype)
-        column = bcolz._Column(empty, self.chunklen, self.cparams, self.nrows,
-                               bcolz._dflt_json(self.dtype, None))  # fmt: skip
-        _write(os.path.join(self.rootdir, bcolz.STORAGE_FILE), bcolz._storage_blob(column))
-        shape = (self.nrows, *self.rowshape)
-        _write(os.path.join(self.rootdir, bcolz.SIZES_FILE),
-               bcolz._sizes_blob(shape, self.atomsize, self.cbytes))  # fmt: skip
-        _write(os.path.join(self.rootdir, bcolz.ATTRS_FILE), self.attrs_blob)
-
-
-def _write(path: str, blob: bytes) -> None:
-    with open(path, "wb") as fh:
-        fh.write(blob)
-
-
 class _BcolzTarget(_Target):
     """A bcolz carray, or a ctable for a 1-d structured array (one carray per field)."""
 
@@ -1119,7 +1037,7 @@ class _BcolzTarget(_Target):
         if spec.order == "F":
             self.dropped.append("Fortran order: bcolz arrays are C-ordered (values are kept)")
         nd.check_storable(spec.dtype)
-        self.cparams = bcolz._make_cparams(opts["clevel"], opts["shuffle"], opts["cname"], 0)
+        self.cparams = bcolz.Cparams.make(opts["clevel"], opts["shuffle"], opts["cname"])
         self.durable = bool(opts["durable"])
         expectedlen = opts["expectedlen"]
         if expectedlen is None:
@@ -1132,7 +1050,7 @@ class _BcolzTarget(_Target):
                     f" {spec.shape}"
                 )
             for name in self.names:
-                bcolz._check_column_name(name)
+                bcolz.check_column_name(name)
             packed = np.dtype([(name, spec.dtype[name]) for name in self.names])
             if packed != spec.dtype:
                 self.dropped.append(
@@ -1146,22 +1064,15 @@ class _BcolzTarget(_Target):
         self.layouts: list[tuple[np.dtype, tuple[int, ...], int]] = []
         for dtype in columns:
             base, rowshape = dtype.base, tuple(dtype.shape)
-            atomsize = base.itemsize * math.prod(rowshape)
-            if atomsize == 0:
-                raise ArgumentError(f"rows of shape {rowshape} and dtype {base} hold no bytes")
+            atomsize = bcolz.row_nbytes(base, rowshape)
             chunklen = opts["chunklen"]
             if chunklen is None:
                 chunklen = self._copy_chunklen(atomsize) or bcolz.default_chunklen(
                     atomsize, expectedlen
                 )
-            if not isinstance(chunklen, int) or chunklen < 1:
-                raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
-            if chunklen * atomsize > bcolz.MAX_BLOSC1_CHUNK:
-                raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1"
-                                    " chunk")  # fmt: skip
+            bcolz.check_chunklen(chunklen, atomsize)
             self.layouts.append((base, rowshape, chunklen))
-        self.attrs_blob = bcolz._attrs_blob(_json_user(source, "bcolz attributes (JSON)",
-                                                       self.dropped))  # fmt: skip
+        self.attrs = _json_user(source, "bcolz attributes (JSON)", self.dropped)
         _metalayers(source, self.dropped, 0, False)
 
     def _copy_chunklen(self, atomsize: int) -> int | None:
@@ -1177,36 +1088,30 @@ class _BcolzTarget(_Target):
         return header.blosc_version == 1 and header.typesize == self.typesize
 
     def write(self, path: str) -> None:
-        from .containers import bcolz
+        from .containers.bcolz import CarrayWriter, CtableWriter
 
         source = self.source
         if not self.names:
-            base, rowshape, chunklen = self.layouts[0]
-            writer = _CarrayWriter(path, base, rowshape, chunklen, self.cparams, self.attrs_blob)
-            size = chunklen * writer.atomsize
-            spans = _flat_spans(source.nbytes, size)
-            self._write_spans(spans, True, writer.append_chunk, writer.append_data)
+            dtype, rowshape, chunklen = self.layouts[0]
+            writer = CarrayWriter(path, dtype, rowshape, chunklen, self.cparams, attrs=self.attrs,
+                                  durable=self.durable)  # fmt: skip
+
+            def put_data(data: memoryview) -> None:
+                writer.append_rows(np.frombuffer(data, dtype=dtype).reshape((-1, *rowshape)))
+
+            spans = _flat_spans(source.nbytes, chunklen * writer.atomsize)
+            self._write_spans(spans, True, writer.append_chunk, put_data)
             writer.close()
-        else:
-            os.mkdir(path)
-            _write(os.path.join(path, bcolz.ROOTDIRS_FILE), bcolz._dumps({"names": self.names}))
-            writers = [
-                _CarrayWriter(os.path.join(path, name), base, rowshape, chunklen, self.cparams,
-                              bcolz._dumps({}))
-                for name, (base, rowshape, chunklen) in zip(self.names, self.layouts, strict=True)
-            ]  # fmt: skip
-            slab = max(1, SLAB_NBYTES // max(source.row_nbytes, 1))
-            for r0 in range(0, source.nrows, slab):
-                rows = source.read_rows(r0, min(r0 + slab, source.nrows))
-                for name, writer in zip(self.names, writers, strict=True):
-                    writer.append_rows(np.ascontiguousarray(rows[name]))
-                self.progress(rows.nbytes)
-            for writer in writers:
-                writer.close()
-            self.recompressed = sum(writer.index for writer in writers)
-            _write(os.path.join(path, bcolz.ATTRS_FILE), self.attrs_blob)
-        if self.durable:
-            bcolz._fsync_tree(path)
+            return
+        table = CtableWriter(path, dict(zip(self.names, self.layouts, strict=True)), self.cparams,
+                             attrs=self.attrs, durable=self.durable)  # fmt: skip
+        slab = max(1, SLAB_NBYTES // max(source.row_nbytes, 1))
+        for r0 in range(0, source.nrows, slab):
+            rows = source.read_rows(r0, min(r0 + slab, source.nrows))
+            table.append_rows(rows)
+            self.progress(rows.nbytes)
+        table.close()
+        self.recompressed = sum(writer.nchunks for writer in table.columns.values())
 
 
 # --- output -------------------------------------------------------------------------------

@@ -43,6 +43,11 @@ _BLOSCPACK_HEADER = struct.Struct("<4sBBBBiiqq")
 _METADATA_HEADER = struct.Struct("<8sBBBBIII8s")
 
 
+def header_typesize(typesize: int) -> int:
+    """The typesize byte of a .blp header: the chunks' typesize, or 0 when it does not fit."""
+    return typesize if 0 <= typesize <= MAX_TYPESIZE else 0
+
+
 def create_options(offsets: bool = True, metadata: bool = False) -> str:
     """The options bitfield as 0.16 wrote it: ``'000000' + metadata + offsets``."""
     return f"000000{int(bool(metadata))}{int(bool(offsets))}"
@@ -264,4 +269,5 @@ __all__ = [
     "MetadataHeader",
     "create_options",
     "decode_options",
+    "header_typesize",
 ]

@@ -182,7 +182,8 @@ def default_chunklen(atomsize: int, expectedlen: int) -> int:
     return chunksize // atomsize
 
 
-def _check_column_name(name: str) -> None:
+def check_column_name(name: str) -> None:
+    """Refuse a ctable column name bcolz cannot hold (not an identifier, or a keyword)."""
     if not (_COLUMN_NAME.match(name) and not keyword.iskeyword(name)):
         raise ArgumentError(
             f"column name {name!r} is not valid for bcolz: it must be a Python identifier"
@@ -223,7 +224,25 @@ class Cparams:
             raise FormatError(f"{path}: cparams.quantize {quantize!r:.40} is not an integer")
         return cls(clevel, shuffle, cname, quantize)
 
+    @classmethod
+    def make(cls, clevel: int, shuffle: int, cname: str, quantize: int = 0) -> Cparams:
+        """Check the compression arguments of new chunks (codecs bcolz-zipline reads only)."""
+        if cname not in WRITABLE_CODECS:
+            raise UnsupportedError(
+                f"codec {cname!r} cannot be written for bcolz; use one of {WRITABLE_CODECS}"
+            )
+        if not _is_int(clevel) or not 0 <= clevel <= 9:
+            raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
+        if isinstance(shuffle, bool):
+            shuffle = int(shuffle)
+        if shuffle not in (0, 1, 2):
+            raise ArgumentError(f"shuffle must be 0 (none), 1 (byte) or 2 (bit), got {shuffle!r}")
+        if not _is_int(quantize) or quantize < 0:
+            raise ArgumentError(f"quantize must be an integer >= 0, got {quantize!r}")
+        return cls(clevel, shuffle, cname, quantize)
+
     def to_json(self) -> dict[str, Any]:
+        """The ``cparams`` object of ``meta/storage``."""
         return {"clevel": self.clevel, "shuffle": self.shuffle, "cname": self.cname,
                 "quantize": self.quantize}  # fmt: skip
 
@@ -420,7 +439,7 @@ def _pread_into(fd: int, out: Any, offset: int, path: str) -> None:
         done += n
 
 
-def _open_chunk(path: str) -> tuple[ByteSource, ChunkHeader]:
+def open_chunk_file(path: str) -> tuple[ByteSource, ChunkHeader]:
     """Open a ``.blp`` chunk file: its source and the header of the Blosc chunk at byte 16."""
     try:
         source = ByteSource(path)
@@ -539,7 +558,8 @@ class CarrayReader:
         """Rows of chunk ``index`` that belong to the carray."""
         return min(self.chunklen, len(self) - index * self.chunklen)
 
-    def _refuse_objects(self) -> None:
+    def refuse_objects(self) -> None:
+        """Raise :class:`~bloscpack.errors.UnsupportedError` for an object carray."""
         if self.is_object:
             raise UnsupportedError(
                 f"{self.path}: object carray: its chunks are pickled Python objects,"
@@ -606,7 +626,7 @@ class CarrayReader:
     ) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(row, rows)`` pieces of rows ``[start, stop)``, one per chunk touched; the
         array yielded is reused for the next piece."""
-        self._refuse_objects()
+        self.refuse_objects()
         start, stop = self._span(start, stop)
         if start == stop:
             return
@@ -625,7 +645,7 @@ class CarrayReader:
     def read(self, start: int | None = None, stop: int | None = None) -> np.ndarray:
         """Rows ``[start, stop)`` (all by default) as a new C-contiguous array; only the chunks
         they touch are read, each decoded straight into its slice of the result."""
-        self._refuse_objects()
+        self.refuse_objects()
         start, stop = self._span(start, stop)
         if start == stop:
             return np.empty((stop - start,) + self.shape[1:], self.dtype)
@@ -725,7 +745,7 @@ class CtableReader:
         if start < stop:
             for name in names:
                 column = self.carray(name)
-                column._refuse_objects()
+                column.refuse_objects()
                 column.check_chunks(start // column.chunklen, (stop - 1) // column.chunklen)
         out = np.empty(stop - start, self._dtype(names))
         for name in names:
@@ -910,7 +930,7 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
     for index in range(checked):
         path = reader.chunk_path(index)
         try:
-            source, header = _open_chunk(path)
+            source, header = open_chunk_file(path)
             try:
                 with _naming(path):
                     chunk = source.read(BLPK_HEADER_SIZE, header.cbytes, "Blosc chunk")
@@ -1027,21 +1047,6 @@ def _scalar_json(value: np.ndarray, dflt: Any) -> Any:
     return item
 
 
-@dataclass(frozen=True)
-class _Column:
-    """One carray to write: its data (C-contiguous, rows along axis 0) and settings."""
-
-    data: np.ndarray
-    chunklen: int
-    cparams: Cparams
-    expectedlen: int
-    dflt: Any
-
-    @property
-    def atomsize(self) -> int:
-        return self.data.dtype.itemsize * math.prod(self.data.shape[1:])
-
-
 def _quantize(data: np.ndarray, digits: int) -> np.ndarray:
     """bcolz's lossy ``quantize``: ``around(x * 2**bits) / 2**bits`` for ``digits`` digits."""
     if not digits:
@@ -1052,16 +1057,32 @@ def _quantize(data: np.ndarray, digits: int) -> np.ndarray:
     return np.asarray(np.around(scale * data) / scale, dtype=data.dtype)
 
 
-def _prepare_column(data: np.ndarray, *, chunklen: int | None, expectedlen: int | None,
-                    cparams: Cparams, dflt: Any) -> _Column:  # fmt: skip
-    """Validate one carray's data and settings before anything is written."""
+def row_nbytes(dtype: np.dtype[Any], rowshape: tuple[int, ...]) -> int:
+    """Bytes of one carray row of ``rowshape`` items of ``dtype``; rows of no bytes are refused."""
+    atomsize = dtype.itemsize * math.prod(rowshape)
+    if atomsize == 0:
+        raise ArgumentError(f"rows of shape {rowshape} and dtype {dtype} hold no bytes")
+    return atomsize
+
+
+def check_chunklen(chunklen: Any, atomsize: int) -> None:
+    """Refuse a ``chunklen`` that is not a positive integer, or whose chunks of ``atomsize``-byte
+    rows exceed a Blosc1 chunk."""
+    if not _is_int(chunklen) or chunklen < 1:
+        raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
+    if chunklen * atomsize > MAX_BLOSC1_CHUNK:
+        raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1 chunk")
+
+
+def _column_layout(data: np.ndarray, *, chunklen: int | None, expectedlen: int | None,
+                   cparams: Cparams) -> tuple[int, int]:  # fmt: skip
+    """Check one carray's data and settings before anything is written; return its
+    ``(chunklen, expectedlen)``."""
     if data.ndim == 0:
         raise ArgumentError("bcolz stores arrays of at least one dimension, got a scalar")
     if data.dtype.hasobject:
         raise ObjectNumpyArrayRejection("object arrays are refused: bcolz would store pickles")
-    atomsize = data.dtype.itemsize * math.prod(data.shape[1:])
-    if atomsize == 0:
-        raise ArgumentError(f"rows of shape {data.shape[1:]} and dtype {data.dtype} hold no bytes")
+    atomsize = row_nbytes(data.dtype, data.shape[1:])
     if cparams.quantize and data.dtype.kind != "f":
         raise ArgumentError(f"quantize is only for floating-point data, not {data.dtype}")
     if expectedlen is None:
@@ -1070,44 +1091,24 @@ def _prepare_column(data: np.ndarray, *, chunklen: int | None, expectedlen: int 
         raise ArgumentError(f"expectedlen must be an integer >= 0, got {expectedlen!r}")
     if chunklen is None:
         chunklen = default_chunklen(atomsize, expectedlen)
-    elif not _is_int(chunklen) or chunklen < 1:
-        raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
-    if chunklen * atomsize > MAX_BLOSC1_CHUNK:
-        raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1 chunk")
-    data = np.ascontiguousarray(data)
-    if cparams.quantize:
-        data = _quantize(data, cparams.quantize)
-    return _Column(data, chunklen, cparams, expectedlen, _dflt_json(data.dtype, dflt))
+    check_chunklen(chunklen, atomsize)
+    return chunklen, expectedlen
 
 
-def _make_cparams(clevel: int, shuffle: int, cname: str, quantize: int) -> Cparams:
-    if cname not in WRITABLE_CODECS:
-        raise UnsupportedError(
-            f"codec {cname!r} cannot be written for bcolz; use one of {WRITABLE_CODECS}"
-        )
-    if not _is_int(clevel) or not 0 <= clevel <= 9:
-        raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
-    if isinstance(shuffle, bool):
-        shuffle = int(shuffle)
-    if shuffle not in (0, 1, 2):
-        raise ArgumentError(f"shuffle must be 0 (none), 1 (byte) or 2 (bit), got {shuffle!r}")
-    if not _is_int(quantize) or quantize < 0:
-        raise ArgumentError(f"quantize must be an integer >= 0, got {quantize!r}")
-    return Cparams(clevel, shuffle, cname, quantize)
-
-
-def _compress_rows(rows: np.ndarray, cparams: Cparams) -> bytes:
-    """One ``.blp`` file: bcolz's 16-byte header and the rows as a Blosc1 chunk."""
-    flat = rows.reshape(-1).view(np.uint8)
-    chunk = engine.compress_blosc1(
+def _compress_chunk(rows: np.ndarray, cparams: Cparams) -> bytes:
+    """``rows`` as one Blosc1 chunk, with bcolz's typesize and the quantization of ``cparams``."""
+    if cparams.quantize and rows.dtype.kind == "f":
+        rows = _quantize(rows, cparams.quantize)
+    flat = np.ascontiguousarray(rows).reshape(-1).view(np.uint8)
+    return engine.compress_blosc1(
         flat, typesize=blosc_typesize(rows.dtype), clevel=cparams.clevel,
         shuffle=cparams.shuffle, codec=cparams.cname,
     )  # fmt: skip
-    return BLPK_HEADER + chunk
 
 
-def _chunk_cbytes(blob: bytes) -> int:
-    return int(struct.unpack_from("<i", blob, BLPK_HEADER_SIZE + 12)[0])
+def _chunk_cbytes(chunk: Any) -> int:
+    """The ``cbytes`` a Blosc chunk's header announces."""
+    return int(struct.unpack_from("<i", chunk, 12)[0])
 
 
 def _write_file(path: str, blob: bytes) -> None:
@@ -1116,36 +1117,8 @@ def _write_file(path: str, blob: bytes) -> None:
         fh.write(blob)
 
 
-def _storage_blob(column: _Column) -> bytes:
-    dtype = column.data.dtype
-    return _dumps({
-        "dtype": str(dtype),
-        "cparams": column.cparams.to_json(),
-        "chunklen": column.chunklen,
-        "expectedlen": column.expectedlen,
-        "dflt": column.dflt,
-    })  # fmt: skip
-
-
 def _sizes_blob(shape: Sequence[int], atomsize: int, cbytes: int) -> bytes:
     return _dumps({"shape": list(shape), "nbytes": shape[0] * atomsize, "cbytes": cbytes})
-
-
-def _write_carray(rootdir: str, column: _Column, attrs_blob: bytes) -> None:
-    """Write a complete carray directory at ``rootdir`` (which must not exist)."""
-    os.mkdir(rootdir)
-    os.mkdir(os.path.join(rootdir, DATA_DIR))
-    os.mkdir(os.path.join(rootdir, META_DIR))
-    _write_file(os.path.join(rootdir, STORAGE_FILE), _storage_blob(column))
-    data, chunklen = column.data, column.chunklen
-    cbytes = chunklen * column.atomsize  # bcolz counts the leftover buffer
-    for index, row in enumerate(range(0, len(data), chunklen)):
-        blob = _compress_rows(data[row : row + chunklen], column.cparams)
-        if row + chunklen <= len(data):
-            cbytes += _chunk_cbytes(blob)
-        _write_file(_chunk_file(rootdir, index), blob)
-    _write_file(os.path.join(rootdir, SIZES_FILE), _sizes_blob(data.shape, column.atomsize, cbytes))
-    _write_file(os.path.join(rootdir, ATTRS_FILE), attrs_blob)
 
 
 def _fsync_tree(rootdir: str) -> None:
@@ -1162,9 +1135,158 @@ def _fsync_tree(rootdir: str) -> None:
         fsync_directory(dirpath)
 
 
+class CarrayWriter:
+    """Writes a new carray directory at ``rootdir`` (which must not exist) as bcolz does.
+
+    :meth:`append_rows` takes rows (``(n, *rowshape)`` of ``dtype``) and compresses them
+    ``chunklen`` at a time (quantized as ``cparams`` says); :meth:`append_chunk` stores a Blosc1
+    chunk of ``chunklen`` rows as it is.  :meth:`close` writes the leftover rows,
+    ``meta/storage``, ``meta/sizes`` and ``__attrs__``, then, if ``durable``, flushes every file
+    to disk.  ``expectedlen`` defaults to the rows written; ``dflt`` and ``attrs`` are checked
+    before anything is written.  Files are written in place: build the directory under a
+    private name and rename it into place.
+    """
+
+    def __init__(
+        self,
+        rootdir: str,
+        dtype: np.dtype[Any],
+        rowshape: tuple[int, ...],
+        chunklen: int,
+        cparams: Cparams,
+        *,
+        expectedlen: int | None = None,
+        dflt: Any = None,
+        attrs: Mapping[str, Any] | None = None,
+        durable: bool = False,
+    ) -> None:
+        self.dflt = _dflt_json(dtype, dflt)
+        self.attrs_blob = _attrs_blob(attrs)
+        self.rootdir = rootdir
+        self.dtype, self.rowshape, self.chunklen, self.cparams = dtype, rowshape, chunklen, cparams
+        self.expectedlen = expectedlen
+        self.durable = durable
+        self.atomsize = dtype.itemsize * math.prod(rowshape)
+        self.nrows = 0
+        self.nchunks = 0
+        self.cbytes = chunklen * self.atomsize  # bcolz counts the leftover buffer
+        self._buffer: np.ndarray | None = None  # rows waiting for a full chunk
+        self._filled = 0
+        os.mkdir(rootdir)
+        os.mkdir(os.path.join(rootdir, DATA_DIR))
+        os.mkdir(os.path.join(rootdir, META_DIR))
+
+    def append_chunk(self, chunk: Any) -> None:
+        """Store a Blosc1 chunk of whole rows as the next chunk file."""
+        header = ChunkHeader.parse(chunk)
+        rows = header.nbytes // self.atomsize
+        self._write_chunk(memoryview(chunk).cast("B")[: header.cbytes], rows)
+
+    def append_rows(self, rows: np.ndarray) -> None:
+        """Add rows; every full chunk is compressed and written (straight from ``rows`` when
+        no rows are waiting)."""
+        pos, n, chunklen = 0, len(rows), self.chunklen
+        while pos < n:
+            if not self._filled and n - pos >= chunklen:
+                self._write_rows(rows[pos : pos + chunklen])
+                pos += chunklen
+                continue
+            if self._buffer is None:
+                self._buffer = np.empty((chunklen, *self.rowshape), self.dtype)
+            take = min(chunklen - self._filled, n - pos)
+            self._buffer[self._filled : self._filled + take] = rows[pos : pos + take]
+            self._filled += take
+            pos += take
+            if self._filled == chunklen:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._filled and self._buffer is not None:
+            self._write_rows(self._buffer[: self._filled])
+            self._filled = 0
+
+    def _write_rows(self, rows: np.ndarray) -> None:
+        self._write_chunk(_compress_chunk(rows, self.cparams), len(rows))
+
+    def _write_chunk(self, chunk: Any, rows: int) -> None:
+        """Write the next chunk file: bcolz's 16-byte header, then the Blosc chunk."""
+        with open(_chunk_file(self.rootdir, self.nchunks), "wb") as fh:
+            fh.write(BLPK_HEADER)
+            fh.write(chunk)
+        if rows == self.chunklen:
+            self.cbytes += _chunk_cbytes(chunk)
+        self.nchunks += 1
+        self.nrows += rows
+
+    def close(self) -> None:
+        """Write the leftover rows and the metadata files (and flush them if ``durable``)."""
+        self._flush()
+        expectedlen = self.nrows if self.expectedlen is None else self.expectedlen
+        storage = _dumps({
+            "dtype": str(self.dtype),
+            "cparams": self.cparams.to_json(),
+            "chunklen": self.chunklen,
+            "expectedlen": expectedlen,
+            "dflt": self.dflt,
+        })  # fmt: skip
+        _write_file(os.path.join(self.rootdir, STORAGE_FILE), storage)
+        shape = (self.nrows, *self.rowshape)
+        _write_file(os.path.join(self.rootdir, SIZES_FILE),
+                    _sizes_blob(shape, self.atomsize, self.cbytes))  # fmt: skip
+        _write_file(os.path.join(self.rootdir, ATTRS_FILE), self.attrs_blob)
+        if self.durable:
+            _fsync_tree(self.rootdir)
+
+
+class CtableWriter:
+    """Writes a new ctable directory at ``rootdir`` (which must not exist) as bcolz does:
+    ``__rootdirs__``, one :class:`CarrayWriter` per column (``columns`` maps each name, in
+    table order, to its ``(dtype, rowshape, chunklen)``; ``dflts`` to its default value), and
+    ``__attrs__`` on :meth:`close`; ``durable`` then flushes every file to disk."""
+
+    def __init__(
+        self,
+        rootdir: str,
+        columns: Mapping[str, tuple[np.dtype[Any], tuple[int, ...], int]],
+        cparams: Cparams,
+        *,
+        expectedlen: int | None = None,
+        dflts: Mapping[str, Any] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+        durable: bool = False,
+    ) -> None:
+        for name in columns:
+            check_column_name(name)
+        self.attrs_blob = _attrs_blob(attrs)
+        self.rootdir = rootdir
+        self.durable = durable
+        os.mkdir(rootdir)
+        _write_file(os.path.join(rootdir, ROOTDIRS_FILE), _dumps({"names": list(columns)}))
+        dflts = dflts or {}
+        self.columns = {
+            name: CarrayWriter(os.path.join(rootdir, name), dtype, rowshape, chunklen, cparams,
+                               expectedlen=expectedlen, dflt=dflts.get(name))
+            for name, (dtype, rowshape, chunklen) in columns.items()
+        }  # fmt: skip
+
+    def append_rows(self, rows: np.ndarray) -> None:
+        """Add the rows of a structured array holding (at least) the table's fields."""
+        for name, writer in self.columns.items():
+            writer.append_rows(rows[name])
+
+    def close(self) -> None:
+        """Close every column, then write ``__attrs__`` (and flush all if ``durable``)."""
+        for writer in self.columns.values():
+            writer.close()
+        _write_file(os.path.join(self.rootdir, ATTRS_FILE), self.attrs_blob)
+        if self.durable:
+            _fsync_tree(self.rootdir)
+
+
 @contextlib.contextmanager
 def _new_directory(rootdir: str, overwrite: bool, durable: bool) -> Iterator[str]:
-    """A private temporary directory path that becomes ``rootdir`` when the block succeeds."""
+    """A private temporary directory path that becomes ``rootdir`` when the block succeeds
+    (``durable``: the rename is flushed to disk)."""
     rootdir = os.path.abspath(rootdir)
     parent = os.path.dirname(rootdir)
     if os.path.lexists(rootdir) and not overwrite:
@@ -1173,8 +1295,6 @@ def _new_directory(rootdir: str, overwrite: bool, durable: bool) -> Iterator[str
     target = os.path.join(workdir, "new")
     try:
         yield target
-        if durable:
-            _fsync_tree(target)
         if os.path.lexists(rootdir):
             os.rename(rootdir, os.path.join(workdir, "old"))
         os.rename(target, rootdir)
@@ -1213,13 +1333,17 @@ def save_bcolz(
     """
     rootdir = os.fspath(rootdir)
     data = np.asarray(array)
-    cparams = _make_cparams(clevel, shuffle, cname, quantize)
-    attrs_blob = _attrs_blob(attrs)
+    cparams = Cparams.make(clevel, shuffle, cname, quantize)
     settings = {"chunklen": chunklen, "expectedlen": expectedlen, "cparams": cparams}
     if data.dtype.names is None:
-        column = _prepare_column(data, dflt=dflt, **settings)  # type: ignore[arg-type]
+        chunk_rows, expected = _column_layout(data, **settings)  # type: ignore[arg-type]
         with _new_directory(rootdir, overwrite, durable) as target:
-            _write_carray(target, column, attrs_blob)
+            writer = CarrayWriter(
+                target, data.dtype, data.shape[1:], chunk_rows, cparams,
+                expectedlen=expected, dflt=dflt, attrs=attrs, durable=durable,
+            )  # fmt: skip
+            writer.append_rows(data)
+            writer.close()
         return
     if data.ndim != 1:
         raise ArgumentError(
@@ -1227,16 +1351,20 @@ def save_bcolz(
         )
     names = list(data.dtype.names)
     for name in names:
-        _check_column_name(name)
+        check_column_name(name)
     dflts = _column_dflts(dflt, names)
-    columns = [_prepare_column(data[name], dflt=dflts.get(name), **settings)  # type: ignore[arg-type]
-               for name in names]  # fmt: skip
+    columns = {}
+    for name in names:
+        column = data[name]
+        chunk_rows, _ = _column_layout(column, **settings)  # type: ignore[arg-type]
+        columns[name] = (column.dtype, column.shape[1:], chunk_rows)
     with _new_directory(rootdir, overwrite, durable) as target:
-        os.mkdir(target)
-        _write_file(os.path.join(target, ROOTDIRS_FILE), _dumps({"names": names}))
-        for name, column in zip(names, columns, strict=True):
-            _write_carray(os.path.join(target, name), column, _dumps({}))
-        _write_file(os.path.join(target, ATTRS_FILE), attrs_blob)
+        table = CtableWriter(
+            target, columns, cparams, expectedlen=len(data) if expectedlen is None else expectedlen,
+            dflts=dflts, attrs=attrs, durable=durable,
+        )  # fmt: skip
+        table.append_rows(data)
+        table.close()
 
 
 def _column_dflts(dflt: Any, names: Sequence[str]) -> dict[str, Any]:
@@ -1259,7 +1387,7 @@ class _AppendPlan:
 
     reader: CarrayReader
     cparams: Cparams
-    rows: np.ndarray  # the old leftover rows, then the new ones
+    rows: np.ndarray  # the old leftover rows, then the new ones (quantized when compressed)
     first: int  # index of the first chunk file written
     length: int  # rows after the append
     cbytes: int  # bcolz's ``cbytes`` before the append
@@ -1276,8 +1404,6 @@ def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _Append
     nfull, rem = divmod(length, reader.chunklen)
     if rem:  # the old leftover rows lead the first chunk rewritten
         rows = np.concatenate([reader.read(nfull * reader.chunklen, length), rows])
-    if cparams.quantize and rows.dtype.kind == "f":
-        rows = _quantize(rows, cparams.quantize)
     old = _read_meta_json(os.path.join(reader.path, SIZES_FILE), "sizes")
     cbytes: Any = old.get("cbytes") if isinstance(old, dict) else None
     if not _is_int(cbytes):
@@ -1292,11 +1418,12 @@ def _write_append_chunks(plan: _AppendPlan) -> bytes:
     cbytes = plan.cbytes
     for i, row in enumerate(range(0, len(plan.rows), chunklen)):
         rows = plan.rows[row : row + chunklen]
-        blob = _compress_rows(rows, plan.cparams)
+        chunk = _compress_chunk(rows, plan.cparams)
         if len(rows) == chunklen:
-            cbytes += _chunk_cbytes(blob)
+            cbytes += _chunk_cbytes(chunk)
         with atomic_write(_chunk_file(reader.path, plan.first + i)) as fh:
-            fh.write(blob)
+            fh.write(BLPK_HEADER)
+            fh.write(chunk)
     return _sizes_blob((plan.length,) + reader.shape[1:], reader.atomsize, cbytes)
 
 
@@ -1334,7 +1461,7 @@ def _prepare_appends(path: str, rows: Any) -> list[tuple[CarrayReader, np.ndarra
     """Readers, converted rows and current table length for every carray an append touches."""
     reader = open_bcolz(path)
     if isinstance(reader, CarrayReader):
-        reader._refuse_objects()
+        reader.refuse_objects()
         return [(reader, _coerce_rows(reader, rows), len(reader))]
     length = len(reader)
     if isinstance(rows, Mapping):
@@ -1355,7 +1482,7 @@ def _prepare_appends(path: str, rows: Any) -> list[tuple[CarrayReader, np.ndarra
     counts = set()
     for name in reader.names:
         column = reader.carray(name)
-        column._refuse_objects()
+        column.refuse_objects()
         converted = _coerce_rows(column, columns[name])
         counts.add(len(converted))
         work.append((column, converted, length))
