@@ -23,7 +23,6 @@ from .args import (
     DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
-    DEFAULT_CNAME,
     DEFAULT_MAX_APP_CHUNKS,
     DEFAULT_SHUFFLE,
     BloscArgs,
@@ -40,7 +39,6 @@ from .containers.bloscpack import (
     rewrite_metadata,
 )
 from .errors import (
-    ArgumentError,
     FileNotFound,
     FormatError,
     IntegrityError,
@@ -82,6 +80,15 @@ def _arguments(
     blosc_args: Any, bloscpack_args: Any, metadata_args: Any
 ) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
     return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+
+
+def _array_arguments(
+    dtype: np.dtype, blosc_args: Any, bloscpack_args: Any, metadata_args: Any
+) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
+    """The arguments to pack an array of ``dtype`` with: the chunks' typesize follows it."""
+    blosc, bloscpack, metadata = _arguments(blosc_args, bloscpack_args, metadata_args)
+    blosc.typesize = nd.chunk_typesize(dtype, blosc.blosc_version)
+    return blosc, bloscpack, metadata
 
 
 # --- the packing pipeline -----------------------------------------------------------------
@@ -159,6 +166,17 @@ def _write_file(out_file: PathLike | IO[bytes], write: Callable[[IO[bytes]], Non
         write(fh)
 
 
+def _bytes_packer(
+    bytes_: Buffer, chunk_size: str | int, metadata: Any, blosc_args: Any, bloscpack_args: Any,
+    metadata_args: Any,
+) -> Callable[[IO[bytes]], None]:  # fmt: skip
+    """A function writing the ``.blp`` container of the bytes-like ``bytes_`` to a file object
+    (the arguments are checked at once)."""
+    args = _arguments(blosc_args, bloscpack_args, metadata_args)
+    size = memoryview(bytes_).nbytes
+    return lambda out: _pack(_buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
+
+
 def _to_bytes(write: Callable[[IO[bytes]], None]) -> bytes:
     import io
 
@@ -218,11 +236,8 @@ def pack_bytes_to_file(
     metadata_args: MetadataArgs | None = None,
 ) -> None:
     """Compress the bytes-like ``bytes_`` into the ``.blp`` file ``out_file``."""
-    args = _arguments(blosc_args, bloscpack_args, metadata_args)
-    size = memoryview(bytes_).nbytes
-    _write_file(
-        out_file, lambda out: _pack(_buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
-    )
+    packer = _bytes_packer(bytes_, chunk_size, metadata, blosc_args, bloscpack_args, metadata_args)
+    _write_file(out_file, packer)
 
 
 def unpack_bytes_from_file(compressed_file: PathLike) -> tuple[bytes, Any]:
@@ -240,10 +255,8 @@ def pack_bytes_to_bytes(
     metadata_args: MetadataArgs | None = None,
 ) -> bytes:
     """The ``.blp`` container of the bytes-like ``bytes_`` (identical to the file variant)."""
-    args = _arguments(blosc_args, bloscpack_args, metadata_args)
-    size = memoryview(bytes_).nbytes
     return _to_bytes(
-        lambda out: _pack(_buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
+        _bytes_packer(bytes_, chunk_size, metadata, blosc_args, bloscpack_args, metadata_args)
     )
 
 
@@ -278,21 +291,17 @@ def pack_npy_file_to_file(
     if not isinstance(mapped, np.memmap):
         raise FormatError(f"{name}: not a .npy file")
     array = nd.contiguous(mapped)  # a mapped .npy is C- or F-contiguous: nothing is read
-    nd.check_storable(array.dtype)
     metadata = nd.encode_metadata(array)
-    args = _blosc_args(blosc_args)
-    args.typesize = nd.blosc1_typesize(array.dtype) if args.blosc_version == 1 else max(
-        1, array.dtype.itemsize
-    )
+    args = _array_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
     chunk_size = array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
     size, offset = array.nbytes, mapped.offset
     del array, mapped
     with open(name, "rb") as fp:
         fp.seek(offset)
-        _write_file(out_file, lambda out: _pack(
-            _file_chunks(fp, name), size, out, chunk_size, metadata, args,
-            _bloscpack_args(bloscpack_args), _metadata_args(metadata_args),
-        ))  # fmt: skip
+        _write_file(
+            out_file,
+            lambda out: _pack(_file_chunks(fp, name), size, out, chunk_size, metadata, *args),
+        )
 
 
 def _pack_ndarray(
@@ -305,16 +314,10 @@ def _pack_ndarray(
 ) -> None:
     array = np.asarray(array)
     metadata = nd.encode_metadata(array)
-    data = nd.contiguous(array)
-    args = _blosc_args(blosc_args)
-    if args.blosc_version == 1:
-        args.typesize = nd.blosc1_typesize(array.dtype)
-    else:
-        args.typesize = max(1, array.dtype.itemsize)
-    view = nd.byte_view(data)
+    args = _array_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
+    view = nd.byte_view(nd.contiguous(array))
     chunk_size = array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
-    _pack(_buffer_chunks(view), view.nbytes, out, chunk_size, metadata, args,
-          _bloscpack_args(bloscpack_args), _metadata_args(metadata_args))  # fmt: skip
+    _pack(_buffer_chunks(view), view.nbytes, out, chunk_size, metadata, *args)
 
 
 def pack_ndarray_to_file(
@@ -399,12 +402,9 @@ def save_blp(
     ``filters_meta``, ``use_dict`` and item sizes above 255 as the chunks' typesize.
     ``codec`` is an alias of ``cname`` (default blosclz).
     """
-    if cname is not None and codec is not None and cname != codec:
-        raise ArgumentError(f"cname {cname!r} and codec {codec!r} disagree")
-    blosc_args = BloscArgs(
-        clevel=clevel, shuffle=shuffle, cname=cname or codec or DEFAULT_CNAME,
-        blosc_version=blosc_version, filters=filters, filters_meta=filters_meta,
-        use_dict=use_dict, blocksize=blocksize,
+    blosc_args = BloscArgs.from_options(
+        cname, codec, clevel=clevel, shuffle=shuffle, blosc_version=blosc_version,
+        filters=filters, filters_meta=filters_meta, use_dict=use_dict, blocksize=blocksize,
     )  # fmt: skip
     bloscpack_args = BloscpackArgs(
         offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks

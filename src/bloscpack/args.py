@@ -293,8 +293,17 @@ class BloscArgs(MutableMappingObject):
         self.use_dict = use_dict
         self.blocksize = blocksize
 
+    @classmethod
+    def from_options(cls, cname: str | None, codec: str | None, **options: Any) -> BloscArgs:
+        """``BloscArgs(**options)`` with ``codec`` as an alias of ``cname`` (default blosclz);
+        both may be given only if they agree."""
+        if cname is not None and codec is not None and cname != codec:
+            raise ArgumentError(f"cname {cname!r} and codec {codec!r} disagree")
+        return cls(cname=cname or codec or DEFAULT_CNAME, **options)
+
     @property
     def attributes(self) -> list[str]:
+        """The mapping keys: 0.16's four, plus the Blosc2 keys with ``blosc_version=2``."""
         if self.blosc_version == 2:
             return [*BLOSC_ARGS, *BLOSC2_ARGS]
         return list(BLOSC_ARGS)

@@ -731,16 +731,9 @@ def _blp_store(source: Any, verify: bool) -> tuple[FlatStore, Any]:
         raise
 
 
-def _frame_vlmeta(core: Any) -> dict[str, Any]:
-    from .containers.frame import unpack_value
-
-    return {
-        name: unpack_value(core.vlmeta_raw(name), f"{core.name}: vlmetalayer {name!r}")
-        for name, _ in core.vlmeta
-    }
-
-
 def _frame_store(core: Any) -> tuple[FlatStore, Any]:
+    from .frame import VLMeta
+
     try:
         chunks = _FrameChunks(core)
         header = core.header
@@ -761,10 +754,10 @@ def _frame_store(core: Any) -> tuple[FlatStore, Any]:
                     f" {header.nbytes}"
                 )
         names = {name for name, _ in core.vlmeta}
-        metadata = _frame_vlmeta(core) if names.issuperset(FRAME_ARRAY_VLMETA) else None
+        metadata = dict(VLMeta(core)) if names.issuperset(FRAME_ARRAY_VLMETA) else None
         dtype, shape, order = _raw_or_array(metadata, header.nbytes)
         store = FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform)
-        return store, (lambda: metadata) if metadata is not None else (lambda: _frame_vlmeta(core))
+        return store, (lambda: metadata) if metadata is not None else (lambda: dict(VLMeta(core)))
     except BaseException:
         core.close()
         raise

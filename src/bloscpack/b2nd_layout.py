@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 import platform
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .b2nd_meta import MAX_BLOCK_NBYTES, MAX_CHUNK_NBYTES, check_geometry
+from .selection import normalize_index as selection_index
 
 Shape = tuple[int, ...]
 
@@ -256,43 +256,16 @@ class ChunkProjection:
 
 def normalize_index(selection: Any, shape: Shape) -> tuple[tuple[slice, ...], tuple[int, ...]]:
     """Turn a basic index (integers, slices with positive steps, one ``Ellipsis``) into one
-    slice per dimension, with non-negative start <= stop, and the axes integers drop."""
-    items = selection if isinstance(selection, tuple) else (selection,)
-    if sum(1 for s in items if s is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    explicit = [s for s in items if s is not Ellipsis]
-    if len(explicit) > len(shape):
-        raise IndexError(
-            f"too many indices: array is {len(shape)}-dimensional, {len(explicit)} were given"
-        )
-    expanded: list[Any] = []
-    for s in items:
-        expanded.extend([slice(None)] * (len(shape) - len(explicit)) if s is Ellipsis else [s])
-    expanded.extend([slice(None)] * (len(shape) - len(expanded)))
-    result = []
-    dropped = []
-    for axis, (s, n) in enumerate(zip(expanded, shape, strict=True)):
-        if isinstance(s, slice):
-            start, stop, step = s.indices(n)
-            if step <= 0:
-                raise IndexError(
-                    f"only positive slice steps are supported, got {step} on axis {axis}"
-                )
-            result.append(slice(start, max(start, stop), step))
-            continue
-        try:
-            k = operator.index(s)
-        except TypeError:
+    slice per dimension, with non-negative start <= stop, and the axes integers drop (the
+    rules of :func:`bloscpack.selection.normalize_index`)."""
+    axes = selection_index(selection, shape)
+    for axis, s in enumerate(axes):
+        if s.step <= 0:
             raise IndexError(
-                f"only integers, slices and '...' are supported, got {type(s).__name__}"
-                f" on axis {axis}"
-            ) from None
-        if not -n <= k < n:
-            raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
-        k %= n
-        result.append(slice(k, k + 1, 1))
-        dropped.append(axis)
-    return tuple(result), tuple(dropped)
+                f"only positive slice steps are supported, got {s.step} on axis {axis}"
+            )
+    slices = tuple(slice(s.start, max(s.start, s.stop), s.step) for s in axes)
+    return slices, tuple(axis for axis, s in enumerate(axes) if s.drop)
 
 
 def _axis_chunks(

@@ -39,7 +39,6 @@ from .args import (
     DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
-    DEFAULT_CNAME,
     DEFAULT_MAX_APP_CHUNKS,
     DEFAULT_SHUFFLE,
     BloscArgs,
@@ -351,7 +350,18 @@ def _frame_vlmeta(core: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
     return packed, values
 
 
-class _B2ndSource(_Source):
+class _SlabSource(_Source):
+    """A source whose units are slabs of ``unit_rows`` rows (axis 0)."""
+
+    unit_rows = 1
+
+    def _unit_of(self, offset: int) -> tuple[int, int, int]:
+        unit_nbytes = self.unit_rows * self.row_nbytes
+        unit = offset // unit_nbytes
+        return unit, unit * unit_nbytes, min((unit + 1) * unit_nbytes, self.nbytes)
+
+
+class _B2ndSource(_SlabSource):
     """A python-blosc2 NDArray; units are slabs of one chunk of rows (axis 0)."""
 
     fmt = "b2nd"
@@ -378,11 +388,6 @@ class _B2ndSource(_Source):
 
     def stored_chunk(self, index: int) -> Buffer:
         return self.array.frame.read_chunk(index)
-
-    def _unit_of(self, offset: int) -> tuple[int, int, int]:
-        unit_nbytes = self.unit_rows * self.row_nbytes
-        unit = offset // unit_nbytes
-        return unit, unit * unit_nbytes, min((unit + 1) * unit_nbytes, self.nbytes)
 
     def _decode_unit_into(self, unit: int, out: memoryview) -> None:
         r0 = unit * self.unit_rows
@@ -440,7 +445,7 @@ class _CarraySource(_ChunkedSource):
         return chunk[: header.cbytes]
 
 
-class _CtableSource(_Source):
+class _CtableSource(_SlabSource):
     """A bcolz ctable: rows are read column by column in slabs of ``unit_rows`` rows."""
 
     fmt = "bcolz"
@@ -461,11 +466,6 @@ class _CtableSource(_Source):
         self.unit_rows = max(
             1, min(max(chunklens, default=1), SLAB_NBYTES // max(self.row_nbytes, 1))
         )
-
-    def _unit_of(self, offset: int) -> tuple[int, int, int]:
-        unit_nbytes = self.unit_rows * self.row_nbytes
-        unit = offset // unit_nbytes
-        return unit, unit * unit_nbytes, min((unit + 1) * unit_nbytes, self.nbytes)
 
     def _decode_unit_into(self, unit: int, out: memoryview) -> None:
         r0 = unit * self.unit_rows
@@ -543,14 +543,21 @@ def _has_non_string_key(value: Any) -> bool:
     return False
 
 
+def _unreserved_user(source: _Source, dropped: list[str], reserved: Sequence[str]
+                     ) -> Iterator[tuple[str, Any]]:  # fmt: skip
+    """The source's user metadata but the names in ``reserved`` (told in ``dropped``)."""
+    for name, value in source.user.items():
+        if name in reserved:
+            dropped.append(f"{_entry(source)} {name!r}: the name is taken by the numpy metadata")
+        else:
+            yield name, value
+
+
 def _json_user(source: _Source, what: str, dropped: list[str], reserved: Sequence[str] = ()
                ) -> dict[str, Any]:  # fmt: skip
     """The user metadata JSON can hold (``what`` names the target's kind of entry)."""
     kept: dict[str, Any] = {}
-    for name, value in source.user.items():
-        if name in reserved:
-            dropped.append(f"{_entry(source)} {name!r}: the name is taken by the numpy metadata")
-            continue
+    for name, value in _unreserved_user(source, dropped, reserved):
         problem = _json_problem(value)
         if problem is not None:
             dropped.append(f"{_entry(source)} {name!r}: {what} cannot hold it ({problem})")
@@ -575,10 +582,7 @@ def _packed_user(source: _Source, dropped: list[str], room: int, reserved: Seque
     from .containers.frame import MAX_NAME_LEN, pack_value
 
     layers: list[tuple[str, bytes]] = []
-    for name, value in source.user.items():
-        if name in reserved:
-            dropped.append(f"{_entry(source)} {name!r}: the name is taken by the numpy metadata")
-            continue
+    for name, value in _unreserved_user(source, dropped, reserved):
         if len(name.encode("utf-8")) > MAX_NAME_LEN:
             dropped.append(f"{_entry(source)} {name!r}: frame vlmetalayer names hold at most"
                            f" {MAX_NAME_LEN} bytes")  # fmt: skip
@@ -715,22 +719,16 @@ class _BlpTarget(_Target):
 
         super().__init__(source, options, copy_chunks)
         opts = _take(options, self.OPTIONS, self.fmt)
-        cname, codec = opts["cname"], opts["codec"]
-        if cname is not None and codec is not None and cname != codec:
-            raise ArgumentError(f"cname {cname!r} and codec {codec!r} disagree")
         self.opts = opts
         spec = source.spec
-        self.args = BloscArgs(
-            clevel=opts["clevel"], shuffle=opts["shuffle"], cname=cname or codec or DEFAULT_CNAME,
+        self.args = BloscArgs.from_options(
+            opts["cname"], opts["codec"], clevel=opts["clevel"], shuffle=opts["shuffle"],
             blosc_version=opts["blosc_version"], filters=opts["filters"],
             filters_meta=opts["filters_meta"], use_dict=opts["use_dict"],
             blocksize=opts["blocksize"],
         )  # fmt: skip
         itemsize = spec.dtype.itemsize
-        if self.args.blosc_version == 1:
-            self.args.typesize = nd.blosc1_typesize(spec.dtype) if itemsize else 1
-        else:
-            self.args.typesize = max(1, itemsize)
+        self.args.typesize = nd.chunk_typesize(spec.dtype, self.args.blosc_version)
         check_blosc_args(self.args)
         if opts["metadata_args"] is not None and not isinstance(
             opts["metadata_args"], MetadataArgs
@@ -951,14 +949,6 @@ class _B2ndTarget(_Target):
             else:
                 self._write_slabs(append)
 
-    def _compress(self, data: Buffer) -> bytearray:
-        params = self.cparams
-        return engine.compress_blosc2(
-            data, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
-            filters=params.filters, filters_meta=params.filters_meta,
-            splitmode=_SPLIT_NAMES[params.splitmode], blocksize=self.grid.block_nbytes,
-        )  # fmt: skip
-
     def _write_same_geometry(self, append: Any) -> None:
         source = self.source
         assert isinstance(source, _B2ndSource)
@@ -972,7 +962,7 @@ class _B2ndTarget(_Target):
                 self.copied += 1
             else:
                 engine.decompress_into(chunk, scratch, validated=True)
-                append(self._compress(scratch))
+                append(self.cparams.compress(scratch))
                 self.recompressed += 1
             self.progress(total * (n + 1) // nchunks - total * n // nchunks)
 
@@ -985,11 +975,11 @@ class _B2ndTarget(_Target):
 
         def put_data(data: memoryview) -> None:
             if len(data) == grid.chunk_nbytes:
-                append(self._compress(data))
+                append(self.cparams.compress(data))
                 return
             padded[: len(data)] = data
             padded[len(data) :] = bytes(grid.chunk_nbytes - len(data))
-            append(self._compress(padded))
+            append(self.cparams.compress(padded))
 
         self._write_spans(spans, True, append, put_data, lambda n: grid.chunk_nbytes)
 
@@ -1001,7 +991,7 @@ class _B2ndTarget(_Target):
         if grid.ndim == 0:
             data = source.read_rows(0, 1)
             array_to_chunk(data, grid, (), scratch)
-            append(self._compress(scratch.view(np.uint8)))
+            append(self.cparams.compress(scratch.view(np.uint8)))
             self.recompressed += 1
             return
         c0 = grid.chunks[0]
@@ -1010,12 +1000,9 @@ class _B2ndTarget(_Target):
             slab_grid = ChunkGrid(slab.shape, grid.chunks, grid.blocks, itemsize)
             for n in range(slab_grid.nchunks):
                 array_to_chunk(slab, slab_grid, slab_grid.chunk_coords(n), scratch)
-                append(self._compress(scratch.view(np.uint8)))
+                append(self.cparams.compress(scratch.view(np.uint8)))
                 self.recompressed += 1
             self.progress(slab.nbytes)
-
-
-_SPLIT_NAMES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
 
 
 class _BcolzTarget(_Target):

@@ -162,6 +162,12 @@ def blosc1_typesize(dtype: np.dtype) -> int:
     return max(d for d in range(1, MAX_BLOSC1_TYPESIZE + 1) if itemsize % d == 0)
 
 
+def chunk_typesize(dtype: np.dtype, blosc_version: int) -> int:
+    """The typesize chunks of ``dtype`` items are compressed with: :func:`blosc1_typesize`
+    for Blosc1 chunks, the item size (at least 1) for Blosc2 chunks."""
+    return blosc1_typesize(dtype) if blosc_version == 1 else max(1, dtype.itemsize)
+
+
 # --- arrays -------------------------------------------------------------------------------
 
 
@@ -238,6 +244,7 @@ def decode_metadata(metadata: Any) -> ArraySpec:
 __all__ = [
     "ArraySpec",
     "blosc1_typesize",
+    "chunk_typesize",
     "byte_view",
     "check_storable",
     "contiguous",
