@@ -58,7 +58,7 @@ def _blosc_args(value: BloscArgs | Mapping[str, Any] | None) -> BloscArgs:
     if value is None:
         return BloscArgs()
     if isinstance(value, BloscArgs):
-        return value.copy()  # type: ignore[no-any-return]
+        return value.copy()
     return BloscArgs(**dict(value))
 
 
@@ -162,7 +162,7 @@ def _write_file(out_file: PathLike | IO[bytes], write: Callable[[IO[bytes]], Non
     if hasattr(out_file, "write"):
         write(out_file)  # type: ignore[arg-type]
         return
-    with atomic_write(out_file) as fh:  # type: ignore[arg-type]
+    with atomic_write(out_file) as fh:
         write(fh)
 
 

@@ -190,10 +190,18 @@ class Store(Protocol):
     name: str
     shape: tuple[int, ...]
     dtype: np.dtype
-    chunks: tuple[int, ...] | None
+
+    @property
+    def chunks(self) -> tuple[int, ...] | None:
+        """The shape of the box one stored chunk holds, or None."""
+        ...
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         """The selected items as a new array of ``result_shape(selection)``."""
+        ...
+
+    def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
+        """The item at ``coords`` (non-negative, in range) as a 0-d array."""
         ...
 
     def iter_chunks(self) -> Iterator[np.ndarray]: ...
@@ -597,7 +605,7 @@ class B2ndStore:
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         if _full_selection(selection, self.shape):
-            return self.array.read(_allocate(self.shape, self.dtype, self.name))  # type: ignore[no-any-return]
+            return self.array.read(_allocate(self.shape, self.dtype, self.name))
         count = math.prod(len(s) for s in selection)
         if self._frame_items is not None and 0 < count <= SMALL_SELECTION_ITEMS:
             out = _allocate(result_shape(selection), self.dtype, self.name)
@@ -647,14 +655,16 @@ class TableStore:
         self.reader = reader
         self.name = reader.path
         self.names = list(names)
-        self.shape = (len(reader),)
+        self.shape: tuple[int, ...] = (len(reader),)
         carrays = [reader.carray(name) for name in self.names]
         self.dtype = np.dtype(
             [(n, c.dtype, c.shape[1:]) for n, c in zip(self.names, carrays, strict=True)]
         )
         chunklens = {c.chunklen for c in carrays}
         self.chunklen = carrays[0].chunklen
-        self.chunks = (min(self.chunklen, len(reader)),) if len(chunklens) == 1 else None
+        self.chunks: tuple[int, ...] | None = (
+            (min(self.chunklen, len(reader)),) if len(chunklens) == 1 else None
+        )
         self._columns: dict[str, FlatStore] = {} if columns is None else columns
 
     def select(self, names: Sequence[str]) -> TableStore:
@@ -784,7 +794,7 @@ def _chunk_store(source: ByteSource) -> FlatStore:
 
 def _open_store(
     source: Any, fmt: str, verify: bool, columns: Sequence[str] | None
-) -> tuple[Any, Callable[[], Any]]:
+) -> tuple[Store, Callable[[], Any]]:
     """(store, a function giving its metadata) for a path (any format) or an in-memory buffer
     (single-file formats)."""
     if columns is not None and fmt != "bcolz":
@@ -948,7 +958,7 @@ class BloscArray:
 
     @property
     def dtype(self) -> np.dtype:
-        return self._store.dtype  # type: ignore[no-any-return]
+        return self._store.dtype
 
     @property
     def ndim(self) -> int:
@@ -967,7 +977,7 @@ class BloscArray:
     def chunks(self) -> tuple[int, ...] | None:
         """Shape of the box of the array one stored chunk holds (edge chunks are cut by the
         array's end); None when the stored chunks do not cut the array into boxes."""
-        return self._store.chunks  # type: ignore[no-any-return]
+        return self._store.chunks
 
     @property
     def metadata(self) -> Any:
@@ -1019,7 +1029,7 @@ class BloscArray:
     def _read(self, index: Any) -> np.ndarray:
         self._check_open()
         _check_index_types(index)
-        return self._store.read(normalize_index(index, self.shape))  # type: ignore[no-any-return]
+        return self._store.read(normalize_index(index, self.shape))
 
     def __getitem__(self, index: Any) -> Any:
         """``a[index]`` with numpy's result: an array, or a numpy scalar when every axis is
@@ -1136,7 +1146,7 @@ class BloscArray:
 def _reopen(source: Any, options: dict[str, Any], key: Any) -> BloscArray:
     """Unpickle a :class:`BloscArray`: open ``source`` again, then select ``key``."""
     array = BloscArray(source, **options)
-    return array if key is None else array[key]  # type: ignore[no-any-return]
+    return array if key is None else array[key]
 
 
 def open(

@@ -161,7 +161,7 @@ class _Source:
             buffer = memoryview(bytearray(size))
             self._decode_unit_into(unit, buffer)
             self._cache = (unit, buffer)
-        return self._cache[1]  # type: ignore[no-any-return]
+        return self._cache[1]
 
     def read_into(self, start: int, out: memoryview) -> None:
         """Fill ``out`` with the flat bytes (storage order) from ``start``; whole units are
@@ -647,7 +647,7 @@ class _Target:
 
     fmt = ""
 
-    def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
+    def __init__(self, source: _Source, copy_chunks: bool) -> None:
         self.source = source
         self.copy_chunks = copy_chunks
         self.dropped: list[str] = list(source.dropped)
@@ -717,7 +717,7 @@ class _BlpTarget(_Target):
     def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
         from .containers.bloscpack import check_blosc_args
 
-        super().__init__(source, options, copy_chunks)
+        super().__init__(source, copy_chunks)
         opts = _take(options, self.OPTIONS, self.fmt)
         self.opts = opts
         spec = source.spec
@@ -797,7 +797,7 @@ class _FrameTarget(_Target):
                  fmt: str) -> None:  # fmt: skip
         from .containers.frame import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, CParams
 
-        super().__init__(source, options, copy_chunks)
+        super().__init__(source, copy_chunks)
         self.fmt = fmt
         opts = _take(options, self.OPTIONS, fmt)
         spec = source.spec
@@ -881,7 +881,7 @@ class _B2ndTarget(_Target):
         from .containers.b2nd import _cparams
         from .containers.frame import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE
 
-        super().__init__(source, options, copy_chunks)
+        super().__init__(source, copy_chunks)
         opts = _take(options, self.OPTIONS, self.fmt)
         spec = source.spec
         if spec.order == "F":
@@ -1015,7 +1015,7 @@ class _BcolzTarget(_Target):
     def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
         from .containers import bcolz
 
-        super().__init__(source, options, copy_chunks)
+        super().__init__(source, copy_chunks)
         opts = _take(options, self.OPTIONS, self.fmt)
         spec = source.spec
         if not spec.shape:

@@ -352,7 +352,7 @@ class BcolzAttrs(MutableMapping[str, Any]):
         del data[key]
         self._store(data)
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Set several attributes with one rewrite of the file."""
         data = dict(self._data)
         data.update(other, **kwargs)

@@ -698,11 +698,6 @@ class BloscpackWriter:
         self._pos = self.chunks_start
         self.closed = False
 
-    @property
-    def nchunks_written(self) -> int:
-        """Chunks written so far."""
-        return len(self.offsets)
-
     def write_chunk(self, chunk: Buffer, *, trusted: bool = False) -> int:
         """Append one complete Blosc chunk (and its digest); return its position.
 
