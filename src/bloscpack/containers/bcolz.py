@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import json
 import keyword
 import math
@@ -51,7 +52,10 @@ from ..io import ByteSource, PathLike, atomic_write, fsync_directory
 __all__ = [
     "BcolzAttrs",
     "CarrayReader",
+    "CarrayWriter",
+    "Cparams",
     "CtableReader",
+    "CtableWriter",
     "append_bcolz",
     "blosc_typesize",
     "default_chunklen",
@@ -260,6 +264,7 @@ class Storage:
 
     @classmethod
     def read(cls, path: str) -> Storage:
+        """Parse and check the ``meta/storage`` file at ``path``."""
         data = _read_meta_json(path, "storage")
         if not isinstance(data, dict):
             raise FormatError(f"{path}: storage must be a JSON object, got {type(data).__name__}")
@@ -274,6 +279,7 @@ class Storage:
                    data.get("expectedlen"), data.get("dflt"))  # fmt: skip
 
     def cparams(self, path: str) -> Cparams:
+        """The checked ``cparams`` (only needed to write new chunks)."""
         return Cparams.parse(self.cparams_raw, path)
 
 
@@ -359,6 +365,7 @@ class BcolzAttrs(MutableMapping[str, Any]):
         self._store(data)
 
     def clear(self) -> None:
+        """Remove every attribute with one rewrite of the file."""
         self._store({})
 
     def to_dict(self) -> dict[str, Any]:
@@ -552,6 +559,7 @@ class CarrayReader:
         return self.storage.cparams(os.path.join(self.path, STORAGE_FILE))
 
     def chunk_path(self, index: int) -> str:
+        """Path of the file of chunk ``index``."""
         return _chunk_file(self.path, index)
 
     def chunk_rows(self, index: int) -> int:
@@ -709,6 +717,7 @@ class CtableReader:
 
     @property
     def shape(self) -> tuple[int]:
+        """``(rows,)``."""
         return (len(self),)
 
     @property
@@ -1075,7 +1084,7 @@ def check_chunklen(chunklen: Any, atomsize: int) -> None:
 
 
 def _column_layout(data: np.ndarray, *, chunklen: int | None, expectedlen: int | None,
-                   cparams: Cparams) -> tuple[int, int]:  # fmt: skip
+                   cparams: Cparams, dflt: Any) -> tuple[int, int]:  # fmt: skip
     """Check one carray's data and settings before anything is written; return its
     ``(chunklen, expectedlen)``."""
     if data.ndim == 0:
@@ -1092,6 +1101,7 @@ def _column_layout(data: np.ndarray, *, chunklen: int | None, expectedlen: int |
     if chunklen is None:
         chunklen = default_chunklen(atomsize, expectedlen)
     check_chunklen(chunklen, atomsize)
+    _dflt_json(data.dtype, dflt)
     return chunklen, expectedlen
 
 
@@ -1334,9 +1344,12 @@ def save_bcolz(
     rootdir = os.fspath(rootdir)
     data = np.asarray(array)
     cparams = Cparams.make(clevel, shuffle, cname, quantize)
-    settings = {"chunklen": chunklen, "expectedlen": expectedlen, "cparams": cparams}
+    _attrs_blob(attrs)  # checked now: nothing is made unless every argument is valid
+    layout = functools.partial(
+        _column_layout, chunklen=chunklen, expectedlen=expectedlen, cparams=cparams
+    )
     if data.dtype.names is None:
-        chunk_rows, expected = _column_layout(data, **settings)  # type: ignore[arg-type]
+        chunk_rows, expected = layout(data, dflt=dflt)
         with _new_directory(rootdir, overwrite, durable) as target:
             writer = CarrayWriter(
                 target, data.dtype, data.shape[1:], chunk_rows, cparams,
@@ -1356,7 +1369,7 @@ def save_bcolz(
     columns = {}
     for name in names:
         column = data[name]
-        chunk_rows, _ = _column_layout(column, **settings)  # type: ignore[arg-type]
+        chunk_rows, _ = layout(column, dflt=dflts.get(name))
         columns[name] = (column.dtype, column.shape[1:], chunk_rows)
     with _new_directory(rootdir, overwrite, durable) as target:
         table = CtableWriter(
