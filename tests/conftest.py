@@ -50,14 +50,18 @@ class Bloscpack016:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         """Run 0.16's ``blpk`` command line with ``args``."""
-        code = "import sys; from bloscpack.cli import main; sys.argv = ['blpk'] + sys.argv[1:]; main()"
+        code = (
+            "import sys; from bloscpack.cli import main;"
+            " sys.argv = ['blpk'] + sys.argv[1:]; main()"
+        )
         return self.run(code, *args, check=False)
 
 
 @pytest.fixture(scope="session")
 def bloscpack016() -> Bloscpack016:
     """The real bloscpack 0.16, installed once into a cache directory outside the project."""
-    target = Path(os.environ.get("BLOSCPACK016_DIR", Path(tempfile.gettempdir()) / "bloscpack-0.16-oracle"))
+    default = Path(tempfile.gettempdir()) / "bloscpack-0.16-oracle"
+    target = Path(os.environ.get("BLOSCPACK016_DIR", default))
     marker = target / ".installed"
     if not marker.exists():
         proc = subprocess.run(

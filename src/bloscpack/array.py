@@ -84,7 +84,9 @@ class ChunkSource(Protocol):
         """Let go of the chunk :meth:`chunk` returned last."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the input."""
+        ...
 
 
 class _KeptChunks:
@@ -204,9 +206,13 @@ class Store(Protocol):
         """The item at ``coords`` (non-negative, in range) as a 0-d array."""
         ...
 
-    def iter_chunks(self) -> Iterator[np.ndarray]: ...
+    def iter_chunks(self) -> Iterator[np.ndarray]:
+        """Each stored chunk's items as a new array, in storage order."""
+        ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the files."""
+        ...
 
 
 def _allocate(shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
@@ -356,6 +362,8 @@ class FlatStore:
     # --- reading ---------------------------------------------------------------------------
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        """The selected items as a new array (only the chunks, and blocks, they touch are
+        decoded)."""
         shape = self.shape
         if self.order == "F":  # an F-order layout is the C-order layout of the transpose
             selection, shape = selection[::-1], shape[::-1]
@@ -514,6 +522,7 @@ class FlatStore:
                 yield items.reshape(piece, order=self.order)  # type: ignore[call-overload]
 
     def close(self) -> None:
+        """Release the chunk source."""
         self.source.close()
 
 
@@ -604,6 +613,7 @@ class B2ndStore:
         return out
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        """The selected items as a new array: item by item when few, else box by box."""
         if _full_selection(selection, self.shape):
             return self.array.read(_allocate(self.shape, self.dtype, self.name))
         count = math.prod(len(s) for s in selection)
@@ -641,6 +651,7 @@ class B2ndStore:
             yield self.array.read_selection(grid.chunk_region(coords))
 
     def close(self) -> None:
+        """Release the array's frame."""
         self.array.close()
 
 
@@ -682,6 +693,7 @@ class TableStore:
         return self.read((AxisSelection(coords[0], coords[0] + 1, 1, True),))
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        """The selected rows as a structured array, column by column."""
         out = _allocate(result_shape(selection), self.dtype, self.name)
         for name in self.names:
             column = self.column(name)
@@ -696,6 +708,7 @@ class TableStore:
             yield self.read(normalize_index(slice(start, start + self.chunklen), self.shape))
 
     def close(self) -> None:
+        """Release the column stores opened so far."""
         for column in self._columns.values():
             column.close()
 
@@ -954,18 +967,22 @@ class BloscArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The array's shape."""
         return tuple(self._store.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The array's numpy dtype."""
         return self._store.dtype
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """Number of items."""
         return math.prod(self.shape)
 
     @property

@@ -46,6 +46,7 @@ class ChunkGrid:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @cached_property
@@ -67,6 +68,7 @@ class ChunkGrid:
 
     @property
     def nitems(self) -> int:
+        """Items of the array."""
         return math.prod(self.shape)
 
     @cached_property
@@ -86,6 +88,7 @@ class ChunkGrid:
 
     @cached_property
     def block_items(self) -> int:
+        """Items of one block."""
         return math.prod(self.blocks)
 
     @cached_property
@@ -118,6 +121,7 @@ class ChunkGrid:
         return n
 
     def chunk_start(self, coords: Sequence[int]) -> Shape:
+        """Index of the first item of the chunk at grid ``coords``."""
         return tuple(c * k for c, k in zip(coords, self.chunks, strict=True))
 
     def chunk_valid(self, coords: Sequence[int]) -> Shape:

@@ -50,6 +50,7 @@ class B2ndMeta:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @classmethod

@@ -210,14 +210,17 @@ class BloscFile(io.BufferedIOBase):
     # --- io protocol -----------------------------------------------------------------------
 
     def readable(self) -> bool:
+        """Whether the file was opened for reading."""
         self._check_open()
         return self.mode == "rb"
 
     def writable(self) -> bool:
+        """Whether the file was opened for writing or appending."""
         self._check_open()
         return self.mode != "rb"
 
     def seekable(self) -> bool:
+        """Whether :meth:`seek` can go to any position (a file read with random access)."""
         self._check_open()
         return isinstance(self._reader, _RandomReader)
 

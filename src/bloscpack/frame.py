@@ -215,10 +215,12 @@ class Frame:
 
     @property
     def nchunks(self) -> int:
+        """Number of chunks."""
         return self._core.nchunks
 
     @property
     def typesize(self) -> int:
+        """The typesize in the frame's header."""
         return self._core.header.typesize
 
     @property
@@ -346,6 +348,7 @@ class Frame:
     # --- lifetime --------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Write pending changes and release the files."""
         self._core.close()
 
     def __enter__(self) -> Frame:

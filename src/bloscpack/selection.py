@@ -29,6 +29,7 @@ class AxisSelection:
         return len(range(self.start, self.stop, self.step))
 
     def indices(self) -> np.ndarray:
+        """The selected indices as an int64 array."""
         return np.arange(self.start, self.stop, self.step, dtype=np.int64)
 
 

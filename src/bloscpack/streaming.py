@@ -63,9 +63,11 @@ class PrefixedReader(io.RawIOBase):
         self.name = name
 
     def readable(self) -> bool:
+        """Always true."""
         return True
 
     def readinto(self, b: Any) -> int:
+        """Read into ``b`` (the prefix's bytes first, then the stream's); return the count."""
         with memoryview(b) as view, view.cast("B") as out:
             if self._head:
                 n = min(len(out), len(self._head))
