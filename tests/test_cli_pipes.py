@@ -331,8 +331,6 @@ def test_npy_input_to_stdout_and_option_errors(tmp_path):
 @pytest.mark.parametrize("name", ["f8_2d", "i2_fortran_bigendian", "structured"])
 def test_decompress_to_npy_from_every_format(fmt, name, tmp_path):
     array = ARRAYS[name]
-    if fmt in ("b2nd", "sframe") and array.dtype.names:
-        pytest.skip("python-blosc2's NDArray takes no structured dtypes with sub-arrays")
     np.save(tmp_path / "a.npy", array)
     proc = blpk("c", "--format", fmt, "a.npy", "x", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
