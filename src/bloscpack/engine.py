@@ -19,6 +19,7 @@ import glob
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -146,6 +147,36 @@ def get_nthreads() -> int:
     return _nthreads
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+
+
+def run_workers(work: Callable[[int], None], workers: int) -> None:
+    """Run ``work(0)``, ..., ``work(workers - 1)`` at the same time and wait for all of them:
+    the first on the calling thread, the others on persistent pool threads (which keep their C
+    contexts from one call to the next).  The first exception raised is re-raised; each
+    ``work`` should catch its own errors when several are possible."""
+    global _pool, _pool_size
+    if workers <= 1:
+        work(0)
+        return
+    with _lib_lock:
+        if _pool is None or _pool_size < workers - 1:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool_size = workers - 1
+            _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="bloscpack")
+        pool = _pool
+    futures = [pool.submit(work, k) for k in range(1, workers)]
+    try:
+        work(0)
+    finally:
+        for future in futures:
+            future.exception()  # waits
+    for future in futures:
+        future.result()
+
+
 class _Context:
     """A C-Blosc2 context, owned by one Python thread."""
 
@@ -256,22 +287,23 @@ def observe(callback: Callable[[str, int], None]) -> Iterator[None]:
         _observer = previous
 
 
-def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False) -> int:
+def decompress_into(chunk: Buffer, out: Buffer, *, validated: bool = False,
+                    nthreads: int | None = None) -> int:  # fmt: skip
     """Decompress a whole Blosc1/Blosc2 chunk into ``out``; return the number of bytes written.
 
     ``out`` must be writable, C-contiguous and at least ``nbytes`` long.  The chunk is validated
     first (``validated=True``: the caller did it).  Special-value and memcpyed chunks are decoded
     with numpy, snappy chunks with the optional snappy library, all others by C-Blosc2 with the
-    GIL released.
+    GIL released, using ``nthreads`` C threads (default: :func:`get_nthreads`).
     """
-    n = _decompress_into(chunk, out, validated)
+    n = _decompress_into(chunk, out, validated, nthreads)
     observer = _observer
     if observer is not None:
         observer("decompress", n)
     return n
 
 
-def _decompress_into(chunk: Buffer, out: Buffer, validated: bool) -> int:
+def _decompress_into(chunk: Buffer, out: Buffer, validated: bool, nthreads: int | None) -> int:
     header = _header(chunk, validated)
     dest = _destination(out, header.nbytes)
     if header.nbytes == 0:
@@ -286,7 +318,7 @@ def _decompress_into(chunk: Buffer, out: Buffer, validated: bool) -> int:
     if header.codec_format == SNAPPY_FORMAT:
         return pydecode.decode_into(src, dest, _snappy_stream_decoder())
     n = _libblosc2().blosc2_decompress_ctx(
-        _dctx(_decompression_threads(header), extended=header.extended),
+        _dctx(_decompression_threads(header) or nthreads, extended=header.extended),
         _address(src), header.cbytes, _address(dest), header.nbytes,
     )  # fmt: skip
     if n != header.nbytes:
@@ -382,7 +414,8 @@ BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD 
 SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
 
 
-def _codec_code(codec: str | int) -> int:
+def codec_code(codec: str | int) -> int:
+    """The Blosc2 code of a codec name (``"zstd"`` -> 5); integers pass through."""
     if isinstance(codec, int):
         return codec
     try:
@@ -465,7 +498,7 @@ def compress_blosc2(
     if src.size > MAX_BUFFERSIZE:
         raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
     key = (
-        _codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, _nthreads, blocksize,
+        codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, _nthreads, blocksize,
         SPLIT_MODES[splitmode], tuple(filters), tuple(filters_meta), src.size,
     )  # fmt: skip
     cctx = _cctx(key)

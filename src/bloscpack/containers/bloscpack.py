@@ -495,10 +495,49 @@ class BloscpackReader:
             raise IntegrityError(
                 f"{self.name}: the chunks hold {total} bytes, the destination {view.nbytes}"
             )
-        pos = 0
-        for loc, chunk in self.iter_chunks():
-            pos += _decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
-        return pos
+        locations = self.locations()
+        workers = min(engine.get_nthreads(), len(locations))
+        if sum(loc.cbytes for loc in locations) < _PARALLEL_MIN_CBYTES * len(locations):
+            workers = 1  # small stored chunks: Python's per-chunk work would dominate
+        if workers <= 1:
+            pos = 0
+            for loc, chunk in self.iter_chunks():
+                pos += _decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
+            return pos
+        self._read_in_parallel(locations, view, workers)
+        return total
+
+    def _read_in_parallel(self, locations: list[ChunkLocation], view: memoryview,
+                          workers: int) -> None:  # fmt: skip
+        """Decode the chunks into ``view`` with ``workers`` threads, each taking every
+        ``workers``-th chunk whole (digest check, validation and decoding, with
+        ``nthreads // workers`` C threads): the per-chunk checks of one chunk run while others
+        decode.  The error raised is that of the first bad chunk, as when reading in order."""
+        starts = [0]
+        for loc in locations:
+            starts.append(starts[-1] + loc.nbytes)
+        # Map the input once here, not concurrently in the workers.
+        self.source.read(self.chunks_start, self.data_end - self.chunks_start, "chunks")
+        c_threads = max(1, engine.get_nthreads() // workers)
+        errors: dict[int, BaseException] = {}
+
+        def work(first: int) -> None:
+            for index in range(first, len(locations), workers):
+                if errors and index > min(errors):
+                    return
+                loc = locations[index]
+                out = view[starts[index] : starts[index + 1]]
+                try:
+                    chunk = self._read_location(loc, True)
+                    _decompress_exactly(chunk, out, loc, self.name, c_threads)
+                except BaseException as exc:
+                    errors[index] = exc
+                    return
+                self.source.release(loc.offset, loc.end - loc.offset)
+
+        engine.run_workers(work, workers)
+        if errors:
+            raise errors[min(errors)]
 
     def read_all(self) -> bytearray:
         """The whole payload as a new ``bytearray``."""
@@ -530,6 +569,12 @@ class BloscpackReader:
         self.close()
 
 
+#: Mean stored chunk size from which :meth:`BloscpackReader.read_into` decodes several chunks at
+#: once.  Below it (data compressed more than about 16 times in 1 MiB chunks), digests and
+#: decoding take too little time for the threads to win over decoding in order.
+_PARALLEL_MIN_CBYTES = 64 * 1024
+
+
 def _not_blp(name: str, head: bytes) -> FormatError:
     from ..errors import NotAContainer
 
@@ -548,14 +593,15 @@ def _allocate(nbytes: int, name: str) -> bytearray:
         ) from None
 
 
-def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str) -> int:
+def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str,
+                        nthreads: int | None = None) -> int:  # fmt: skip
     if memoryview(out).nbytes != loc.nbytes:
         raise IntegrityError(
             f"{name}: chunk {loc.index} holds {loc.nbytes} bytes, its destination"
             f" {memoryview(out).nbytes}"
         )
     try:
-        n = engine.decompress_into(chunk, out)
+        n = engine.decompress_into(chunk, out, nthreads=nthreads)
     except BloscpackError as exc:
         raise type(exc)(f"{name}: chunk {loc.index} at offset {loc.offset}: {exc}") from None
     if n != loc.nbytes:
