@@ -252,7 +252,7 @@ def test_codecs_sparse_meta_vlmeta(tmp_path, codec, sparse):
     del ref
     with Frame(path) as frame:
         assert frame.offsets[0] == -(1 << 63) + (1 << 56)  # 0x81..: zeros marker
-        assert frame.cparams["codec"] == engine._codec_code(codec)
+        assert frame.cparams["codec"] == engine.codec_code(codec)
     with B2ndArray(path) as a:
         assert a.vlmeta == {"note": {"k": [1, 2]}, "t": (1, 2)}
         assert a.meta == {"m1": 1, "units": "m"}

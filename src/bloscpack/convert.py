@@ -878,7 +878,7 @@ class _B2ndTarget(_Target):
     }  # fmt: skip
 
     def __init__(self, source: _Source, options: dict[str, Any], copy_chunks: bool) -> None:
-        from .containers.b2nd import _cparams
+        from .containers.b2nd import b2nd_cparams
         from .containers.frame import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE
 
         super().__init__(source, copy_chunks)
@@ -901,7 +901,7 @@ class _B2ndTarget(_Target):
         if isinstance(source, _B2ndSource):
             self.same_geometry = source.grid == self.grid
         try:
-            self.cparams = _cparams(
+            self.cparams = b2nd_cparams(
                 spec.dtype, self.grid, opts["codec"], opts["clevel"], opts["filters"],
                 opts["filters_meta"], opts["splitmode"],
             )  # fmt: skip

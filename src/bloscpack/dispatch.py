@@ -3,6 +3,7 @@ work to that format's module."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -102,18 +103,18 @@ def load(path: PathLike) -> np.ndarray:
         return np.frombuffer(decompress_chunk(fh.read()), dtype=np.uint8)
 
 
+_MODULES = {
+    "blp": "bloscpack",
+    "b2frame": "frame",
+    "sframe": "sframe",
+    "b2nd": "b2nd",
+    "bcolz": "bcolz",
+}
+
+
 def _module(fmt: str) -> Any:
-    if fmt == "blp":
-        from .containers import bloscpack as module
-    elif fmt == "b2frame":
-        from .containers import frame as module
-    elif fmt == "sframe":
-        from .containers import sframe as module
-    elif fmt == "b2nd":
-        from .containers import b2nd as module
-    else:
-        from .containers import bcolz as module
-    return module
+    """The container module of format ``fmt``."""
+    return importlib.import_module(f".containers.{_MODULES[fmt]}", __package__)
 
 
 def info(path: PathLike) -> dict[str, Any]:
@@ -192,22 +193,3 @@ def _save_array_frame(array: np.ndarray, dst: PathLike, chunksize: int = 4 << 20
     with FrameWriter(dst, CParams.make(**cparams), chunksize=size, vlmeta=vlmeta) as writer:
         for start in range(0, data.size, size):
             writer.append_data(data[start : start + size])
-
-
-def decompress_file(src: PathLike, dst: PathLike) -> Any:
-    """Decompress the container ``src`` into the raw file ``dst`` (``.npy`` if ``dst`` ends with
-    it); returns the ``.blp`` metadata, if any."""
-    fmt = detect(src)
-    from .io import atomic_write
-
-    if fmt == "blp" and not os.fspath(dst).endswith(".npy"):
-        from .api import unpack_file_from_file
-
-        return unpack_file_from_file(src, dst)
-    array = load(src)
-    with atomic_write(dst) as fh:
-        if os.fspath(dst).endswith(".npy"):
-            np.save(fh, array, allow_pickle=False)
-        else:
-            fh.write(np.ascontiguousarray(array).data if array.ndim else array.tobytes())
-    return None

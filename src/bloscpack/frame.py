@@ -158,6 +158,11 @@ class Frame:
         self.meta = Meta(self._core)
         self.vlmeta = VLMeta(self._core)
 
+    @property
+    def core(self) -> ContiguousFrame | SparseFrame:
+        """The format-level frame behind this object (``ContiguousFrame`` or ``SparseFrame``)."""
+        return self._core
+
     @staticmethod
     def _open(
         source: PathLike | bytes | bytearray | memoryview,

@@ -111,7 +111,7 @@ class _ScratchPool:
 
 def _frame_core(frame: Any) -> ContiguousFrame | SparseFrame:
     """The frame object behind ``frame`` (a :class:`bloscpack.Frame` or a frame reader)."""
-    core = getattr(frame, "_core", frame)
+    core = getattr(frame, "core", frame)
     if not isinstance(core, (ContiguousFrame, SparseFrame)):
         raise TypeError(f"expected a Blosc2 frame, got {type(frame).__name__}")
     return core
@@ -483,10 +483,12 @@ def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = N
 # --- writing ------------------------------------------------------------------------------
 
 
-def _cparams(
+def b2nd_cparams(
     dtype: np.dtype, grid: ChunkGrid, codec: str | int, clevel: int, filters: Sequence[int] | None,
     filters_meta: Sequence[int] | None, splitmode: str,
 ) -> CParams:  # fmt: skip
+    """Compression parameters of a b2nd frame: python-blosc2's default filters (and unicode
+    filter meta) unless given, typesize = item size, blocksize = one N-d block."""
     if filters is None:
         filters = DEFAULT_FILTERS
         if filters_meta is None and dtype.kind == "U":
@@ -575,7 +577,7 @@ def save_b2nd(
     chunks, blocks = default_chunks_blocks(array.shape, dtype.itemsize, chunks, blocks)
     layer = B2ndMeta.from_array_params(array.shape, chunks, blocks, dtype)
     grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
-    params = _cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
+    params = b2nd_cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
     metalayers = [(METALAYER_NAME, layer.pack())]
     metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
     vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]

@@ -634,7 +634,7 @@ class CParams:
         """Build from keyword options (codec by name or code, splitmode by name or code)."""
         codec = options.pop("codec", 5)
         if isinstance(codec, str):
-            codec = engine._codec_code(codec)
+            codec = engine.codec_code(codec)
         splitmode = options.pop("splitmode", 3)
         if isinstance(splitmode, str):
             if splitmode not in SPLITMODE_CODES:
