@@ -80,6 +80,11 @@ class ChunkSource(Protocol):
         """The stored bytes of chunk ``index``, valid until :meth:`release`."""
         ...
 
+    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
+        """:meth:`chunk`, or a buffer of its size holding at least the bytes that decoding
+        its uncompressed bytes ``[lo, hi)`` reads."""
+        ...
+
     def release(self) -> None:
         """Let go of the chunk :meth:`chunk` returned last."""
         ...
@@ -91,6 +96,12 @@ class ChunkSource(Protocol):
 
 class _KeptChunks:
     """Chunk sources whose chunks are views of an input kept open until :meth:`close`."""
+
+    def chunk(self, index: int) -> Buffer:
+        raise NotImplementedError
+
+    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
+        return self.chunk(index)
 
     def release(self) -> None:
         pass
@@ -133,6 +144,9 @@ class _FrameChunks(_KeptChunks):
     def chunk(self, index: int) -> Buffer:
         return self.core.read_chunk(index)
 
+    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
+        return self.core.read_chunk_items(index, lo, hi)
+
     def close(self) -> None:
         self.core.close()
 
@@ -156,6 +170,9 @@ class _BcolzChunks:
         path = self.reader.chunk_path(index)
         self._open, header = bcolz.open_chunk_file(path)
         return self._open.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
+
+    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
+        return self.chunk(index)
 
     def release(self) -> None:
         if self._open is not None:
@@ -425,7 +442,7 @@ class FlatStore:
         )  # (one chunk, without a generator: single items are the common case)
         for c, start, end in spans:
             n = (end - start) * unit
-            chunk, header = self._chunk(c)
+            chunk, header = self._chunk(c, start * unit, end * unit)
             try:
                 _decode_bytes(chunk, header, start * unit, end * unit, dest_bytes[pos : pos + n])
             except BloscpackError as exc:
@@ -436,8 +453,9 @@ class FlatStore:
 
     def gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
+        unit = self.unit
         for c, positions, units in self._groups(flat):
-            chunk, header = self._chunk(c)
+            chunk, header = self._chunk(c, int(units[0]) * unit, (int(units[-1]) + 1) * unit)
             try:
                 dest[positions] = self._decode_units(chunk, header, units)
             except BloscpackError as exc:
@@ -480,10 +498,11 @@ class FlatStore:
         k = np.searchsorted(run_units, units, side="right") - 1
         return values[units - run_units[k] + run_offsets[k]]
 
-    def _chunk(self, c: int) -> tuple[Buffer, ChunkHeader]:
+    def _chunk(self, c: int, lo: int = 0, hi: int = 0) -> tuple[Buffer, ChunkHeader]:
         """Chunk ``c`` and its header, which announces the bytes the layout expects of it (the
-        engine validates the parts it decodes)."""
-        data = self.source.chunk(c)
+        engine validates the parts it decodes); with ``lo < hi``, possibly only the parts that
+        decoding its bytes ``[lo, hi)`` reads."""
+        data = self.source.chunk_items(c, lo, hi) if lo < hi else self.source.chunk(c)
         try:
             header = ChunkHeader.parse(data)
         except BloscpackError as exc:

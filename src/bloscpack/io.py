@@ -75,6 +75,30 @@ class ByteSource:
             view = self._map()
         return view[offset : offset + n]
 
+    def read_into(self, offset: int, dest: memoryview, what: str = "data") -> None:
+        """Fill ``dest`` (a writable byte buffer) with the bytes at ``offset``: a positioned
+        read into it while the file is not mapped (of any size, so it never maps the file),
+        else a copy."""
+        n = dest.nbytes
+        if self._view is not None or self._file is None:
+            dest[:] = self.read(offset, n, what)
+            return
+        if offset < 0 or offset + n > self._size:
+            raise TruncatedError(
+                f"{self.name}: {what} at offset {offset} needs {n} bytes,"
+                f" but the input has {self._size}"
+            )
+        fd = self._file.fileno()
+        done = 0
+        while done < n:
+            got = os.preadv(fd, [dest[done:]], offset + done)
+            if got <= 0:
+                raise TruncatedError(
+                    f"{self.name}: {what} at offset {offset} needs {n} bytes, but the file ended"
+                    " (it has shrunk since it was opened)"
+                )
+            done += got
+
     def read_upto(self, offset: int, n: int) -> memoryview:
         """Up to ``n`` bytes at ``offset`` (fewer at the end of the input)."""
         offset = max(0, min(offset, self._size))

@@ -29,6 +29,7 @@ import msgpack
 import numpy as np
 
 from .. import engine
+from ..blosc import partial
 from ..blosc.header import (
     BLOSC2_HEADER_SIZE,
     CODEC_NAMES,
@@ -835,6 +836,12 @@ class FrameBase:
             return self._synthesize(i, chunk_kind(entry))
         return self._stored_chunk(i, entry)
 
+    def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
+        """Chunk ``i``, or when decoding its bytes ``[lo, hi)`` needs only some of its blocks and
+        the frame can read them alone, a buffer of the chunk's size holding its header, bstarts
+        and those blocks' streams (see :mod:`bloscpack.blosc.partial`)."""
+        return self.read_chunk(i)
+
     def _synthesize(self, i: int, kind: Special) -> bytes:
         header = self.header
         if header.chunksize <= 0:
@@ -1279,6 +1286,18 @@ class _Storage:
             raise TruncatedError(f"{self.name}: short read of {what} at {pos}")
         return data
 
+    def read_into(self, pos: int, dest: memoryview, what: str) -> None:
+        """Fill ``dest`` with the bytes at ``pos`` (positioned reads of an unmapped file)."""
+        if self.source is not None:
+            if pos < 0 or pos + dest.nbytes > self.size():
+                raise TruncatedError(
+                    f"{self.name}: {what} at offset {pos} needs {dest.nbytes} bytes, the frame"
+                    f" has {self.size()}"
+                )
+            self.source.read_into(self.offset + pos, dest, what)
+        else:
+            dest[:] = self.read(pos, dest.nbytes, what)
+
     def write(self, pos: int, data: Any) -> None:
         if self.buffer is not None:
             end = pos + len(data)
@@ -1385,6 +1404,24 @@ class ContiguousFrame(FrameBase):
                 f" chunks section ({header.cbytes} bytes)"
             )
         return self._storage.read(pos, cbytes, f"chunk {i}")
+
+    def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
+        i = self._check_index(i)
+        entry = int(self.offsets[i])
+        if entry < 0 or self._storage.source is None:
+            return self.read_chunk(i)
+        header = self.header
+        pos = header.header_len + entry
+        head = self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
+        cbytes = ChunkHeader.parse(head).cbytes
+        if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
+            return self.read_chunk(i)  # which reports it
+
+        def read_into(at: int, dest: memoryview, what: str) -> None:
+            self._storage.read_into(pos + at, dest, f"chunk {i} {what}")
+
+        part = partial.read_chunk_items(read_into, head, lo, hi)
+        return self.read_chunk(i) if part is None else part
 
     # --- mutation (C-Blosc2's layout; the index rules are in FrameBase) --------------------
 

@@ -1,0 +1,115 @@
+"""Reading only the bytes of a stored chunk that decoding some of its items needs.
+
+C-Blosc2's getitem on a regular chunk (no dictionary) reads the header, the bstarts and the
+streams of the blocks holding the items, nothing else.  :func:`read_chunk_items` reads just
+those with positioned reads into a scratch buffer of the chunk's size, at their offsets, so the
+chunk's other blocks are never read from disk (nor mapped and faulted in).  The buffer then
+goes through the same validation and decoding as the whole chunk would
+(:func:`~bloscpack.blosc.layout.validate_blocks` and :func:`~bloscpack.engine.getitem_into`),
+which read the same bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..engine import SNAPPY_FORMAT
+from .header import ChunkHeader, Filter
+from .layout import ChunkKind, check_header, chunk_kind
+
+#: Chunks up to this size are read whole (one positioned read costs little more than two).
+MIN_PARTIAL_CBYTES = 256 * 1024
+
+_local = threading.local()
+
+
+def _scratch(n: int) -> memoryview:
+    """``n`` bytes of this thread's scratch buffer, kept between calls: the pages of a new
+    buffer fault in on first touch, which costs more than decoding a block."""
+    buf: bytearray | None = getattr(_local, "buf", None)
+    if buf is None or len(buf) < n:
+        buf = _local.buf = bytearray(n)
+    return memoryview(buf)[:n]
+
+
+ReadInto = Callable[[int, memoryview, str], None]
+
+
+def partial_candidate(header: ChunkHeader, lo: int, hi: int) -> bool:
+    """True when decoding bytes ``[lo, hi)`` of a chunk with ``header`` reads only the header,
+    bstarts and the streams of the blocks they touch: a regular chunk without dictionary,
+    delta or Snappy, and a range of whole addressable items that is not the whole chunk."""
+    ts = max(header.real_typesize, 1)
+    return (
+        header.cbytes > MIN_PARTIAL_CBYTES
+        and chunk_kind(header) == ChunkKind.REGULAR
+        and not header.dictionary
+        and header.codec_format != SNAPPY_FORMAT
+        and Filter.DELTA not in header.pipeline
+        and header.blocksize > 0
+        and header.blocksize % ts == 0
+        and lo % ts == 0
+        and hi % ts == 0
+        and 0 <= lo < hi <= header.nbytes // ts * ts
+        and hi - lo < header.nbytes
+    )
+
+
+def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -> memoryview | None:
+    """The chunk whose first bytes are ``header_bytes`` (at least its 16 or 32 header bytes)
+    as a buffer of ``cbytes`` bytes holding its header, bstarts and the streams of the blocks
+    that bytes ``[lo, hi)`` touch (its other bytes are undefined, and are never read); valid
+    until the next call in the same thread.  None when decoding them may need other bytes
+    (read the chunk whole then).  ``read_into(pos, dest, what)`` fills ``dest`` with the
+    chunk's bytes from ``pos``."""
+    header = check_header(header_bytes)
+    if not partial_candidate(header, lo, hi):
+        return None
+    cbytes, nblocks, size = header.cbytes, header.nblocks, header.size
+    bstarts_end = size + 4 * nblocks
+    if bstarts_end > cbytes:
+        return None  # invalid: the whole-chunk path reports it
+    bs = header.blocksize
+    first, stop = lo // bs, -(-hi // bs)
+    view = _scratch(cbytes)
+    read_into(0, view[:bstarts_end], "chunk header and bstarts")
+    starts = np.frombuffer(view, dtype="<i4", count=nblocks, offset=size)
+    wanted = starts[first:stop]
+    span_lo, top = int(wanted.min()), int(wanted.max())
+    if span_lo < bstarts_end or top >= cbytes:
+        return None  # invalid bstarts: the whole-chunk path reports them
+    # the wanted blocks' streams end where the next block starts (or at cbytes)
+    ordered = sorted(set(starts.tolist()))
+    k = bisect.bisect_right(ordered, top)
+    span_hi = ordered[k] if k < len(ordered) else cbytes
+    if (span_hi - span_lo) * 2 > cbytes:
+        return None  # most of the chunk: read it whole
+    read_into(span_lo, view[span_lo:span_hi], "chunk blocks")
+    if _streams_end(view, header, first, stop, starts) > span_hi:
+        return None  # streams overlap the next block: the whole-chunk path checks them
+    return view
+
+
+def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
+                 starts: np.ndarray) -> int:  # fmt: skip
+    """The furthest end of the streams of blocks ``[first, stop)`` (cbytes + 1 when one of
+    them leaves the chunk: then the whole-chunk path reports it)."""
+    cbytes = header.cbytes
+    nstreams = header.typesize if header.split else 1
+    nfull = header.nblocks - (1 if header.nbytes % header.blocksize else 0)
+    end = 0
+    for i in range(first, stop):
+        pos = int(starts[i])
+        for _ in range(nstreams if i < nfull else 1):
+            if pos + 4 > cbytes:
+                return cbytes + 1
+            (csize,) = struct.unpack_from("<i", chunk, pos)
+            pos += 4 + (csize if csize > 0 else 1 if csize < 0 else 0)
+        end = max(end, pos)
+    return end

@@ -1,0 +1,129 @@
+"""A single item of a large b2nd chunk is read with positioned reads of the chunk's header,
+its bstarts and the one block holding the item, never the rest of the chunk."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import blosc2
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers.b2nd import B2ndArray
+from bloscpack.errors import BloscpackError
+
+CHUNK, BLOCK = 65536, 4096  # items: 512 KiB chunks of 32 KiB blocks
+
+
+@pytest.fixture(scope="module")
+def b2nd_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, np.ndarray]:
+    data = np.random.default_rng(5).standard_normal(4 * CHUNK)
+    path = str(tmp_path_factory.mktemp("partial") / "a.b2nd")
+    blosc2.asarray(data, urlpath=path, mode="w", chunks=(CHUNK,), blocks=(BLOCK,),
+                   cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})  # fmt: skip
+    return path, data
+
+
+def _chunk_layout(path: str, c: int) -> tuple[int, int, np.ndarray]:
+    """(file offset of chunk c, its bstarts end, its bstarts)."""
+    with B2ndArray(path) as array:
+        frame = array.frame
+        pos = frame.header.header_len + int(frame.offsets[c])
+        chunk = bytes(frame.read_chunk(c))
+    (nbytes, blocksize, cbytes) = struct.unpack_from("<iii", chunk, 4)
+    nblocks = -(-nbytes // blocksize)
+    starts = np.frombuffer(chunk, "<i4", nblocks, 32).astype(np.int64)
+    return pos, 32 + 4 * nblocks, starts
+
+
+class ReadLog:
+    """Records the (offset, size) of every positioned read of the file."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reads: list[tuple[int, int]] = []
+        pread, preadv = os.pread, os.preadv
+
+        def logged_pread(fd: int, n: int, offset: int) -> bytes:
+            self.reads.append((offset, n))
+            return pread(fd, n, offset)
+
+        def logged_preadv(fd: int, buffers: list, offset: int) -> int:
+            self.reads.append((offset, sum(memoryview(b).nbytes for b in buffers)))
+            return preadv(fd, buffers, offset)
+
+        monkeypatch.setattr(os, "pread", logged_pread)
+        monkeypatch.setattr(os, "preadv", logged_preadv)
+
+
+@pytest.mark.parametrize("i", [0, 5, CHUNK + 3 * BLOCK + 17, 4 * CHUNK - 1])
+def test_single_item_reads_header_bstarts_and_one_block(
+    b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch, i: int
+) -> None:
+    path, data = b2nd_file
+    c, b = i // CHUNK, i % CHUNK // BLOCK
+    pos, bstarts_end, starts = _chunk_layout(path, c)
+    # blocks are stored in the order the compressing threads finished them: a block's
+    # streams end where the next stored block starts (or the chunk ends)
+    later = starts[starts > starts[b]]
+    block_end = int(later.min()) if len(later) else None
+    with bloscpack.open(path) as array:
+        log = ReadLog(monkeypatch)
+        assert array[i] == data[i]
+        source = array._store.array.frame._storage.source  # noqa: SLF001
+        assert source._mmap is None  # noqa: SLF001 (the file was never mapped)
+    block_at = pos + int(starts[b])
+    block_stop = pos + (block_end if block_end is not None else int(starts[b]) + 2 * BLOCK * 8)
+    # the chunk's header (unless the file's first bytes, read on open, hold it), its header
+    # and bstarts, then the block up to where the next one starts (or the chunk ends)
+    assert log.reads[-2] == (pos, bstarts_end)
+    assert log.reads[:-2] in ([], [(pos, 32)])
+    at, n = log.reads[-1]
+    assert at == block_at and at + n <= block_stop
+    if block_end is not None:
+        assert at + n == pos + block_end
+
+
+def test_small_range_reads_only_its_blocks(
+    b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, data = b2nd_file
+    lo, hi = 2 * CHUNK + BLOCK - 3, 2 * CHUNK + BLOCK + 3  # blocks 0 and 1 of chunk 2
+    pos, bstarts_end, starts = _chunk_layout(path, 2)
+    with bloscpack.open(path) as array:
+        log = ReadLog(monkeypatch)
+        np.testing.assert_array_equal(array[lo:hi], data[lo:hi])
+    wanted = starts[:2]
+    later = starts[starts > wanted.max()]
+    span_end = int(later.min()) if len(later) else None
+    assert log.reads[-2] == (pos, bstarts_end)
+    assert log.reads[-1][0] == pos + int(wanted.min())
+    if span_end is not None:
+        assert log.reads[-1][1] == span_end - int(wanted.min())
+    assert log.reads[:-2] in ([], [(pos, 32)])
+
+
+def _corrupt_block(path: str, tmp_path: os.PathLike[str], c: int, b: int) -> str:
+    pos, _, starts = _chunk_layout(path, c)
+    with open(path, "rb") as fh:
+        raw = bytearray(fh.read())
+    at = pos + int(starts[b])
+    raw[at : at + 4] = struct.pack("<i", 1 << 30)  # a stream size far past the chunk
+    out = os.path.join(tmp_path, "bad.b2nd")
+    with open(out, "wb") as fh:
+        fh.write(raw)
+    return out
+
+
+def test_damaged_block_is_reported_and_other_blocks_still_read(
+    b2nd_file: tuple[str, np.ndarray], tmp_path: os.PathLike[str]
+) -> None:
+    path, data = b2nd_file
+    bad = _corrupt_block(path, tmp_path, 1, 2)
+    with bloscpack.open(bad) as array:
+        assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
+        with pytest.raises(BloscpackError, match="block 2 stream 0"):
+            array[CHUNK + 2 * BLOCK + 1]
+    with bloscpack.open(bad) as array, pytest.raises(BloscpackError, match="block 2 stream 0"):
+        np.asarray(array)
