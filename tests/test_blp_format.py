@@ -636,3 +636,11 @@ def test_rewrite_metadata_in_place(tmp_path):
     api.pack_bytes_to_file(DATA, plain)
     with pytest.raises(errors.NoMetadataFound):
         rewrite_metadata(plain, {"a": 1})
+
+
+@pytest.mark.parametrize("name, reference", [("adler32", zlib.adler32), ("crc32", zlib.crc32)])
+def test_fast_zlib_digests_equal_the_standard_library(name, reference):
+    data = np.random.default_rng(7).integers(0, 256, 1 << 20, dtype=np.uint8)
+    for piece in (b"", memoryview(data)[:1], memoryview(data)[3:], data):
+        expected = struct.pack("<I", reference(piece) & 0xFFFFFFFF)
+        assert get_checksum(name)(piece) == expected

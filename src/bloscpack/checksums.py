@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import zlib
 from collections.abc import Callable
 from typing import Any
 
 from .errors import NoSuchChecksum
+
+try:  # zlib-ng's SIMD adler32/crc32: the same values, several times faster than zlib's
+    from zlib_ng import zlib_ng as zlib
+except ImportError:  # pragma: no cover - zlib-ng is a dependency; zlib is the fallback
+    import zlib  # type: ignore[no-redef]
 
 Buffer = Any  # any object exporting the buffer protocol
 
