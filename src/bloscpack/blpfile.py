@@ -757,6 +757,9 @@ class _FileObjectSource(ByteSource):
         offset = max(0, min(offset, self._size))
         return self._read(offset, max(0, min(n, self._size - offset)), "data")
 
+    def read_into(self, offset: int, dest: memoryview, what: str = "data") -> None:
+        dest[:] = self.read(offset, dest.nbytes, what)
+
     def peek(self, offset: int, n: int) -> bytes:
         return bytes(self.read_upto(offset, n))
 

@@ -18,8 +18,8 @@ PathLike = str | os.PathLike[str]
 #: maps the file: opening a file and reading its header, metadata and index then costs a few
 #: microseconds, where mapping a file and faulting in its first page costs more than ten.
 SMALL_READ = 64 * 1024
-#: The first bytes of a file are read once and kept: format detection, headers and metadata
-#: usually lie in them.
+#: The first and the last bytes of a file are read once and kept: format detection, headers,
+#: metadata, trailers and indexes usually lie in them.
 HEAD_SIZE = 4096
 
 
@@ -39,6 +39,7 @@ class ByteSource:
         self._mmap: mmap.mmap | None = None
         self._view: memoryview | None = None
         self._head: bytes | None = None
+        self._tail: bytes | None = None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._view = memoryview(source).cast("B")
             self._size = len(self._view)
@@ -105,12 +106,18 @@ class ByteSource:
         return self.read(offset, max(0, min(n, self._size - offset)))
 
     def _pread(self, offset: int, n: int, what: str) -> memoryview:
-        """``n`` bytes of the file at ``offset``, from the kept head when they lie in it."""
+        """``n`` bytes of the file at ``offset``, from the kept head or tail when they lie in
+        it."""
         assert self._file is not None
+        tail_at = max(self._size - HEAD_SIZE, 0)
         if offset + n <= HEAD_SIZE:
             if self._head is None:
                 self._head = os.pread(self._file.fileno(), min(HEAD_SIZE, self._size), 0)
             data, start = self._head, offset
+        elif offset >= tail_at:
+            if self._tail is None:
+                self._tail = os.pread(self._file.fileno(), self._size - tail_at, tail_at)
+            data, start = self._tail, offset - tail_at
         else:
             data, start = os.pread(self._file.fileno(), n, offset), 0
         if start + n > len(data):

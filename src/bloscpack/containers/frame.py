@@ -1361,6 +1361,7 @@ class ContiguousFrame(FrameBase):
             raise ValueError(f"offset must be >= 0, got {offset}")
         self.writable = writable
         self._storage = _Storage(source, offset, writable, self.name)
+        self._partial_reads = 0
         try:
             self._trailer_at, self._trailer_len = self._load(
                 self._storage.read, self._storage.size(), self.name
@@ -1405,11 +1406,17 @@ class ContiguousFrame(FrameBase):
             )
         return self._storage.read(pos, cbytes, f"chunk {i}")
 
+    #: Item reads of a newly opened frame that read only the blocks they need; later ones map
+    #: the file, whose mapping then serves every read without copies (mapping costs more than
+    #: one positioned read of a block, less than several).
+    PARTIAL_READS = 1
+
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
         i = self._check_index(i)
         entry = int(self.offsets[i])
-        if entry < 0 or self._storage.source is None:
+        if entry < 0 or self._storage.source is None or self._partial_reads >= self.PARTIAL_READS:
             return self.read_chunk(i)
+        self._partial_reads += 1
         header = self.header
         pos = header.header_len + entry
         head = self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
