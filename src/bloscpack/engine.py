@@ -481,8 +481,10 @@ def compress_blosc2(
     splitmode: str = "auto",
     blocksize: int = 0,
     use_dict: bool = False,
+    nthreads: int | None = None,
 ) -> bytearray:
-    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header)."""
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with
+    ``nthreads`` C threads (default: :func:`get_nthreads`)."""
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= MAX_TYPESIZE:
         raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
@@ -498,7 +500,8 @@ def compress_blosc2(
     if src.size > MAX_BUFFERSIZE:
         raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
     key = (
-        codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, _nthreads, blocksize,
+        codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, nthreads or _nthreads,
+        blocksize,
         SPLIT_MODES[splitmode], tuple(filters), tuple(filters_meta), src.size,
     )  # fmt: skip
     cctx = _cctx(key)

@@ -501,10 +501,16 @@ def b2nd_cparams(
 
 
 def _compressed_chunks(
-    array: np.ndarray, grid: ChunkGrid, params: CParams, workers: int
+    array: np.ndarray, grid: ChunkGrid, params: CParams, workers: int | None
 ) -> Iterator[bytearray]:
     """The compressed chunks of ``array`` in frame order: straight from the array's memory
-    when a chunk is exactly its bytes there, else through a padded scratch buffer."""
+    when a chunk is exactly its bytes there, else through a padded scratch buffer.  With
+    ``workers=None``, :func:`bloscpack.engine.get_nthreads` chunks are compressed at a time
+    with one C thread each (faster than all C threads on one chunk, and deterministic)."""
+    c_threads = None
+    if workers is None:
+        workers = engine.get_nthreads() if grid.nchunks > 1 else 1
+        c_threads = 1 if workers > 1 else None
     flat = array.reshape(-1).view(np.uint8) if array.flags.c_contiguous and array.ndim else None
     scratch = _ScratchPool(grid.chunk_nbytes // array.dtype.itemsize, array.dtype)
     split = _SPLIT_NAMES[params.splitmode]
@@ -513,7 +519,7 @@ def _compressed_chunks(
         return engine.compress_blosc2(
             source, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
             filters=params.filters, filters_meta=params.filters_meta, splitmode=split,
-            blocksize=grid.block_nbytes,
+            blocksize=grid.block_nbytes, nthreads=c_threads,
         )  # fmt: skip
 
     def compress_chunk(n: int) -> bytearray:
@@ -555,7 +561,7 @@ def save_b2nd(
     filters: Sequence[int] | None = None,
     filters_meta: Sequence[int] | None = None,
     splitmode: str = "auto",
-    nthreads: int = 1,
+    nthreads: int | None = None,
     sparse: bool = False,
     meta: Mapping[str, Any] | None = None,
     vlmeta: Mapping[str, Any] | None = None,
@@ -563,8 +569,9 @@ def save_b2nd(
     """Save ``array`` as a python-blosc2 NDArray: a ``.b2nd`` file, or with ``sparse=True`` a
     sparse frame directory.  Chunk and block shapes default to python-blosc2's choice;
     ``filters`` (up to 6 filter ids, slot order) default to shuffle; ``nthreads`` chunks are
-    compressed at a time (each with :func:`bloscpack.engine.get_nthreads` C threads) while
-    another thread writes them; ``meta`` adds msgpack
+    compressed at a time (each with :func:`bloscpack.engine.get_nthreads` C threads; by
+    default as many chunks as C threads, one C thread each) while another thread writes
+    them; ``meta`` adds msgpack
     metalayers after ``b2nd``; ``vlmeta`` adds variable-length metalayers.  The output appears
     atomically: a failed save leaves nothing behind."""
     array = np.asarray(array)
