@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import SNAPPY_FORMAT
+from ..errors import BloscpackError
 from .header import ChunkHeader, Filter
 from .layout import ChunkKind, check_header, chunk_kind
 
@@ -68,7 +69,10 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
     until the next call in the same thread.  None when decoding them may need other bytes
     (read the chunk whole then).  ``read_into(pos, dest, what)`` fills ``dest`` with the
     chunk's bytes from ``pos``."""
-    header = check_header(header_bytes)
+    try:
+        header = check_header(header_bytes)
+    except BloscpackError:
+        return None  # the whole-chunk path reports it
     if not partial_candidate(header, lo, hi):
         return None
     cbytes, nblocks, size = header.cbytes, header.nblocks, header.size
