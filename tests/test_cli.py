@@ -421,7 +421,9 @@ def test_interrupt_leaves_no_output(signum, tmp_path):
     )
     deadline = time.monotonic() + 30
     while not any(p.name.startswith(".big.blp.") for p in tmp_path.iterdir()):
-        assert time.monotonic() < deadline and proc.poll() is None, "compression never started"
+        if proc.poll() is not None:
+            raise AssertionError(f"blpk ended early: {proc.returncode} {proc.communicate()}")
+        assert time.monotonic() < deadline, "compression never started"
         time.sleep(0.02)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
