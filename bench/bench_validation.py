@@ -95,9 +95,10 @@ def main() -> None:
         t_decode = best(repeat, number,
                         lambda c=chunk: engine.decompress_into(c, out, validated=True))  # fmt: skip
         mid = h.nblocks // 2
-        t_block = best(repeat, number * 5, lambda c=chunk, h=h: validate_blocks(c, mid, mid + 1, h))
+        t_block = best(repeat, number * 5,
+                       lambda c=chunk, h=h, m=mid: validate_blocks(c, m, m + 1, h))  # fmt: skip
         start = mid * h.blocksize // 8
-        t_item = best(repeat, number, lambda c=chunk: engine.getitem_into(c, start, 1, item))
+        t_item = best(repeat, number, lambda c=chunk, s=start: engine.getitem_into(c, s, 1, item))
         print(f"{name:<42}{h.nblocks:>7}{nstreams:>8}{t_valid * 1e6:>10.1f}{t_decode * 1e6:>9.1f}"
               f"{t_valid / t_decode:>10.1%}{t_block * 1e6:>9.1f}{t_item * 1e6:>8.1f}")  # fmt: skip
 
