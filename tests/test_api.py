@@ -199,16 +199,15 @@ def test_failed_writes_leave_nothing_and_keep_existing_files(tmp_path, monkeypat
         api.pack_bytes_to_file(
             b"abc", out, metadata={"a": 1}, metadata_args=MetadataArgs(max_meta_size=1)
         )
-    calls = []
-    real = api.compress_chunk
+    real = api.compress_chunks
 
-    def failing(data, args):
-        calls.append(1)
-        if len(calls) == 3:
-            raise errors.UnsupportedError("disk on fire")
-        return real(data, args)
+    def failing(datas, args, nchunks):
+        for index, chunk in enumerate(real(datas, args, nchunks)):
+            if index == 2:
+                raise errors.UnsupportedError("disk on fire")
+            yield chunk
 
-    monkeypatch.setattr(api, "compress_chunk", failing)
+    monkeypatch.setattr(api, "compress_chunks", failing)
     with pytest.raises(errors.UnsupportedError, match="disk on fire"):
         api.pack_bytes_to_file(bytes(10000), out, chunk_size=1000)
     assert out.read_bytes() == b"precious"

@@ -88,3 +88,84 @@ def test_parallel_reports_first_bad_chunk_without_digest() -> None:
         buf[offset + 16 : offset + 20] = (2**31 - 1).to_bytes(4, "little")  # block 0 start
     with pytest.raises(ChunkError, match="chunk 3 "):
         bp.unpack_ndarray_from_bytes(buf)
+
+
+# --- compressing several chunks at once ----------------------------------------------------
+
+
+def _serially(packer, *args, **kwargs):
+    old = engine.set_nthreads(1)
+    try:
+        return packer(*args, **kwargs)
+    finally:
+        engine.set_nthreads(old)
+
+
+@pytest.mark.usefixtures("two_threads")
+@pytest.mark.parametrize(
+    "blosc_args",
+    [
+        bp.BloscArgs(),
+        bp.BloscArgs(cname="lz4", clevel=5, shuffle=2),
+        bp.BloscArgs(cname="zstd", clevel=3, blocksize=16384),
+        bp.BloscArgs(blosc_version=2, cname="zstd", filters=["bytedelta"]),
+    ],
+    ids=["blosc1-default", "blosc1-lz4-bitshuffle", "blosc1-blocksize", "blosc2"],
+)
+def test_parallel_packing_writes_the_same_bytes(blosc_args) -> None:
+    array = _random_walk(9 * CHUNK + 1000)
+    pack = bp.pack_ndarray_to_bytes
+    expected = _serially(pack, array, chunk_size=CHUNK, blosc_args=blosc_args)
+    assert pack(array, chunk_size=CHUNK, blosc_args=blosc_args) == expected
+    assert np.array_equal(bp.unpack_ndarray_from_bytes(expected), array)
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_parallel_file_packing_reuses_its_buffers_safely(tmp_path) -> None:
+    data = _random_walk(13 * CHUNK + 12).tobytes()
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    _serially(bp.pack_file_to_file, src, tmp_path / "serial.blp", chunk_size=CHUNK)
+    bp.pack_file_to_file(src, tmp_path / "parallel.blp", chunk_size=CHUNK)
+    assert (tmp_path / "parallel.blp").read_bytes() == (tmp_path / "serial.blp").read_bytes()
+    bp.unpack_file_from_file(tmp_path / "parallel.blp", tmp_path / "out.bin")
+    assert (tmp_path / "out.bin").read_bytes() == data
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_parallel_blosc1_compression_restores_python_blosc_settings() -> None:
+    import blosc
+
+    from bloscpack.containers.bloscpack import compress_chunks
+
+    chunks = compress_chunks([bytes(1000)] * 4, bp.BloscArgs(), 4)
+    next(chunks)
+    assert blosc.set_releasegil(True) == 1  # released while the chunks are made
+    chunks.close()  # leaving early gives python-blosc back to other compressions
+    assert blosc.set_releasegil(False) == 0
+    assert blosc.set_blocksize(0) is None and not engine._blosc1_lock.locked()
+    assert engine.compress_blosc1(bytes(1000), typesize=1)[:2] == b"\x02\x01"
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_parallel_unpacking_to_a_file_reports_the_first_bad_chunk(tmp_path) -> None:
+    buf = _packed(_incompressible(8 * CHUNK))
+    for index in (6, 3):
+        offset, cbytes = _chunk_offsets(buf)[index]
+        buf[offset + cbytes - 1] ^= 0xFF
+    path = tmp_path / "bad.blp"
+    path.write_bytes(bytes(buf))
+    with pytest.raises(ChecksumMismatch, match=r"in chunk 3 \(adler32\)"):
+        bp.unpack_file_from_file(path, tmp_path / "out.bin")
+    assert not (tmp_path / "out.bin").exists()
+
+
+def test_map_in_order_keeps_order_and_raises_the_first_error() -> None:
+    def square(x: int) -> int:
+        if x in (7, 5):
+            raise ValueError(f"bad {x}")
+        return x * x
+
+    assert list(engine.map_in_order(square, range(5), 3)) == [0, 1, 4, 9, 16]
+    with pytest.raises(ValueError, match="bad 5"):
+        list(engine.map_in_order(square, range(10), 3))

@@ -10,6 +10,7 @@ straight into the array that is returned.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import warnings
@@ -18,6 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from . import engine
 from . import ndarray as nd
 from .args import (
     DEFAULT_CHECKSUM,
@@ -35,7 +37,7 @@ from .containers.bloscpack import (
     BloscpackReader,
     BloscpackWriter,
     check_blosc_args,
-    compress_chunk,
+    compress_chunks,
     rewrite_metadata,
 )
 from .errors import (
@@ -121,8 +123,11 @@ def _pack(
         metadata=metadata,
         metadata_args=metadata_args,
     )
-    for data in chunks(nchunks, chunk_size, last_chunk):
-        writer.write_chunk(compress_chunk(data, blosc_args), trusted=True)
+    with contextlib.closing(
+        compress_chunks(chunks(nchunks, chunk_size, last_chunk), blosc_args, nchunks)
+    ) as compressed:
+        for chunk in compressed:
+            writer.write_chunk(chunk, trusted=True)
     writer.close()
 
 
@@ -140,11 +145,15 @@ def _buffer_chunks(buffer: Buffer) -> Callable[[int, int, int], Iterator[memoryv
 
 
 def _file_chunks(fp: IO[bytes], name: str) -> Callable[[int, int, int], Iterator[memoryview]]:
-    """Chunks read from ``fp`` into one reused buffer (memory stays flat)."""
+    """Chunks read from ``fp`` into as many reused buffers as chunks are compressed at once
+    (memory stays flat)."""
 
     def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
-        buffer = memoryview(bytearray(chunk_size))
+        buffers = [
+            memoryview(bytearray(chunk_size)) for _ in range(min(engine.get_nthreads(), nchunks))
+        ]
         for i in range(nchunks):
+            buffer = buffers[i % len(buffers)]
             want = last_chunk if i == nchunks - 1 else chunk_size
             got = fp.readinto(buffer[:want])  # type: ignore[attr-defined]
             while got < want:

@@ -18,8 +18,10 @@ import ctypes
 import glob
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -151,22 +153,27 @@ _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
 
+def _shared_pool(threads: int) -> ThreadPoolExecutor:
+    """The persistent worker pool (its threads keep their C contexts from one call to the
+    next), grown to at least ``threads`` threads."""
+    global _pool, _pool_size
+    with _lib_lock:
+        if _pool is None or _pool_size < threads:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool_size = threads
+            _pool = ThreadPoolExecutor(threads, thread_name_prefix="bloscpack")
+        return _pool
+
+
 def run_workers(work: Callable[[int], None], workers: int) -> None:
     """Run ``work(0)``, ..., ``work(workers - 1)`` at the same time and wait for all of them:
-    the first on the calling thread, the others on persistent pool threads (which keep their C
-    contexts from one call to the next).  The first exception raised is re-raised; each
-    ``work`` should catch its own errors when several are possible."""
-    global _pool, _pool_size
+    the first on the calling thread, the others on the pool threads.  The first exception
+    raised is re-raised; each ``work`` should catch its own errors when several are possible."""
     if workers <= 1:
         work(0)
         return
-    with _lib_lock:
-        if _pool is None or _pool_size < workers - 1:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool_size = workers - 1
-            _pool = ThreadPoolExecutor(_pool_size, thread_name_prefix="bloscpack")
-        pool = _pool
+    pool = _shared_pool(workers - 1)
     futures = [pool.submit(work, k) for k in range(1, workers)]
     try:
         work(0)
@@ -175,6 +182,30 @@ def run_workers(work: Callable[[int], None], workers: int) -> None:
             future.exception()  # waits
     for future in futures:
         future.result()
+
+
+def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> Iterator[Any]:
+    """Yield ``fn(item)`` for each of ``items``, in order, with up to ``workers`` calls running
+    at once on the pool threads.  An item is taken from ``items`` only when the result
+    ``workers`` places before it has been computed (so a producer may reuse ``workers``
+    buffers in turn), and a result once the consumer has taken the one before it.  The first
+    exception, in order, is raised; calls still running are waited for and no more start."""
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    pool = _shared_pool(workers)
+    source = iter(items)
+    pending: deque[Future[Any]] = deque(pool.submit(fn, item) for item in islice(source, workers))
+    try:
+        while pending:
+            result = pending.popleft().result()
+            for item in islice(source, 1):
+                pending.append(pool.submit(fn, item))
+            yield result
+    finally:
+        for future in pending:
+            future.cancel()
+        wait(pending)
 
 
 class _Context:
@@ -533,6 +564,30 @@ def compress_blosc1(
     A ``blocksize`` is a request that C-Blosc 1.x adjusts by its own rules (8192 became 65536
     for lz4 with typesize 8).
     """
+    with blosc1_compressor(
+        typesize=typesize, clevel=clevel, shuffle=shuffle, codec=codec, blocksize=blocksize
+    ) as compress:
+        return compress(data)
+
+
+@contextlib.contextmanager
+def blosc1_compressor(
+    *,
+    typesize: int = 8,
+    clevel: int = 7,
+    shuffle: int = 1,
+    codec: str = "blosclz",
+    blocksize: int = 0,
+    concurrent: bool = False,
+) -> Iterator[Callable[[Buffer], bytes]]:
+    """A function compressing one buffer into a Blosc1 chunk as :func:`compress_blosc1` does.
+
+    python-blosc keeps its settings in globals, so they are held (and other Blosc1
+    compressions wait) while the context is open.  With ``concurrent=True`` the function may
+    be called from several threads at once, each call using one C thread with the GIL
+    released (C-Blosc 1.x's context API); otherwise each call uses :func:`get_nthreads` C
+    threads.  The chunks are the same either way.
+    """
     import blosc
 
     if codec not in blosc.compressor_list():
@@ -543,21 +598,27 @@ def compress_blosc1(
         raise ArgumentError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
     if shuffle not in (0, 1, 2):
         raise ArgumentError(f"shuffle must be 0, 1 (byte) or 2 (bit), got {shuffle}")
-    src = _byte_array(data)
-    if src.size > BLOSC1_MAX_BUFFERSIZE:
-        raise ArgumentError(
-            f"a Blosc1 chunk holds at most {BLOSC1_MAX_BUFFERSIZE} bytes, got {src.size}"
-        )
-    with _blosc1_lock:
-        blosc.set_nthreads(_nthreads)
-        blosc.set_blocksize(blocksize)
-        try:
-            out: bytes = blosc.compress(
-                src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
+
+    def compress(data: Buffer) -> bytes:
+        src = _byte_array(data)
+        if src.size > BLOSC1_MAX_BUFFERSIZE:
+            raise ArgumentError(
+                f"a Blosc1 chunk holds at most {BLOSC1_MAX_BUFFERSIZE} bytes, got {src.size}"
             )
+        out: bytes = blosc.compress(
+            src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
+        )
+        observer = _observer
+        if observer is not None:
+            observer("compress", src.size)
+        return out
+
+    with _blosc1_lock:
+        blosc.set_nthreads(1 if concurrent else _nthreads)
+        blosc.set_blocksize(blocksize)
+        released = blosc.set_releasegil(concurrent)
+        try:
+            yield compress
         finally:
             blosc.set_blocksize(0)
-    observer = _observer
-    if observer is not None:
-        observer("compress", src.size)
-    return out
+            blosc.set_releasegil(released)

@@ -18,7 +18,7 @@ import json
 import struct
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -497,8 +497,6 @@ class BloscpackReader:
             )
         locations = self.locations()
         workers = min(engine.get_nthreads(), len(locations))
-        if sum(loc.cbytes for loc in locations) < _PARALLEL_MIN_CBYTES * len(locations):
-            workers = 1  # small stored chunks: Python's per-chunk work would dominate
         if workers <= 1:
             pos = 0
             for loc, chunk in self.iter_chunks():
@@ -509,31 +507,36 @@ class BloscpackReader:
 
     def _read_in_parallel(self, locations: list[ChunkLocation], view: memoryview,
                           workers: int) -> None:  # fmt: skip
-        """Decode the chunks into ``view`` with ``workers`` threads, each taking every
-        ``workers``-th chunk whole (digest check, validation and decoding, with
-        ``nthreads // workers`` C threads): the per-chunk checks of one chunk run while others
-        decode.  The error raised is that of the first bad chunk, as when reading in order."""
+        """Decode the chunks into ``view`` with ``workers`` threads, each taking the next run
+        of consecutive chunks (at least :data:`_RUN_NBYTES` of output) and doing all of each
+        chunk's work (digest check, validation, decoding with ``nthreads // workers`` C
+        threads).  A chunk of the default size is a single Blosc block, which C threads cannot
+        share; whole chunks per thread also fault in the new output's pages in parallel.  The
+        error raised is that of the first bad chunk, as when reading in order."""
         starts = [0]
         for loc in locations:
             starts.append(starts[-1] + loc.nbytes)
+        per_run = max(1, _RUN_NBYTES // max(1, locations[0].nbytes))
+        runs = iter(range(0, len(locations), per_run))
         # Map the input once here, not concurrently in the workers.
         self.source.read(self.chunks_start, self.data_end - self.chunks_start, "chunks")
         c_threads = max(1, engine.get_nthreads() // workers)
         errors: dict[int, BaseException] = {}
 
-        def work(first: int) -> None:
-            for index in range(first, len(locations), workers):
-                if errors and index > min(errors):
-                    return
-                loc = locations[index]
-                out = view[starts[index] : starts[index + 1]]
-                try:
-                    chunk = self._read_location(loc, True)
-                    _decompress_exactly(chunk, out, loc, self.name, c_threads)
-                except BaseException as exc:
-                    errors[index] = exc
-                    return
-                self.source.release(loc.offset, loc.end - loc.offset)
+        def work(_: int) -> None:
+            for first in runs:
+                for index in range(first, min(first + per_run, len(locations))):
+                    if errors and index > min(errors):
+                        return
+                    loc = locations[index]
+                    out = view[starts[index] : starts[index + 1]]
+                    try:
+                        chunk = self._read_location(loc, True)
+                        _decompress_exactly(chunk, out, loc, self.name, c_threads)
+                    except BaseException as exc:
+                        errors[index] = exc
+                        return
+                    self.source.release(loc.offset, loc.end - loc.offset)
 
         engine.run_workers(work, workers)
         if errors:
@@ -546,13 +549,24 @@ class BloscpackReader:
         return out
 
     def iter_decompressed(self) -> Iterator[memoryview]:
-        """Each chunk decompressed, in order, into one reused buffer (valid until the next)."""
+        """Each chunk decompressed, in order, into reused buffers (a view is valid until the
+        next one is taken).  Several chunks are decoded at once (one per thread) while the
+        consumer handles the one before."""
         self.check_sizes()
-        largest = max((loc.nbytes for loc in self.locations()), default=0)
-        buffer = memoryview(_allocate(largest, self.name))
-        for loc, chunk in self.iter_chunks():
-            n = _decompress_exactly(chunk, buffer[: loc.nbytes], loc, self.name)
-            yield buffer[:n]
+        locations = self.locations()
+        workers = min(engine.get_nthreads(), len(locations))
+        largest = max((loc.nbytes for loc in locations), default=0)
+        buffers = [memoryview(_allocate(largest, self.name)) for _ in range(workers + 1)]
+        c_threads = max(1, engine.get_nthreads() // max(workers, 1))
+
+        def decode(loc: ChunkLocation) -> memoryview:
+            out = buffers[loc.index % len(buffers)][: loc.nbytes]
+            chunk = self._read_location(loc, True)
+            _decompress_exactly(chunk, out, loc, self.name, c_threads)
+            self.source.release(loc.offset, loc.end - loc.offset)
+            return out
+
+        yield from engine.map_in_order(decode, locations, workers)
 
     # --- lifetime --------------------------------------------------------------------------
 
@@ -569,10 +583,9 @@ class BloscpackReader:
         self.close()
 
 
-#: Mean stored chunk size from which :meth:`BloscpackReader.read_into` decodes several chunks at
-#: once.  Below it (data compressed more than about 16 times in 1 MiB chunks), digests and
-#: decoding take too little time for the threads to win over decoding in order.
-_PARALLEL_MIN_CBYTES = 64 * 1024
+#: Output bytes a decoding thread takes at a time (consecutive chunks): whole huge pages
+#: (2 MiB), so that two threads never fault in the same page of a new array.
+_RUN_NBYTES = 4 * 1024 * 1024
 
 
 def _not_blp(name: str, head: bytes) -> FormatError:
@@ -642,31 +655,64 @@ def shuffle_code(shuffle: bool | int) -> int:
     return code
 
 
-def compress_chunk(data: Buffer, blosc_args: BloscArgs) -> bytes | bytearray:
+def compress_chunk(data: Buffer, blosc_args: BloscArgs, *, nthreads: int | None = None
+                   ) -> bytes | bytearray:  # fmt: skip
     """One Blosc chunk of ``data`` as ``blosc_args`` ask: Blosc1 (readable by bloscpack 0.16)
     unless ``blosc_args.blosc_version == 2``."""
-    shuffle = shuffle_code(blosc_args.shuffle)
     if blosc_args.blosc_version == 2:
-        filters = (
-            _filter_ids(blosc_args.filters)
-            if blosc_args.filters is not None
-            else [0] * 5 + [shuffle]
-        )
-        if blosc_args.filters_meta is None:  # bytedelta needs the typesize as its meta
-            filters_meta = [blosc_args.typesize if f == Filter.BYTEDELTA else 0 for f in filters]
-        else:
-            meta = list(blosc_args.filters_meta)
-            filters_meta = [0] * (6 - len(meta)) + meta
-        return engine.compress_blosc2(
-            data, typesize=blosc_args.typesize, clevel=blosc_args.clevel, codec=blosc_args.cname,
-            filters=filters, filters_meta=filters_meta, blocksize=blosc_args.blocksize,
-            use_dict=blosc_args.use_dict,
-        )  # fmt: skip
+        return engine.compress_blosc2(data, **_blosc2_settings(blosc_args), nthreads=nthreads)
+    with engine.blosc1_compressor(**_blosc1_settings(blosc_args)) as compress:
+        return compress(data)
+
+
+def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
+                    ) -> Generator[bytes | bytearray, None, None]:  # fmt: skip
+    """The chunks of the ``nchunks`` buffers of ``datas``, in order, each as
+    :func:`compress_chunk` makes it, several at once: :func:`~bloscpack.engine.get_nthreads`
+    threads compress one chunk each with one C thread (a default Blosc1 chunk of 1 MiB is a
+    single block, which C threads cannot share).  A buffer of ``datas`` is reused only after
+    its chunk is made, so a producer may cycle through ``get_nthreads()`` buffers.  Close the
+    generator when leaving early (Blosc1 compressions elsewhere wait until then)."""
+    workers = min(engine.get_nthreads(), nchunks)
+    if workers <= 1:
+        yield from (compress_chunk(data, blosc_args) for data in datas)
+    elif blosc_args.blosc_version == 2:
+        settings = _blosc2_settings(blosc_args)
+
+        def compress2(data: Buffer) -> bytearray:
+            return engine.compress_blosc2(data, **settings, nthreads=1)
+
+        yield from engine.map_in_order(compress2, datas, workers)
+    else:
+        settings = _blosc1_settings(blosc_args)
+        with engine.blosc1_compressor(**settings, concurrent=True) as compress:
+            yield from engine.map_in_order(compress, datas, workers)
+
+
+def _blosc2_settings(blosc_args: BloscArgs) -> dict[str, Any]:
+    shuffle = shuffle_code(blosc_args.shuffle)
+    filters = (
+        _filter_ids(blosc_args.filters) if blosc_args.filters is not None else [0] * 5 + [shuffle]
+    )
+    if blosc_args.filters_meta is None:  # bytedelta needs the typesize as its meta
+        filters_meta = [blosc_args.typesize if f == Filter.BYTEDELTA else 0 for f in filters]
+    else:
+        meta = list(blosc_args.filters_meta)
+        filters_meta = [0] * (6 - len(meta)) + meta
+    return dict(
+        typesize=blosc_args.typesize, clevel=blosc_args.clevel, codec=blosc_args.cname,
+        filters=filters, filters_meta=filters_meta, blocksize=blosc_args.blocksize,
+        use_dict=blosc_args.use_dict,
+    )  # fmt: skip
+
+
+def _blosc1_settings(blosc_args: BloscArgs) -> dict[str, Any]:
     if blosc_args.filters is not None or blosc_args.use_dict:
         raise ArgumentError("filters and dictionaries need Blosc2 chunks: pass blosc_version=2")
-    return engine.compress_blosc1(
-        data, typesize=blosc_args.typesize, clevel=blosc_args.clevel, shuffle=shuffle,
-        codec=blosc_args.cname, blocksize=blosc_args.blocksize,
+    return dict(
+        typesize=blosc_args.typesize, clevel=blosc_args.clevel,
+        shuffle=shuffle_code(blosc_args.shuffle), codec=blosc_args.cname,
+        blocksize=blosc_args.blocksize,
     )  # fmt: skip
 
 
