@@ -162,13 +162,13 @@ def test_blp_verify_off_reads_no_whole_chunk(blp_path, reads):
 def frame_chunks(monkeypatch) -> list[int]:
     """Chunk numbers read from any Blosc2 frame (contiguous or sparse)."""
     numbers: list[int] = []
-    read_chunk = FrameBase.read_chunk
+    chunk_at = FrameBase.chunk_at
 
-    def counted(self, i):
+    def counted(self, i, entry):
         numbers.append(i)
-        return read_chunk(self, i)
+        return chunk_at(self, i, entry)
 
-    monkeypatch.setattr(FrameBase, "read_chunk", counted)
+    monkeypatch.setattr(FrameBase, "chunk_at", counted)
     return numbers
 
 
@@ -179,11 +179,15 @@ def test_b2nd_reads_chunks_and_blocks_a_selection_touches(tmp_path, decodes, fra
     save_b2nd(a, path, chunks=(50, 60), blocks=(10, 20), sparse=sparse)
     block_nbytes = 10 * 20 * 8  # chunks of 24000 bytes: 5 x 3 blocks
     with bloscpack.open(path) as array:
-        assert len(decodes) == 1  # the frame index, decoded once on open
-        decodes.clear()
+        assert decodes == []  # the frame index is decoded when used
         assert array[123, 234] == a[123, 234]
         assert frame_chunks == [2 * 5 + 3]  # chunk (2, 3) of the 4 x 5 grid
-        assert decodes == [("items", 8)]  # C decodes the one block holding it
+        # the chunk's index entry (the index block holding it), then the one block holding
+        # the item
+        assert decodes == [("items", 8), ("items", 8)]
+        decodes.clear(), frame_chunks.clear()
+        assert array[0, 0] == a[0, 0]  # a second chunk: the whole index is decoded
+        assert decodes == [("items", 8 * 20), ("items", 8)]
         decodes.clear(), frame_chunks.clear()
         np.testing.assert_array_equal(array[45:55, 7], a[45:55, 7])
         assert frame_chunks == [0, 5]  # chunks (0, 0) and (1, 0)
@@ -214,7 +218,8 @@ def test_raw_frame_reads_one_chunk(tmp_path, decodes, frame_chunks):
     with bloscpack.open(tmp_path / "f.b2frame") as array:
         decodes.clear()
         assert array[26_001] == data[26_001]
-        assert frame_chunks == [6] and decodes == [("items", 1)]
+        # the chunk's index entry, then the block holding the item
+        assert frame_chunks == [6] and decodes == [("items", 8), ("items", 1)]
 
 
 @pytest.fixture

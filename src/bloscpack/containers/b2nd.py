@@ -316,10 +316,10 @@ class B2ndArray:
     def _chunk(self, n: int) -> tuple[Any, ChunkHeader] | None:
         """The stored chunk ``n`` and its checked header; None for a zeros or uninitialized
         index marker (nothing stored; a NaN marker gives the chunk C-Blosc2 synthesizes)."""
-        entry = int(self._frame.offsets[n])
+        entry = self._frame.entry(n)
         if entry < 0 and MARKER_KINDS.get((entry >> 56) & 0xFF) in (Special.ZEROS, Special.UNINIT):
             return None
-        chunk = self._frame.read_chunk(n)
+        chunk = self._frame.chunk_at(n, entry)
         header = validate_chunk(chunk)
         if header.nbytes != self.grid.chunk_nbytes:
             raise FormatError(

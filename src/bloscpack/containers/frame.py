@@ -38,7 +38,7 @@ from ..blosc.header import (
     ChunkHeader,
     Special,
 )
-from ..blosc.layout import validate_chunk
+from ..blosc.layout import check_header, validate_chunk
 from ..blosc.special import special_chunk, stune_blocksize
 from ..errors import BloscpackError, FormatError, TruncatedError, UnsupportedError
 from ..io import ByteSource, PathLike, atomic_write
@@ -51,8 +51,8 @@ MAX_METALAYERS = 16
 MAX_VLMETALAYERS_READ = 8192
 MAX_VLMETALAYERS_WRITE = 16
 MAX_NAME_LEN = 31
-# The index is decoded once on open; refuse to allocate more than this for it unless the input
-# is large enough to justify it (a tiny repeated-value index may claim any number of chunks).
+# The index is decoded whole on first use; refuse to allocate more than this for it unless the
+# input is large enough to justify it (a tiny repeated-value index may claim any number of chunks).
 MAX_INDEX_NBYTES = 64 * 1024 * 1024
 INDEX_BLOCKSIZE = 16 * 1024
 
@@ -537,10 +537,15 @@ def encode_index(offsets: np.ndarray, *, room: int = 0) -> bytes:
     return chunk
 
 
-def decode_index(chunk: Any, nchunks: int | None, where: str, source_size: int) -> np.ndarray:
-    """Decode the index chunk; ``nchunks`` is the count the header implies (None: variable
-    chunk sizes, the index says).  Checks the size before allocating."""
-    header = validate_chunk(chunk)
+def check_index(chunk: Any, nchunks: int | None, where: str, source_size: int) -> ChunkHeader:
+    """Check the header of the index chunk ``chunk`` (its bytes up to the trailer) and return it;
+    ``nchunks`` is the count the frame header implies (None: variable chunk sizes, the index
+    says).  Its blocks are checked when they are decoded."""
+    header = check_header(chunk)
+    if header.cbytes > len(chunk):
+        raise TruncatedError(
+            f"{where}: index chunk of {header.cbytes} bytes, only {len(chunk)} before the trailer"
+        )
     if header.nbytes % 8:
         raise FormatError(f"{where}: index chunk holds {header.nbytes} bytes, not a multiple of 8")
     if nchunks is not None and header.nbytes != 8 * nchunks:
@@ -552,9 +557,47 @@ def decode_index(chunk: Any, nchunks: int | None, where: str, source_size: int) 
         raise FormatError(
             f"{where}: index chunk claims {header.nbytes} bytes of offsets, too many for the input"
         )
+    return header
+
+
+def decode_index(chunk: Any, nchunks: int | None, where: str, source_size: int) -> np.ndarray:
+    """Decode the index chunk (see :func:`check_index`; the size is checked before allocating).
+    An index of 8-byte items is decoded with getitem, which keeps the decoder's block buffers
+    (a whole-chunk decode would shrink them to the index's small blocks)."""
+    header = check_index(chunk, nchunks, where, source_size)
+    validate_chunk(chunk)
     out = np.empty(header.nbytes // 8, dtype="<i8")
-    engine.decompress_into(chunk, out, validated=True)
+    if header.real_typesize == 8:
+        engine.getitem_into(chunk, 0, out.size, out, validated=True)
+    else:
+        engine.decompress_into(chunk, out, validated=True)
     return out
+
+
+def index_entry(chunk: Any, header: ChunkHeader, i: int) -> int | None:
+    """Entry ``i`` of an index chunk whose header :func:`check_index` returned, decoding (and
+    validating) only the block that holds it; None when the index is not made of 8-byte items
+    (decode it whole then)."""
+    if header.real_typesize != 8 or not 0 <= i < header.nbytes // 8:
+        return None
+    out = np.empty(1, dtype="<i8")
+    engine.getitem_into(chunk, i, 1, out)
+    return int(out[0])
+
+
+def check_entry(i: int, entry: int, chunks_cbytes: int | None, where: str) -> int:
+    """``entry`` (index entry of chunk ``i``) when it is an offset at which a chunk header fits
+    in a chunks section of ``chunks_cbytes`` bytes (None: sparse frames, where it is a chunk
+    file id) or a special marker."""
+    if entry < 0:
+        if (entry >> 56) & 0xFF not in MARKER_KINDS:
+            raise FormatError(f"{where}: index entry {i} ({_hex(entry)}) is not a special marker")
+    elif chunks_cbytes is not None and entry > chunks_cbytes - BLOSC2_HEADER_SIZE:
+        raise FormatError(
+            f"{where}: chunk {i} at offset {entry} lies beyond the chunks section"
+            f" ({chunks_cbytes} bytes)"
+        )
+    return entry
 
 
 def _hex(entry: Any) -> str:
@@ -714,7 +757,8 @@ class FrameBase:
     """State and rules shared by contiguous and sparse frames.
 
     Subclasses provide chunk storage (``_stored_chunk``) and the mutations.  ``offsets`` holds
-    the decoded index (int64; negative = special marker).
+    the decoded index (int64; negative = special marker), decoded on first use; until then
+    :meth:`entry` decodes single entries.
     """
 
     sparse = False
@@ -723,7 +767,6 @@ class FrameBase:
     fixed: bytearray  # the 87 fixed header bytes, patched on every rewrite
     metalayers: list[tuple[str, bytes]]
     vlmeta: list[tuple[str, bytes]]
-    offsets: np.ndarray
     writable: bool
     _cparams: CParams
 
@@ -771,13 +814,20 @@ class FrameBase:
         self.fixed = bytearray(header.raw)
         self.metalayers = [(n, c) for n, c, _ in layers]
         self.vlmeta = [(n, c) for n, c, _ in vl]
-        self.offsets = self._load_index(read, trailer_at, size, where)
+        self._open_index(read, trailer_at, size, where)
         return trailer_at, trailer_len
 
-    def _load_index(self, read: Any, trailer_at: int, source_size: int, where: str) -> np.ndarray:
+    def _open_index(self, read: Any, trailer_at: int, source_size: int, where: str) -> None:
+        """Find the index chunk and check its header; its entries are decoded when used (see
+        :meth:`entry`; a writable frame decodes them all now)."""
         header = self.header
+        self._offsets = None
+        self._index = None
+        self._index_where = where
+        self._lazy_entries = 0
         if header.nbytes == 0:
-            return np.empty(0, dtype="<i8")
+            self._offsets = np.empty(0, dtype="<i8")
+            return
         index_at = header.header_len if self.sparse else header.header_len + header.cbytes
         if index_at + BLOSC2_HEADER_SIZE > trailer_at:
             raise FormatError(
@@ -787,29 +837,78 @@ class FrameBase:
             )
         nchunks = -(-header.nbytes // header.chunksize) if header.chunksize > 0 else None
         index = read(index_at, trailer_at - index_at, "index chunk")
-        offsets = decode_index(index, nchunks, f"{where}: index", source_size)
+        self._index_header = check_index(index, nchunks, f"{where}: index", source_size)
+        self._index = (index, source_size)
+        if self.writable:
+            self._decode_offsets()
+
+    def _decode_offsets(self) -> np.ndarray:
+        """Decode the whole index and check every entry."""
+        assert self._index is not None
+        where = self._index_where
+        index, source_size = self._index
+        offsets = decode_index(index, self.nchunks, f"{where}: index", source_size)
         negative = offsets < 0
         if negative.any():
             tops = (offsets[negative].view("<u8") >> np.uint64(56)).astype(np.int64)
             bad = ~np.isin(tops, list(MARKER_KINDS))
             if bad.any():
                 i = int(np.flatnonzero(negative)[np.flatnonzero(bad)[0]])
-                raise FormatError(
-                    f"{where}: index entry {i} ({_hex(offsets[i])}) is not a special marker"
-                )
+                check_entry(i, int(offsets[i]), None, where)
         if not self.sparse and offsets.size:
-            beyond = offsets > header.cbytes - BLOSC2_HEADER_SIZE
+            beyond = offsets > self.header.cbytes - BLOSC2_HEADER_SIZE
             if beyond.any():
                 i = int(np.flatnonzero(beyond)[0])
-                raise FormatError(
-                    f"{where}: chunk {i} at offset {int(offsets[i])} lies beyond the chunks section"
-                    f" ({header.cbytes} bytes)"
-                )
+                check_entry(i, int(offsets[i]), self.header.cbytes, where)
+        self._offsets = offsets
+        self._index = None
         return offsets
+
+    #: Index entries read alone after open, each decoding only the index block that holds it,
+    #: before the whole index is decoded: the first chunk read after open decodes no more of
+    #: the index than it needs.
+    LAZY_ENTRIES = 1
+
+    _offsets: np.ndarray | None
+    _index: tuple[Any, int] | None  # (stored index chunk, input size) while not decoded
+    _index_header: ChunkHeader
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """The decoded index (int64; negative = special marker), decoded on first use."""
+        offsets = self._offsets
+        return self._decode_offsets() if offsets is None else offsets
+
+    @offsets.setter
+    def offsets(self, value: np.ndarray) -> None:
+        self._offsets = value
+        self._index = None
 
     @property
     def nchunks(self) -> int:
-        return int(self.offsets.size)
+        offsets = self._offsets
+        return self._index_header.nbytes // 8 if offsets is None else int(offsets.size)
+
+    def entry(self, i: int) -> int:
+        """The checked index entry of chunk ``i`` (an offset, a chunk-file id for sparse
+        frames, or a negative special marker)."""
+        return self._entry(self._check_index(i))
+
+    def _entry(self, i: int) -> int:
+        offsets = self._offsets
+        if offsets is not None:
+            return int(offsets[i])
+        if self._lazy_entries >= self.LAZY_ENTRIES or self._index is None:
+            return int(self.offsets[i])
+        self._lazy_entries += 1
+        where = self._index_where
+        try:
+            entry = index_entry(self._index[0], self._index_header, i)
+        except BloscpackError as exc:
+            raise type(exc)(f"{where}: index: {exc}") from None
+        if entry is None:
+            return int(self.offsets[i])
+        return check_entry(i, entry, None if self.sparse else self.header.cbytes, where)
 
     @property
     def cparams(self) -> CParams:
@@ -831,7 +930,11 @@ class FrameBase:
         """The stored bytes of chunk ``i`` (a chunk synthesized like C-Blosc2 for special
         entries), validated against the frame."""
         i = self._check_index(i)
-        entry = int(self.offsets[i])
+        return self.chunk_at(i, self._entry(i))
+
+    def chunk_at(self, i: int, entry: int) -> memoryview | bytes:
+        """:meth:`read_chunk` of chunk ``i`` whose index entry (from :meth:`entry`) is
+        ``entry``."""
         if entry < 0:
             return self._synthesize(i, chunk_kind(entry))
         return self._stored_chunk(i, entry)
@@ -1413,22 +1516,22 @@ class ContiguousFrame(FrameBase):
 
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
         i = self._check_index(i)
-        entry = int(self.offsets[i])
+        entry = self._entry(i)
         if entry < 0 or self._storage.source is None or self._partial_reads >= self.PARTIAL_READS:
-            return self.read_chunk(i)
+            return self.chunk_at(i, entry)
         self._partial_reads += 1
         header = self.header
         pos = header.header_len + entry
         head = self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
         cbytes = ChunkHeader.parse(head).cbytes
         if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
-            return self.read_chunk(i)  # which reports it
+            return self.chunk_at(i, entry)  # which reports it
 
         def read_into(at: int, dest: memoryview, what: str) -> None:
             self._storage.read_into(pos + at, dest, f"chunk {i} {what}")
 
         part = partial.read_chunk_items(read_into, head, lo, hi)
-        return self.read_chunk(i) if part is None else part
+        return self.chunk_at(i, entry) if part is None else part
 
     # --- mutation (C-Blosc2's layout; the index rules are in FrameBase) --------------------
 
