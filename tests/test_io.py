@@ -1,0 +1,44 @@
+"""Atomic writes: all or nothing, existing files kept, pages written back early."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bloscpack import io as bio
+
+
+def test_atomic_write_starts_writeback_while_writing(tmp_path, monkeypatch) -> None:
+    calls = []
+    monkeypatch.setattr(bio, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
+    monkeypatch.setattr(bio, "WRITEBACK_STEP", 20_000)
+    path = tmp_path / "out.bin"
+    parts = [bytes([i]) * 12_000 for i in range(5)]  # larger than the write buffer
+    with bio.atomic_write(path) as fh:
+        for part in parts:
+            fh.write(part)
+        fh.seek(0)
+        fh.write(b"head")
+    assert path.read_bytes() == b"head" + b"".join(parts)[4:]
+    assert calls == [(0, 0, 2), (0, 0, 2)]  # after 24 000 and 48 000 bytes
+
+
+def test_atomic_write_keeps_the_existing_file_on_error(tmp_path) -> None:
+    path = tmp_path / "out.txt"
+    path.write_text("precious")
+    os.chmod(path, 0o640)
+    with pytest.raises(RuntimeError, match="boom"), bio.atomic_write(path, "w") as fh:
+        fh.write("partial")
+        raise RuntimeError("boom")
+    assert path.read_text() == "precious"
+    with bio.atomic_write(path, "w") as fh:
+        fh.write("new")
+    assert path.read_text() == "new" and (path.stat().st_mode & 0o777) == 0o640
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_sync_file_range_is_found_on_linux() -> None:
+    if os.uname().sysname != "Linux":
+        pytest.skip("sync_file_range is Linux only")
+    assert bio._sync_file_range is not None
