@@ -508,7 +508,8 @@ class BloscpackReader:
     def _read_in_parallel(self, locations: list[ChunkLocation], view: memoryview,
                           workers: int) -> None:  # fmt: skip
         """Decode the chunks into ``view`` with ``workers`` threads, each taking the next run
-        of consecutive chunks (at least :data:`_RUN_NBYTES` of output) and doing all of each
+        of consecutive chunks (an eighth of its share of the output, at least
+        :data:`_RUN_NBYTES`: fewer, longer runs fault in new pages faster) and doing all of each
         chunk's work (digest check, validation, decoding with ``nthreads // workers`` C
         threads).  A chunk of the default size is a single Blosc block, which C threads cannot
         share; whole chunks per thread also fault in the new output's pages in parallel.  The
@@ -516,7 +517,8 @@ class BloscpackReader:
         starts = [0]
         for loc in locations:
             starts.append(starts[-1] + loc.nbytes)
-        per_run = max(1, _RUN_NBYTES // max(1, locations[0].nbytes))
+        run_nbytes = max(_RUN_NBYTES, starts[-1] // (8 * workers))
+        per_run = max(1, run_nbytes // max(1, locations[0].nbytes))
         runs = iter(range(0, len(locations), per_run))
         # Map the input once here, not concurrently in the workers.
         self.source.read(self.chunks_start, self.data_end - self.chunks_start, "chunks")
