@@ -71,6 +71,18 @@ def test_zero_d_and_zero_size():
     assert ChunkGrid((3, 0), (2, 2), (1, 1), 4).chunk_nbytes == 16
 
 
+@pytest.mark.parametrize(
+    ("shape", "chunks", "blocks"),
+    [((10,), (4,), (3,)), ((12, 10), (5, 4), (2, 3)), ((7, 5, 6), (3, 5, 4), (2, 2, 3))],
+)
+def test_frame_item_is_the_item_position_in_the_chunks(shape, chunks, blocks):
+    array = np.arange(math.prod(shape), dtype="<i4").reshape(shape)
+    grid = ChunkGrid(shape, chunks, blocks, 4)
+    items = np.concatenate(chunk_buffers(array, grid))
+    for coords in np.ndindex(*shape):
+        assert items[grid.frame_item(coords)] == array[coords]
+
+
 def test_grid_checks_geometry():
     with pytest.raises(FormatError, match="chunks 0"):
         ChunkGrid((4,), (0,), (1,), 4)

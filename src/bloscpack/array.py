@@ -20,6 +20,7 @@ chunk grid and decodes only the block runs of each chunk it touches.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import mmap
@@ -298,16 +299,23 @@ class FlatStore:
         self.dtype = dtype
         self.shape = shape
         self.order = order
-        nchunks = source.nchunks
+        self.nchunks = nchunks = source.nchunks
+        self._uniform: tuple[int, int] | None = None
         if uniform:
-            chunk_nbytes, total = sizes
-            bounds = np.minimum(np.arange(nchunks + 1, dtype=np.int64) * chunk_nbytes, total)
-            if nchunks:
-                bounds[-1] = total
+            chunk_nbytes, total = (int(n) for n in sizes)
+            self._uniform = chunk_nbytes, total
+            # the boundaries are the multiples of chunk_nbytes below total, and total
+            boundaries_gcd = (
+                0 if not nchunks
+                else math.gcd(chunk_nbytes, total) if nchunks > 1 and chunk_nbytes < total
+                else total
+            )  # fmt: skip
         else:
             bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
             np.cumsum(np.asarray(sizes, dtype=np.int64), out=bounds[1:])
+            self.bounds = bounds
             total = int(bounds[-1])
+            boundaries_gcd = int(np.gcd.reduce(bounds))
         expected = math.prod(shape) * dtype.itemsize
         if total != expected:
             raise IntegrityError(
@@ -315,19 +323,40 @@ class FlatStore:
                 f" the chunks hold {total}"
             )
         itemsize = dtype.itemsize
-        unit = math.gcd(itemsize, int(np.gcd.reduce(bounds))) if itemsize else 1
+        unit = math.gcd(itemsize, boundaries_gcd) if itemsize else 1
         self.unit = unit
         self.unit_dtype: np.dtype = _UNIT_DTYPES.get(unit, np.dtype(f"V{unit}"))
         self.per_item = itemsize // unit if itemsize else 1
-        self.bounds = bounds
-        self.ubounds = bounds // unit
         self.chunk_units: int | None = None
         if uniform and nchunks:
-            self.chunk_units = int(chunk_nbytes) // unit
+            self.chunk_units = chunk_nbytes // unit
         elif nchunks == 1:
             self.chunk_units = int(self.ubounds[1])
         if self.chunk_units == 0:
             self.chunk_units = None
+
+    @functools.cached_property
+    def bounds(self) -> np.ndarray:
+        """Byte offset of each chunk in the layout, then the total (``nchunks + 1`` values)."""
+        assert self._uniform is not None  # set in __init__ otherwise
+        chunk_nbytes, total = self._uniform
+        bounds = np.minimum(np.arange(self.nchunks + 1, dtype=np.int64) * chunk_nbytes, total)
+        if self.nchunks:
+            bounds[-1] = total
+        return bounds
+
+    @functools.cached_property
+    def ubounds(self) -> np.ndarray:
+        """:attr:`bounds` in units."""
+        return self.bounds // self.unit
+
+    def chunk_nbytes(self, c: int) -> int:
+        """Uncompressed bytes of chunk ``c`` in the layout."""
+        if self._uniform is None:
+            return int(self.bounds[c + 1] - self.bounds[c])
+        chunk_nbytes, total = self._uniform
+        end = total if c + 1 == self.nchunks else min((c + 1) * chunk_nbytes, total)
+        return end - min(c * chunk_nbytes, total)
 
     # --- geometry -------------------------------------------------------------------------
 
@@ -508,7 +537,7 @@ class FlatStore:
         except BloscpackError as exc:
             self.source.release()
             raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
-        expected = int(self.bounds[c + 1] - self.bounds[c])
+        expected = self.chunk_nbytes(c)
         if header.nbytes != expected and not (
             c == self.source.nchunks - 1 and self.source.longer_last_ok and header.nbytes > expected
         ):
@@ -581,17 +610,7 @@ class B2ndStore:
         self.shape = array.shape
         self.dtype = array.dtype
         self.chunks = array.chunks
-        grid = array.grid
-        chunk_items = grid.chunk_nbytes // max(grid.itemsize, 1)
-        #: per axis: (chunk length, block length, and the frame-item steps of a chunk, of a
-        #: block and of an item along it)
-        self._steps = [
-            (grid.chunks[axis], grid.blocks[axis],
-             math.prod(grid.grid[axis + 1 :]) * chunk_items,
-             math.prod(grid.bgrid[axis + 1 :]) * grid.block_items,
-             math.prod(grid.blocks[axis + 1 :]))
-            for axis in range(grid.ndim)
-        ]  # fmt: skip
+        self.grid = grid = array.grid
         self._frame_items: FlatStore | None = None
         if grid.nchunks and self.dtype.itemsize and self.shape:
             self._frame_items = FlatStore(
@@ -605,7 +624,7 @@ class B2ndStore:
         ndim = len(self.shape)
         positions = np.zeros((1,) * ndim, dtype=np.int64)
         for axis, (s, (chunk, block, per_chunk, per_block, per_item)) in enumerate(
-            zip(selection, self._steps, strict=True)
+            zip(selection, self.grid.item_steps, strict=True)
         ):
             index = s.indices()
             within = index % chunk
@@ -619,14 +638,7 @@ class B2ndStore:
         """The item at ``coords`` (non-negative, in range) as a 0-d array."""
         if self._frame_items is None:
             return self.read(tuple(AxisSelection(k, k + 1, 1, True) for k in coords))
-        position = 0
-        for k, (chunk, block, per_chunk, per_block, per_item) in zip(
-            coords, self._steps, strict=True
-        ):
-            within = k % chunk
-            position += (
-                k // chunk * per_chunk + within // block * per_block + within % block * per_item
-            )
+        position = self.grid.frame_item(coords)
         out = _allocate((), self.dtype, self.name)
         self._frame_items.read_run(position, position + 1, out.reshape(-1).view(self.dtype))
         return out

@@ -147,6 +147,33 @@ class ChunkGrid:
             return False
         return region_is_contiguous(valid, self.shape)
 
+    @cached_property
+    def item_steps(self) -> tuple[tuple[int, int, int, int, int], ...]:
+        """Per axis: ``(chunk length, block length, and the steps in frame items of a chunk, of
+        a block and of an item along it)``.  The frame items are the chunks' items one chunk
+        after the other (each ``prod(ext_chunk)`` items: blocks in C order, items in C order
+        inside a block)."""
+        chunk_items = math.prod(self.ext_chunk)
+        return tuple(
+            (self.chunks[axis], self.blocks[axis],
+             math.prod(self.grid[axis + 1 :]) * chunk_items,
+             math.prod(self.bgrid[axis + 1 :]) * self.block_items,
+             math.prod(self.blocks[axis + 1 :]))
+            for axis in range(self.ndim)
+        )  # fmt: skip
+
+    def frame_item(self, coords: Sequence[int]) -> int:
+        """The frame item number (see :attr:`item_steps`) of the array item at ``coords``
+        (non-negative, in range)."""
+        position = 0
+        for k, (chunk, block, per_chunk, per_block, per_item) in zip(
+            coords, self.item_steps, strict=True
+        ):
+            c, within = divmod(k, chunk)
+            b, i = divmod(within, block)
+            position += c * per_chunk + b * per_block + i * per_item
+        return position
+
     def byte_offset(self, coords: Sequence[int]) -> int:
         """Offset in a C-contiguous array of the first item of chunk ``coords``."""
         offset = 0

@@ -42,9 +42,9 @@ def detect_source(source: ByteSource, *, whole_chunk: bool = False) -> str:
     if head[:4] == b"blpk":
         return "blp"
     if head[1:10] == FRAME_MAGIC:
-        from .containers import b2nd
+        from .containers.b2nd import sniff_b2nd
 
-        return "b2nd" if b2nd.sniff_b2nd(source) else "b2frame"
+        return "b2nd" if sniff_b2nd(source) else "b2frame"
     from .chunks import is_chunk
 
     if is_chunk(head, source.size() if whole_chunk else None):

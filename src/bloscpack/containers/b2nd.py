@@ -135,12 +135,7 @@ def sniff_b2nd(frame: Any) -> bool:
     frame with a ``b2nd`` metalayer.  Reads only the header of a file; a damaged header gives
     False."""
     try:
-        if isinstance(frame, (str, os.PathLike)):
-            path = os.fspath(frame)
-            if os.path.isdir(path):
-                path = os.path.join(path, INDEX_FILE)
-            return os.path.isfile(path) and METALAYER_NAME in _head_metalayers(path)
-        if isinstance(frame, (bytes, bytearray, memoryview, ByteSource)):
+        if isinstance(frame, (ByteSource, bytes, bytearray, memoryview)):
             source = frame if isinstance(frame, ByteSource) else ByteSource(frame)
             fixed = source.read_upto(0, HEADER_FIXED_LEN)
             if not sniff(bytes(fixed[:10])):
@@ -151,6 +146,11 @@ def sniff_b2nd(frame: Any) -> bool:
                 "frame",
             )  # fmt: skip
             return any(name == METALAYER_NAME for name, _, _ in layers)
+        if isinstance(frame, (str, os.PathLike)):
+            path = os.fspath(frame)
+            if os.path.isdir(path):
+                path = os.path.join(path, INDEX_FILE)
+            return os.path.isfile(path) and METALAYER_NAME in _head_metalayers(path)
         return any(name == METALAYER_NAME for name, _ in _frame_core(frame).metalayers)
     except (BloscpackError, OSError):
         return False

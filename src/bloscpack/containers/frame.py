@@ -357,12 +357,33 @@ def pack_trailer(vlmeta: Sequence[tuple[str, bytes]]) -> bytes:
     return b"\x94\x01" + block + b"\xce" + struct.pack(">I", length) + b"\xd8\x00" + bytes(16)
 
 
+#: Parsed layers blocks of at most this many bytes are kept, by their bytes (a frame sniffed
+#: then opened, or opened again, has its metalayers parsed once).
+MAX_CACHED_LAYERS_LEN = 4096
+_LAYERS: dict[tuple[bytes, int, int, int], tuple[tuple[str, bytes, int], ...]] = {}
+
+
 def parse_layers(
     buf: Any, start: int, base: int, limit: int, what: str
 ) -> list[tuple[str, bytes, int]]:
     """Read a ``93 cd .. de ..`` layers block at ``start`` of ``buf``; value offsets are relative
     to ``base`` of ``buf``.  Returns ``(name, content, offset)`` in map order."""
     mv = memoryview(buf).cast("B")
+    if len(mv) > MAX_CACHED_LAYERS_LEN:
+        return _parse_layers(mv, start, base, limit, what)
+    key = (bytes(mv), start, base, limit)
+    layers = _LAYERS.get(key)
+    if layers is None:
+        layers = tuple(_parse_layers(mv, start, base, limit, what))
+        if len(_LAYERS) >= MAX_CACHED_HEADERS:
+            _LAYERS.clear()
+        _LAYERS[key] = layers
+    return list(layers)
+
+
+def _parse_layers(
+    mv: memoryview, start: int, base: int, limit: int, what: str
+) -> list[tuple[str, bytes, int]]:
     end = len(mv)
 
     def need(pos: int, n: int, item: str) -> None:
@@ -768,7 +789,8 @@ class FrameBase:
     metalayers: list[tuple[str, bytes]]
     vlmeta: list[tuple[str, bytes]]
     writable: bool
-    _cparams: CParams
+    _opened_header: FrameHeader
+    _cparams: CParams | None
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -810,7 +832,8 @@ class FrameBase:
             )
         vl = parse_layers(trailer, 2, 0, MAX_VLMETALAYERS_READ, f"{where}: vlmetalayers")
         self.header = header
-        self._cparams = CParams.from_header(header)
+        self._opened_header = header
+        self._cparams = None
         self.fixed = bytearray(header.raw)
         self.metalayers = [(n, c) for n, c, _ in layers]
         self.vlmeta = [(n, c) for n, c, _ in vl]
@@ -914,6 +937,8 @@ class FrameBase:
     def cparams(self) -> CParams:
         """The compression parameters of new chunks: the header's as it was opened (like a
         C-Blosc2 schunk, ``fill_special`` changes the header blocksize but not these)."""
+        if self._cparams is None:
+            self._cparams = CParams.from_header(self._opened_header)
         return self._cparams
 
     def _check_index(self, i: int) -> int:
