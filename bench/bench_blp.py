@@ -110,11 +110,13 @@ CHILD_PRELUDE = textwrap.dedent(
 
 
 def _ours_env() -> dict[str, str]:
-    return dict(os.environ)
+    """The environment of the measured processes: bytecode caches allowed, as after an
+    install (pip compiles 0.16's modules when it installs them)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _bp016_env(bp016_dir: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(bp016_dir))
+    return dict(_ours_env(), PYTHONPATH=str(bp016_dir))
 
 
 @dataclass

@@ -457,7 +457,7 @@ def test_streams_of_unknown_length():
     assert (header.nchunks, header.last_chunk, header.offsets) == (-1, -1, False)
     with BloscpackReader(raw) as reader:
         assert reader.nchunks == 3
-        assert reader.read_all() == DATA
+        assert reader.read_all().tobytes() == DATA
     assert api.unpack_bytes_from_bytes(raw) == (DATA, {"stream": True})
     # a seekable sink gets the real count and last size written back
     seekable = io.BytesIO()

@@ -500,6 +500,22 @@ def _cctx(key: tuple[Any, ...]) -> int:
     return ctx.handle
 
 
+#: Largest compression output buffer a thread keeps for its next chunk.
+_SCRATCH_LIMIT = 64 * 1024 * 1024
+
+
+def _compression_scratch(nbytes: int) -> np.ndarray:
+    """An uninitialised buffer of ``nbytes`` for C to compress into, reused by this thread
+    (the pages of a new zero-filled chunk-sized buffer per chunk cost more than compressing
+    highly compressible data; only the compressed bytes are then copied out)."""
+    if nbytes > _SCRATCH_LIMIT:
+        return np.empty(nbytes, np.uint8)
+    scratch: np.ndarray | None = getattr(_local, "scratch", None)
+    if scratch is None or scratch.size < nbytes:
+        scratch = _local.scratch = np.empty(nbytes, np.uint8)
+    return scratch[:nbytes]
+
+
 def compress_blosc2(
     data: Buffer,
     *,
@@ -536,13 +552,11 @@ def compress_blosc2(
         SPLIT_MODES[splitmode], tuple(filters), tuple(filters_meta), src.size,
     )  # fmt: skip
     cctx = _cctx(key)
-    out = bytearray(src.size + BLOSC2_HEADER_SIZE)
-    dest = _byte_array(out, writable=True)
+    dest = _compression_scratch(src.size + BLOSC2_HEADER_SIZE)
     n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
-    del dest
-    del out[n:]
+    out = bytearray(dest[:n])
     observer = _observer
     if observer is not None:
         observer("compress", src.size)

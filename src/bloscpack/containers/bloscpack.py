@@ -22,6 +22,8 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+import numpy as np
+
 from .. import engine
 from ..args import (
     DEFAULT_MAX_APP_CHUNKS,
@@ -544,8 +546,8 @@ class BloscpackReader:
         if errors:
             raise errors[min(errors)]
 
-    def read_all(self) -> bytearray:
-        """The whole payload as a new ``bytearray``."""
+    def read_all(self) -> np.ndarray:
+        """The whole payload as a new 1-D ``uint8`` array."""
         out = _allocate(self.check_sizes(), self.name)
         self.read_into(out)
         return out
@@ -599,9 +601,10 @@ def _not_blp(name: str, head: bytes) -> FormatError:
     )
 
 
-def _allocate(nbytes: int, name: str) -> bytearray:
+def _allocate(nbytes: int, name: str) -> np.ndarray:
+    """A new uninitialised byte array (its pages are first touched by the decoders)."""
     try:
-        return bytearray(nbytes)
+        return np.empty(nbytes, np.uint8)
     except MemoryError:
         raise IntegrityError(
             f"{name}: cannot allocate the {nbytes} bytes the chunks claim"
