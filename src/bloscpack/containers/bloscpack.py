@@ -560,7 +560,7 @@ class BloscpackReader:
         locations = self.locations()
         workers = min(engine.get_nthreads(), len(locations))
         largest = max((loc.nbytes for loc in locations), default=0)
-        buffers = [memoryview(_allocate(largest, self.name)) for _ in range(workers + 1)]
+        buffers = [_allocate(largest, self.name).data for _ in range(workers + 1)]
         c_threads = max(1, engine.get_nthreads() // max(workers, 1))
 
         def decode(loc: ChunkLocation) -> memoryview:
@@ -1037,7 +1037,7 @@ def _chunk_problems(
     largest = max((loc.nbytes for loc in locations), default=0)
     if reader.header.chunk_size != -1:
         largest = min(largest, reader.header.chunk_size)
-    scratch = memoryview(_allocate(largest, reader.name))
+    scratch = _allocate(largest, reader.name).data
     for loc in locations:
         try:
             chunk = reader._read_location(loc, True)
