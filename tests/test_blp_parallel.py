@@ -169,3 +169,14 @@ def test_map_in_order_keeps_order_and_raises_the_first_error() -> None:
     assert list(engine.map_in_order(square, range(5), 3)) == [0, 1, 4, 9, 16]
     with pytest.raises(ValueError, match="bad 5"):
         list(engine.map_in_order(square, range(10), 3))
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_a_single_many_block_chunk_does_not_depend_on_threads() -> None:
+    array = _random_walk(2 * 1024 * 1024)  # one chunk of 8 lz4 blocks
+    args = bp.BloscArgs(cname="lz4", blocksize=65536)
+    expected = _serially(bp.pack_ndarray_to_bytes, array, chunk_size="2M", blosc_args=args)
+    header = bp.ChunkHeader.parse(BloscpackReader(ByteSource(expected)).read_chunk(0))
+    assert header.nbytes // header.blocksize == 8
+    for _ in range(5):
+        assert bp.pack_ndarray_to_bytes(array, chunk_size="2M", blosc_args=args) == expected

@@ -673,15 +673,15 @@ def compress_chunk(data: Buffer, blosc_args: BloscArgs, *, nthreads: int | None 
 def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
                     ) -> Generator[bytes | bytearray, None, None]:  # fmt: skip
     """The chunks of the ``nchunks`` buffers of ``datas``, in order, each as
-    :func:`compress_chunk` makes it, several at once: :func:`~bloscpack.engine.get_nthreads`
-    threads compress one chunk each with one C thread (a default Blosc1 chunk of 1 MiB is a
-    single block, which C threads cannot share).  A buffer of ``datas`` is reused only after
-    its chunk is made, so a producer may cycle through ``get_nthreads()`` buffers.  Close the
-    generator when leaving early (Blosc1 compressions elsewhere wait until then)."""
-    workers = min(engine.get_nthreads(), nchunks)
-    if workers <= 1:
-        yield from (compress_chunk(data, blosc_args) for data in datas)
-    elif blosc_args.blosc_version == 2:
+    :func:`compress_chunk` makes it but with one C thread, so that the bytes never depend on
+    the thread count (C threads store a chunk's blocks in the order they finish).  Up to
+    :func:`~bloscpack.engine.get_nthreads` chunks are compressed at once, one per thread (a
+    default Blosc1 chunk of 1 MiB is a single block, which C threads could not share anyway).
+    A buffer of ``datas`` is reused only after its chunk is made, so a producer may cycle
+    through ``get_nthreads()`` buffers.  Close the generator when leaving early (other Blosc1
+    compressions wait until then)."""
+    workers = max(1, min(engine.get_nthreads(), nchunks))
+    if blosc_args.blosc_version == 2:
         settings = _blosc2_settings(blosc_args)
 
         def compress2(data: Buffer) -> bytearray:
