@@ -180,3 +180,13 @@ def test_a_single_many_block_chunk_does_not_depend_on_threads() -> None:
     assert header.nbytes // header.blocksize == 8
     for _ in range(5):
         assert bp.pack_ndarray_to_bytes(array, chunk_size="2M", blosc_args=args) == expected
+
+
+@pytest.mark.usefixtures("two_threads")
+def test_parallel_errors_name_the_chunk_once() -> None:
+    buf = _packed(_incompressible(8 * CHUNK))
+    offset, cbytes = _chunk_offsets(buf)[6]
+    buf[offset + cbytes - 1] ^= 0xFF
+    with pytest.raises(ChecksumMismatch) as info:
+        bp.unpack_ndarray_from_bytes(buf)
+    assert str(info.value).startswith("<bytes>: Checksum mismatch detected in chunk 6 (adler32)")

@@ -529,18 +529,35 @@ class BloscpackReader:
 
         def work(_: int) -> None:
             for first in runs:
-                for index in range(first, min(first + per_run, len(locations))):
-                    if errors and index > min(errors):
-                        return
-                    loc = locations[index]
-                    out = view[starts[index] : starts[index + 1]]
+                if errors and first > min(errors):
+                    return
+                # The checks of a whole run first (Python, holding the GIL), then its decoding
+                # (C, GIL released): fewer hand-overs of the GIL between the threads.
+                checked: list[tuple[ChunkLocation, Buffer]] = []
+                problem: BaseException | None = None
+                for loc in locations[first : first + per_run]:
                     try:
                         chunk = self._read_location(loc, True)
-                        _decompress_exactly(chunk, out, loc, self.name, c_threads)
+                        try:
+                            validate_chunk(chunk)
+                        except BloscpackError as exc:
+                            raise _located(exc, self.name, loc) from None
                     except BaseException as exc:
-                        errors[index] = exc
+                        problem = exc
+                        break
+                    checked.append((loc, chunk))
+                for loc, chunk in checked:
+                    out = view[starts[loc.index] : starts[loc.index + 1]]
+                    try:
+                        _decompress_exactly(chunk, out, loc, self.name, c_threads, validated=True)
+                    except BaseException as exc:
+                        errors[loc.index] = exc
                         return
-                    self.source.release(loc.offset, loc.end - loc.offset)
+                if problem is not None:
+                    errors[first + len(checked)] = problem
+                    return
+                end = locations[first + len(checked) - 1].end
+                self.source.release(locations[first].offset, end - locations[first].offset)
 
         engine.run_workers(work, workers)
         if errors:
@@ -612,19 +629,24 @@ def _allocate(nbytes: int, name: str) -> np.ndarray:
 
 
 def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str,
-                        nthreads: int | None = None) -> int:  # fmt: skip
+                        nthreads: int | None = None, validated: bool = False) -> int:  # fmt: skip
     if memoryview(out).nbytes != loc.nbytes:
         raise IntegrityError(
             f"{name}: chunk {loc.index} holds {loc.nbytes} bytes, its destination"
             f" {memoryview(out).nbytes}"
         )
     try:
-        n = engine.decompress_into(chunk, out, nthreads=nthreads)
+        n = engine.decompress_into(chunk, out, validated=validated, nthreads=nthreads)
     except BloscpackError as exc:
-        raise type(exc)(f"{name}: chunk {loc.index} at offset {loc.offset}: {exc}") from None
+        raise _located(exc, name, loc) from None
     if n != loc.nbytes:
         raise IntegrityError(f"{name}: chunk {loc.index} decoded to {n} bytes, not {loc.nbytes}")
     return n
+
+
+def _located(exc: BloscpackError, name: str, loc: ChunkLocation) -> BloscpackError:
+    """``exc`` again, its message starting with the input's name and the chunk's place."""
+    return type(exc)(f"{name}: chunk {loc.index} at offset {loc.offset}: {exc}")
 
 
 def read_metadata_section(source: SourceLike) -> Any:
