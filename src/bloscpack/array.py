@@ -34,6 +34,8 @@ from . import engine
 from . import ndarray as nd
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
+from .containers.b2nd import B2ndArray
+from .dispatch import detect, detect_source
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -461,24 +463,27 @@ class FlatStore:
     def read_run(self, first: int, stop: int, dest: np.ndarray) -> None:
         """Decode units ``[first, stop)`` straight into ``dest``, chunk by chunk."""
         dest_bytes = dest.view(np.uint8)
-        unit = self.unit
-        pos = 0
         cu = self.chunk_units
-        spans = (
-            [(first // cu, first % cu, first % cu + stop - first)]
-            if cu is not None and first // cu == (stop - 1) // cu
-            else self._spans(first, stop)
-        )  # (one chunk, without a generator: single items are the common case)
-        for c, start, end in spans:
-            n = (end - start) * unit
-            chunk, header = self._chunk(c, start * unit, end * unit)
-            try:
-                _decode_bytes(chunk, header, start * unit, end * unit, dest_bytes[pos : pos + n])
-            except BloscpackError as exc:
-                raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
-            finally:
-                self.source.release()
+        if cu is not None and first // cu == (stop - 1) // cu:  # one chunk (single items)
+            c = first // cu
+            self._read_span(c, first - c * cu, stop - c * cu, dest_bytes)
+            return
+        pos = 0
+        for c, start, end in self._spans(first, stop):
+            n = (end - start) * self.unit
+            self._read_span(c, start, end, dest_bytes[pos : pos + n])
             pos += n
+
+    def _read_span(self, c: int, start: int, end: int, dest_bytes: np.ndarray) -> None:
+        """Decode units ``[start, end)`` of chunk ``c`` into ``dest_bytes``."""
+        lo, hi = start * self.unit, end * self.unit
+        chunk, header = self._chunk(c, lo, hi)
+        try:
+            _decode_bytes(chunk, header, lo, hi, dest_bytes)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+        finally:
+            self.source.release()
 
     def gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
@@ -846,8 +851,6 @@ def _open_store(
     if fmt == "blp":
         return _blp_store(source, verify)
     if fmt == "b2nd":
-        from .containers.b2nd import B2ndArray
-
         array = B2ndArray(source)
         try:
             return B2ndStore(array), lambda: array.vlmeta
@@ -875,8 +878,6 @@ def _open_store(
 def _open_path(path: str) -> tuple[str, Any]:
     """(format, what to open it from) for a path: a directory's path, or the one
     :class:`~bloscpack.io.ByteSource` a file's format is detected from and its reader reads."""
-    from .dispatch import detect, detect_source
-
     try:
         source = ByteSource(path)
     except FileNotFound:
@@ -900,8 +901,6 @@ def _open_path(path: str) -> tuple[str, Any]:
 def detect_buffer(data: Buffer) -> str:
     """The format of a single-file container held in memory: ``blp``, ``b2frame``, ``b2nd``
     or ``chunk`` (see :func:`bloscpack.dispatch.detect` for paths)."""
-    from .dispatch import detect_source
-
     return detect_source(ByteSource(data), whole_chunk=True)
 
 
@@ -1100,17 +1099,20 @@ class BloscArray:
         """The coordinates of the one item an index of in-range integers, one per axis, picks
         (else None: the general path handles it)."""
         items = index if type(index) is tuple else (index,)
-        shape = self.shape
+        shape = self._store.shape
         if len(items) != len(shape) or not shape:
             return None
         coords = []
-        for i, n in zip(items, shape, strict=True):
-            if type(i) is not int and not isinstance(i, np.integer):
+        for k, n in zip(items, shape, strict=True):
+            if type(k) is not int:
+                if not isinstance(k, np.integer):
+                    return None
+                k = int(k)
+            if k < 0:
+                k += n
+            if not 0 <= k < n:
                 return None
-            k = int(i)
-            if not -n <= k < n:
-                return None
-            coords.append(k + n if k < 0 else k)
+            coords.append(k)
         return tuple(coords)
 
     def _field(self, key: str | list[str]) -> Any:

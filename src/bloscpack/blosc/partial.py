@@ -26,6 +26,7 @@ from .layout import ChunkKind, check_header, chunk_kind
 
 #: Chunks up to this size are read whole (one positioned read costs little more than two).
 MIN_PARTIAL_CBYTES = 256 * 1024
+_CSIZE = struct.Struct("<i").unpack_from
 
 _local = threading.local()
 
@@ -63,12 +64,12 @@ def partial_candidate(header: ChunkHeader, lo: int, hi: int) -> bool:
 
 
 def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -> memoryview | None:
-    """The chunk whose first bytes are ``header_bytes`` (at least its 16 or 32 header bytes)
-    as a buffer of ``cbytes`` bytes holding its header, bstarts and the streams of the blocks
-    that bytes ``[lo, hi)`` touch (its other bytes are undefined, and are never read); valid
-    until the next call in the same thread.  None when decoding them may need other bytes
-    (read the chunk whole then).  ``read_into(pos, dest, what)`` fills ``dest`` with the
-    chunk's bytes from ``pos``."""
+    """The chunk whose first bytes are ``header_bytes`` (at least its 16 or 32 header bytes;
+    its bstarts are read unless they follow) as a buffer of ``cbytes`` bytes holding its header,
+    bstarts and the streams of the blocks that bytes ``[lo, hi)`` touch (its other bytes are
+    undefined, and are never read); valid until the next call in the same thread.  None when
+    decoding them may need other bytes (read the chunk whole then).  ``read_into(pos, dest,
+    what)`` fills ``dest`` with the chunk's bytes from ``pos``."""
     try:
         header = check_header(header_bytes)
     except BloscpackError:
@@ -82,7 +83,10 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
     bs = header.blocksize
     first, stop = lo // bs, -(-hi // bs)
     view = _scratch(cbytes)
-    read_into(0, view[:bstarts_end], "chunk header and bstarts")
+    if len(header_bytes) >= bstarts_end:
+        view[:bstarts_end] = header_bytes[:bstarts_end]
+    else:
+        read_into(0, view[:bstarts_end], "chunk header and bstarts")
     starts = np.frombuffer(view, dtype="<i4", count=nblocks, offset=size)
     wanted = starts[first:stop]
     span_lo, top = int(wanted.min()), int(wanted.max())
@@ -106,14 +110,15 @@ def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
     them leaves the chunk: then the whole-chunk path reports it)."""
     cbytes = header.cbytes
     nstreams = header.typesize if header.split else 1
-    nfull = header.nblocks - (1 if header.nbytes % header.blocksize else 0)
+    short_last = header.nblocks - 1 if header.nbytes % header.blocksize else -1
     end = 0
     for i in range(first, stop):
         pos = int(starts[i])
-        for _ in range(nstreams if i < nfull else 1):
+        for _ in range(1 if i == short_last else nstreams):
             if pos + 4 > cbytes:
                 return cbytes + 1
-            (csize,) = struct.unpack_from("<i", chunk, pos)
-            pos += 4 + (csize if csize > 0 else 1 if csize < 0 else 0)
-        end = max(end, pos)
+            csize = _CSIZE(chunk, pos)[0]
+            pos += 4 + csize if csize > 0 else 5 if csize < 0 else 4  # a run: one token byte
+        if pos > end:
+            end = pos
     return end

@@ -42,6 +42,7 @@ from ..blosc.layout import validate_chunk
 from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike, fsync_directory
 from .frame import (
+    EDGE_READ,
     HEADER_FIXED_LEN,
     MARKER_KINDS,
     MAX_METALAYERS,
@@ -137,14 +138,15 @@ def sniff_b2nd(frame: Any) -> bool:
     try:
         if isinstance(frame, (ByteSource, bytes, bytearray, memoryview)):
             source = frame if isinstance(frame, ByteSource) else ByteSource(frame)
-            fixed = source.read_upto(0, HEADER_FIXED_LEN)
-            if not sniff(bytes(fixed[:10])):
+            head = source.read_upto(0, EDGE_READ)
+            if not sniff(bytes(head[:10])):
                 return False
-            header = FrameHeader.parse(fixed)
+            header = FrameHeader.parse(head)
+            if header.header_len > len(head):
+                head = source.read_upto(0, header.header_len)
             layers = parse_layers(
-                source.read_upto(0, header.header_len), HEADER_FIXED_LEN, 0, MAX_METALAYERS,
-                "frame",
-            )  # fmt: skip
+                head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS, "frame"
+            )
             return any(name == METALAYER_NAME for name, _, _ in layers)
         if isinstance(frame, (str, os.PathLike)):
             path = os.fspath(frame)

@@ -55,6 +55,12 @@ MAX_NAME_LEN = 31
 # input is large enough to justify it (a tiny repeated-value index may claim any number of chunks).
 MAX_INDEX_NBYTES = 64 * 1024 * 1024
 INDEX_BLOCKSIZE = 16 * 1024
+#: Bytes read at once at the start and at the end of a frame (header and metalayers; trailer
+#: and index): what is beyond them is read when needed.
+EDGE_READ = 4096
+#: Bytes read at the start of a chunk whose blocks are read alone: its header and, with up to
+#: 1016 blocks, its bstarts (one read instead of two).
+CHUNK_HEAD_READ = 4096
 
 FRAME_CONTIGUOUS = 0
 FRAME_SPARSE = 1
@@ -799,7 +805,8 @@ class FrameBase:
         frame's bytes, ``size`` of them available).  Returns (trailer offset, trailer length)."""
         if size < HEADER_FIXED_LEN:
             raise TruncatedError(f"{where}: {max(size, 0)} bytes, too short for a Blosc2 frame")
-        header = FrameHeader.parse(read(0, HEADER_FIXED_LEN, "frame header"), where)
+        first = read(0, min(size, EDGE_READ), "frame header")
+        header = FrameHeader.parse(first, where)
         expected = FRAME_SPARSE if self.sparse else FRAME_CONTIGUOUS
         if header.frame_type != expected:
             raise FormatError(
@@ -810,9 +817,22 @@ class FrameBase:
             raise TruncatedError(
                 f"{where}: header says frame_len {header.frame_len}, only {size} bytes are there"
             )
-        head = read(0, header.header_len, "frame header and metalayers")
+        if header.header_len <= len(first):
+            head = first[: header.header_len]
+        else:
+            head = read(0, header.header_len, "frame header and metalayers")
         layers = parse_layers(head, HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{where}: metalayers")
-        tail = read(header.frame_len - 23, 23, "frame trailer end")
+        # index and trailer end the frame: read them at once (with the bytes before them when
+        # they are shorter than EDGE_READ)
+        end_at = max(header.header_len, min(self._index_at(header), header.frame_len - EDGE_READ))
+        end = read(end_at, header.frame_len - end_at, "frame end")
+
+        def read_end(pos: int, n: int, what: str) -> Any:
+            if pos < end_at:
+                return read(pos, n, what)
+            return end[pos - end_at : pos - end_at + n]
+
+        tail = read_end(header.frame_len - 23, 23, "frame trailer end")
         if tail[0] != 0xCE or tail[5] != 0xD8:
             raise FormatError(
                 f"{where}: no frame trailer at the end (bytes {bytes(tail[:7]).hex()})"
@@ -825,7 +845,7 @@ class FrameBase:
         if not TRAILER_MIN_LEN <= trailer_len <= header.frame_len - header.header_len:
             raise FormatError(f"{where}: trailer length {trailer_len} out of range")
         trailer_at = header.frame_len - trailer_len
-        trailer = read(trailer_at, trailer_len - 23, "frame trailer")
+        trailer = read_end(trailer_at, trailer_len - 23, "frame trailer")
         if trailer[0] != 0x94 or trailer[1] != 0x01:
             raise FormatError(
                 f"{where}: trailer starts with {bytes(trailer[:2]).hex()}, expected 94 01"
@@ -837,8 +857,12 @@ class FrameBase:
         self.fixed = bytearray(header.raw)
         self.metalayers = [(n, c) for n, c, _ in layers]
         self.vlmeta = [(n, c) for n, c, _ in vl]
-        self._open_index(read, trailer_at, size, where)
+        self._open_index(read_end, trailer_at, size, where)
         return trailer_at, trailer_len
+
+    def _index_at(self, header: FrameHeader) -> int:
+        """Where the index chunk starts (after the chunks section of a contiguous frame)."""
+        return header.header_len if self.sparse else header.header_len + header.cbytes
 
     def _open_index(self, read: Any, trailer_at: int, source_size: int, where: str) -> None:
         """Find the index chunk and check its header; its entries are decoded when used (see
@@ -851,7 +875,7 @@ class FrameBase:
         if header.nbytes == 0:
             self._offsets = np.empty(0, dtype="<i8")
             return
-        index_at = header.header_len if self.sparse else header.header_len + header.cbytes
+        index_at = self._index_at(header)
         if index_at + BLOSC2_HEADER_SIZE > trailer_at:
             raise FormatError(
                 f"{where}: index chunk at {index_at} does not fit before the trailer"
@@ -1390,19 +1414,21 @@ class _Storage:
             self.source = (
                 ByteSource(source, name=name) if not isinstance(source, ByteSource) else source
             )
+            self._fixed_size = self.source.size() - offset  # a read-only input keeps its size
 
     def size(self) -> int:
         if self.buffer is not None:
             return len(self.buffer)
         if self.source is not None:
-            return self.source.size() - self.offset
+            return self._fixed_size
         assert self.fd is not None
         return os.fstat(self.fd).st_size - self.offset
 
     def read(self, pos: int, n: int, what: str) -> memoryview | bytes:
-        if pos < 0 or n < 0 or pos + n > self.size():
+        size = self._fixed_size if self.source is not None else self.size()
+        if pos < 0 or n < 0 or pos + n > size:
             raise TruncatedError(
-                f"{self.name}: {what} at offset {pos} needs {n} bytes, the frame has {self.size()}"
+                f"{self.name}: {what} at offset {pos} needs {n} bytes, the frame has {size}"
             )
         if self.buffer is not None:
             return bytes(self.buffer[pos : pos + n])  # a copy: the buffer may be resized later
@@ -1417,10 +1443,10 @@ class _Storage:
     def read_into(self, pos: int, dest: memoryview, what: str) -> None:
         """Fill ``dest`` with the bytes at ``pos`` (positioned reads of an unmapped file)."""
         if self.source is not None:
-            if pos < 0 or pos + dest.nbytes > self.size():
+            if pos < 0 or pos + dest.nbytes > self._fixed_size:
                 raise TruncatedError(
                     f"{self.name}: {what} at offset {pos} needs {dest.nbytes} bytes, the frame"
-                    f" has {self.size()}"
+                    f" has {self._fixed_size}"
                 )
             self.source.read_into(self.offset + pos, dest, what)
         else:
@@ -1547,7 +1573,9 @@ class ContiguousFrame(FrameBase):
         self._partial_reads += 1
         header = self.header
         pos = header.header_len + entry
-        head = self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
+        head = self._storage.read(
+            pos, min(CHUNK_HEAD_READ, header.cbytes - entry), f"chunk {i} header"
+        )
         cbytes = ChunkHeader.parse(head).cbytes
         if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
             return self.chunk_at(i, entry)  # which reports it
