@@ -7,13 +7,15 @@ For each file, in one run:
 * ``10 items``: 10 random single elements ``a[i, j]`` of an open array (new positions every
   round), and their time as a fraction of ``load`` (the target is <= 1 %);
 * ``open + 1st item``: ``bloscpack.open(path)[i, j]``, with the decoder calls it makes counted:
-  at most one index read on open (the frame index of a ``.b2nd``; a ``.blp`` keeps its offsets
-  uncompressed) and one decode of at most one block for the element;
+  none on open, then at most one index read (the element's chunk's entry of the frame index of
+  a ``.b2nd``; a ``.blp`` keeps its offsets uncompressed) and one decode of at most one block;
 * against python-blosc2 on the same ``.b2nd`` file: ``blosc2.open(path)[i, j]`` for
   ``open + 1st item``, and 10 random elements of an open ``blosc2.open(path)``; the ratio is
   python-blosc2 time / bloscpack time (>= 1.0 means bloscpack is as fast or faster).
 
-Both libraries use the same number of C threads.  Timings are the best of ``--repeat`` rounds.
+Both libraries use the same number of C threads.  Timings are the best of ``--repeat`` rounds
+(``load``) or of ``--item-rounds`` rounds (``10 items``, ``open + 1st item``: each round its own
+random positions, the same for both libraries, drawn before timing).
 
     python bench/bench_random_access.py --quick    # 64 MiB files, a few seconds
     python bench/bench_random_access.py            # 1 GiB files
@@ -92,44 +94,53 @@ class DecodeCounter:
         return calls
 
 
-def positions(shape: tuple[int, int], round_: int) -> list[tuple[int, int]]:
-    rng = np.random.default_rng(1000 + round_)
-    return [(int(rng.integers(shape[0])), int(rng.integers(shape[1]))) for _ in range(ITEMS)]
+def positions(shape: tuple[int, int], rounds: int) -> list[list[tuple[int, int]]]:
+    """``ITEMS`` random positions for each of ``rounds`` rounds (the last one serves the warm-up
+    round too)."""
+    rng = np.random.default_rng(1000)
+    return [
+        [(int(rng.integers(shape[0])), int(rng.integers(shape[1]))) for _ in range(ITEMS)]
+        for _ in range(rounds)
+    ]
 
 
-def measure(path: Path, array: np.ndarray, repeat: int) -> dict[str, object]:
+def measure(path: Path, array: np.ndarray, repeat: int, rounds: int) -> dict[str, object]:
     """Timings and decode counts of one file read through bloscpack.open()."""
+    table = positions(array.shape, rounds)
     load = best(repeat, lambda _: np.asarray(bloscpack.open(path)))
     with bloscpack.open(path) as lazy:
-        items = best(repeat * 5, lambda k: [lazy[p] for p in positions(array.shape, k)])
-        for p in positions(array.shape, 0):
+        items = best(rounds, lambda k: [lazy[p] for p in table[k]])
+        for p in table[0]:
             assert lazy[p] == array[p]
         chunks = lazy.chunks
-    first = best(repeat * 5, lambda k: bloscpack.open(path)[positions(array.shape, k)[0]])
+    first = best(rounds, lambda k: bloscpack.open(path)[table[k][0]])
     with DecodeCounter() as counter:
         opened = bloscpack.open(path)
         on_open = counter.take()
-        opened[positions(array.shape, 7)[0]]
+        assert opened[table[7][0]] == array[table[7][0]]
         on_item = counter.take()
         opened.close()
     return {"load": load, "items": items, "first": first, "on_open": on_open,
             "on_item": on_item, "chunks": chunks}  # fmt: skip
 
 
-def measure_blosc2(path: Path, array: np.ndarray, repeat: int) -> dict[str, float]:
+def measure_blosc2(path: Path, array: np.ndarray, rounds: int) -> dict[str, float]:
+    table = positions(array.shape, rounds)
     ref = blosc2.open(str(path))
-    for p in positions(array.shape, 0):
+    for p in table[0]:
         assert ref[p] == array[p]
-    items = best(repeat * 5, lambda k: [ref[p] for p in positions(array.shape, k)])
-    first = best(repeat * 5, lambda k: blosc2.open(str(path))[positions(array.shape, k)[0]])
+    items = best(rounds, lambda k: [ref[p] for p in table[k]])
+    first = best(rounds, lambda k: blosc2.open(str(path))[table[k][0]])
     return {"items": items, "first": first, "blocks": ref.blocks}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mib", type=int, default=1024, help="array size in MiB (1024)")
-    parser.add_argument("--quick", action="store_true", help="64 MiB files, 2 rounds")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds per timing (3)")
+    parser.add_argument("--quick", action="store_true", help="64 MiB files, 2 rounds of 'load'")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of 'load' (3)")
+    parser.add_argument("--item-rounds", type=int, default=200,
+                        help="rounds of '10 items' and 'open + 1st item' (200)")  # fmt: skip
     parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
     parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
     args = parser.parse_args()
@@ -150,8 +161,10 @@ def main() -> None:
             f" blosclz), .b2nd {os.path.getsize(b2nd) / MiB:.0f} MiB (python-blosc2's"
             " default chunks and blocks, zstd)"
         )
-        results = {".blp": measure(blp, array, repeat), ".b2nd": measure(b2nd, array, repeat)}
-        theirs = measure_blosc2(b2nd, array, repeat)
+        rounds = args.item_rounds
+        results = {".blp": measure(blp, array, repeat, rounds),
+                   ".b2nd": measure(b2nd, array, repeat, rounds)}  # fmt: skip
+        theirs = measure_blosc2(b2nd, array, rounds)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
