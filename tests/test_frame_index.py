@@ -140,6 +140,8 @@ def test_a_damaged_index_stream_raises_when_an_entry_is_read(b2nd_path: Path) ->
     b2nd_path.write_bytes(data)
     with bloscpack.open(b2nd_path) as array, pytest.raises(ChunkError, match=": index: "):
         array[ITEM]
+    with pytest.raises(ChunkError, match=": index: "):
+        bloscpack.load(b2nd_path)  # the whole index
 
 
 def test_an_index_longer_than_its_place_fails_on_open(b2nd_path: Path) -> None:

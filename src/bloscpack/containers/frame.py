@@ -894,7 +894,10 @@ class FrameBase:
         assert self._index is not None
         where = self._index_where
         index, source_size = self._index
-        offsets = decode_index(index, self.nchunks, f"{where}: index", source_size)
+        try:  # the header passed check_index on open: what fails here is in the blocks
+            offsets = decode_index(index, self.nchunks, f"{where}: index", source_size)
+        except BloscpackError as exc:
+            raise type(exc)(f"{where}: index: {exc}") from None
         negative = offsets < 0
         if negative.any():
             tops = (offsets[negative].view("<u8") >> np.uint64(56)).astype(np.int64)
@@ -945,12 +948,13 @@ class FrameBase:
         offsets = self._offsets
         if offsets is not None:
             return int(offsets[i])
-        if self._lazy_entries >= self.LAZY_ENTRIES or self._index is None:
+        index = self._index
+        if index is None or self._lazy_entries >= self.LAZY_ENTRIES:
             return int(self.offsets[i])
         self._lazy_entries += 1
         where = self._index_where
         try:
-            entry = index_entry(self._index[0], self._index_header, i)
+            entry = index_entry(index[0], self._index_header, i)
         except BloscpackError as exc:
             raise type(exc)(f"{where}: index: {exc}") from None
         if entry is None:
