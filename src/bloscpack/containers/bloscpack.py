@@ -556,8 +556,9 @@ class BloscpackReader:
                 if problem is not None:
                     errors[first + len(checked)] = problem
                     return
-                end = locations[first + len(checked) - 1].end
-                self.source.release(locations[first].offset, end - locations[first].offset)
+                start, end = locations[first].offset, locations[first + len(checked) - 1].end
+                if end - start >= _RELEASE_MIN:  # each release interrupts the other threads
+                    self.source.release(start, end - start)
 
         engine.run_workers(work, workers)
         if errors:
@@ -604,6 +605,10 @@ class BloscpackReader:
         self.close()
 
 
+#: Stored bytes of a run of chunks from which :meth:`BloscpackReader.read_into` releases the
+#: run's pages of the input once decoded (smaller runs stay mapped: at most 1 MiB each, and
+#: there are at most 8 runs per thread once the output exceeds 32 MiB per thread).
+_RELEASE_MIN = 1024 * 1024
 #: Output bytes a decoding thread takes at a time (consecutive chunks): whole huge pages
 #: (2 MiB), so that two threads never fault in the same page of a new array.
 _RUN_NBYTES = 4 * 1024 * 1024
