@@ -6,6 +6,8 @@ index raises BloscpackError subclasses when the entries it damages are read."""
 from __future__ import annotations
 
 import struct
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -178,3 +180,21 @@ def test_damaged_index_bytes_raise_only_bloscpack_errors(
             array[then]  # the whole index
     except BloscpackError:
         pass
+
+
+def test_threads_reading_a_new_frame_get_the_right_entries(b2nd_path: Path) -> None:
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for _ in range(20):
+            frame = ContiguousFrame(b2nd_path)
+            try:
+                with ThreadPoolExecutor(8) as pool:
+                    entries = list(pool.map(frame.entry, [i % 20 for i in range(64)]))
+                assert entries == [int(frame.offsets[i % 20]) for i in range(64)]
+            finally:
+                frame.close()
+        with bloscpack.open(b2nd_path) as array:
+            np.testing.assert_array_equal(np.asarray(array), ARRAY)  # chunks read by threads
+    finally:
+        sys.setswitchinterval(interval)

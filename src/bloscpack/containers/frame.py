@@ -890,10 +890,14 @@ class FrameBase:
             self._decode_offsets()
 
     def _decode_offsets(self) -> np.ndarray:
-        """Decode the whole index and check every entry."""
-        assert self._index is not None
+        """Decode the whole index and check every entry (once: threads reading chunks of the
+        same frame may get here together)."""
+        stored = self._index
+        if stored is None:  # decoded meanwhile: _offsets is set before _index is cleared
+            assert self._offsets is not None
+            return self._offsets
         where = self._index_where
-        index, source_size = self._index
+        index, source_size = stored
         try:  # the header passed check_index on open: what fails here is in the blocks
             offsets = decode_index(index, self.nchunks, f"{where}: index", source_size)
         except BloscpackError as exc:
