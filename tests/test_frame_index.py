@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import bloscpack
 from bloscpack import engine
-from bloscpack.containers.b2nd import save_b2nd
+from bloscpack.containers.b2nd import B2ndArray, save_b2nd
 from bloscpack.containers.frame import ContiguousFrame
 from bloscpack.errors import BloscpackError, ChunkError, FormatError, TruncatedError
 
@@ -198,3 +198,12 @@ def test_threads_reading_a_new_frame_get_the_right_entries(b2nd_path: Path) -> N
             np.testing.assert_array_equal(np.asarray(array), ARRAY)  # chunks read by threads
     finally:
         sys.setswitchinterval(interval)
+
+
+@pytest.mark.parametrize("owns", [False, True])
+def test_b2nd_array_closes_an_open_frame_it_is_given_to_own(b2nd_path: Path, owns: bool) -> None:
+    frame = ContiguousFrame(b2nd_path)
+    with B2ndArray(frame, owns_frame=owns) as array:
+        assert array[ITEM] == ARRAY[ITEM]
+    assert (frame._storage.source is None) == owns
+    frame.close()

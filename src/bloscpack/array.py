@@ -32,9 +32,10 @@ import numpy as np
 
 from . import engine
 from . import ndarray as nd
+from .b2nd_meta import METALAYER_NAME
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
-from .containers.b2nd import B2ndArray
+from .containers.b2nd import B2ndArray, open_frame
 from .dispatch import detect, detect_source
 from .errors import (
     ArgumentError,
@@ -843,41 +844,47 @@ def _chunk_store(source: ByteSource) -> FlatStore:
 
 def _open_store(
     source: Any, fmt: str, verify: bool, columns: Sequence[str] | None
-) -> tuple[Store, Callable[[], Any]]:
-    """(store, a function giving its metadata) for a path (any format) or an in-memory buffer
-    (single-file formats)."""
+) -> tuple[Store, Callable[[], Any], str]:
+    """(store, a function giving its metadata, the format) for a path (any format) or an
+    in-memory buffer (single-file formats).  Format ``frame``: a contiguous frame file, opened
+    once and found to be ``b2nd`` or ``b2frame`` by its metalayers."""
     if columns is not None and fmt != "bcolz":
-        raise ArgumentError(f"columns= selects ctable columns; this container is {fmt}")
+        kind = "a Blosc2 frame" if fmt == "frame" else fmt
+        raise ArgumentError(f"columns= selects ctable columns; this container is {kind}")
+    if fmt == "frame":
+        core = open_frame(source)
+        if not any(name == METALAYER_NAME for name, _ in core.metalayers):
+            return (*_frame_store(core), "b2frame")
+        source, fmt = core, "b2nd"
     if fmt == "blp":
-        return _blp_store(source, verify)
+        return (*_blp_store(source, verify), fmt)
     if fmt == "b2nd":
-        array = B2ndArray(source)
+        array = B2ndArray(source, owns_frame=True)
         try:
-            return B2ndStore(array), lambda: array.vlmeta
+            return B2ndStore(array), lambda: array.vlmeta, fmt
         except BaseException:
             array.close()
             raise
     if fmt in ("b2frame", "sframe"):
-        from .containers.b2nd import open_frame
-
-        return _frame_store(open_frame(source))
+        return (*_frame_store(open_frame(source)), fmt)
     if fmt == "bcolz":
         from .containers.bcolz import CtableReader, open_bcolz
 
         reader = open_bcolz(source)
         if isinstance(reader, CtableReader):
             names = reader.names if columns is None else list(columns)
-            return TableStore(reader, names), lambda: reader.attrs.to_dict()
+            return TableStore(reader, names), lambda: reader.attrs.to_dict(), fmt
         if columns is not None:
             raise ArgumentError(f"{reader.path}: a carray has no columns")
-        return _carray_store(reader, len(reader)), lambda: reader.attrs.to_dict()
+        return _carray_store(reader, len(reader)), lambda: reader.attrs.to_dict(), fmt
     source = source if isinstance(source, ByteSource) else ByteSource(source)
-    return _chunk_store(source), lambda: None
+    return _chunk_store(source), lambda: None, fmt
 
 
 def _open_path(path: str) -> tuple[str, Any]:
     """(format, what to open it from) for a path: a directory's path, or the one
-    :class:`~bloscpack.io.ByteSource` a file's format is detected from and its reader reads."""
+    :class:`~bloscpack.io.ByteSource` a file's format is detected from and its reader reads
+    (format ``frame`` for a contiguous frame: see :func:`_open_store`)."""
     try:
         source = ByteSource(path)
     except FileNotFound:
@@ -885,7 +892,7 @@ def _open_path(path: str) -> tuple[str, Any]:
             return detect(path), path
         raise
     try:
-        fmt = detect_source(source)
+        fmt = detect_source(source, frame_kind=False)
         if fmt == "blp":
             from .append import recover
 
@@ -979,7 +986,9 @@ class BloscArray:
             )
         self._source = opened if isinstance(opened, ByteSource) else None
         try:
-            self._store, self._load_metadata = _open_store(opened, self.format, verify, columns)
+            self._store, self._load_metadata, self.format = _open_store(
+                opened, self.format, verify, columns
+            )
         except BaseException:
             self._release_mapping()
             raise

@@ -34,13 +34,17 @@ def detect(path: PathLike) -> str:
         return detect_source(source)
 
 
-def detect_source(source: ByteSource, *, whole_chunk: bool = False) -> str:
+def detect_source(source: ByteSource, *, whole_chunk: bool = False,
+                  frame_kind: bool = True) -> str:  # fmt: skip
     """The format of the single-file container ``source`` holds, from its first bytes (a frame's
     metalayers tell ``b2nd`` from ``b2frame``): ``blp``, ``b2frame``, ``b2nd`` or ``chunk``.
-    With ``whole_chunk`` a Blosc chunk must fill the source exactly."""
+    With ``whole_chunk`` a Blosc chunk must fill the source exactly; with ``frame_kind=False``
+    a contiguous frame is ``frame``, its metalayers unread (for a caller that opens it)."""
     head = bytes(source.read_upto(0, 32))
     if head[:4] == b"blpk":
         return "blp"
+    if head[1:10] == FRAME_MAGIC and not frame_kind:
+        return "frame"
     if head[1:10] == FRAME_MAGIC:
         from .containers.b2nd import sniff_b2nd
 

@@ -212,18 +212,22 @@ class B2ndArray:
     reading only the chunks and blocks it touches).
 
     ``source`` is a path (``.b2nd`` file, sparse directory or its ``chunks.b2frame``), frame
-    bytes, a :class:`~bloscpack.io.ByteSource` (closed with the array), or an open frame.  The
-    frame is checked against the metalayer on open: chunk count, chunk size and total size must
-    agree with shape, chunks, blocks and itemsize.
+    bytes, a :class:`~bloscpack.io.ByteSource` (closed with the array), or an open frame (closed
+    with the array when ``owns_frame`` is set).  The frame is checked against the metalayer on
+    open: chunk count, chunk size and total size must agree with shape, chunks, blocks and
+    itemsize.
     """
 
-    def __init__(self, source: Any) -> None:
-        if isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, ByteSource)):
+    def __init__(self, source: Any, *, owns_frame: bool = False) -> None:
+        if isinstance(source, (ContiguousFrame, SparseFrame)):
+            self._frame = source
+            self._owned = owns_frame
+        elif isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, ByteSource)):
             self._frame = open_frame(source)
             self._owned = True
         else:
             self._frame = _frame_core(source)
-            self._owned = False
+            self._owned = owns_frame
         try:
             self.b2nd = _parse_metalayer(self._frame)
             self.grid = _grid(
