@@ -190,3 +190,16 @@ def test_parallel_errors_name_the_chunk_once() -> None:
     with pytest.raises(ChecksumMismatch) as info:
         bp.unpack_ndarray_from_bytes(buf)
     assert str(info.value).startswith("<bytes>: Checksum mismatch detected in chunk 6 (adler32)")
+
+
+def test_decoding_runs_cover_the_chunks_longest_first() -> None:
+    from bloscpack.containers.bloscpack import _runs
+
+    runs = _runs(256, 1 << 20, 2)
+    assert runs[0] == (0, 64) and runs[-1] == (252, 256)
+    assert [stop for _, stop in runs[:-1]] == [first for first, _ in runs[1:]]
+    sizes = [stop - first for first, stop in runs]
+    assert sizes == sorted(sizes, reverse=True) and min(sizes) == 4  # 4 MiB at least
+    assert _runs(3, 100, 2) == [(0, 3)]
+    assert _runs(0, 100, 2) == []
+    assert _runs(5, 8 << 20, 4) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]

@@ -510,8 +510,8 @@ class BloscpackReader:
     def _read_in_parallel(self, locations: list[ChunkLocation], view: memoryview,
                           workers: int) -> None:  # fmt: skip
         """Decode the chunks into ``view`` with ``workers`` threads, each taking the next run
-        of consecutive chunks (an eighth of its share of the output, at least
-        :data:`_RUN_NBYTES`: fewer, longer runs fault in new pages faster) and doing all of each
+        of consecutive chunks (long runs first, shorter ones towards the end so that the
+        threads finish together; long runs fault in new pages faster) and doing all of each
         chunk's work (digest check, validation, decoding with ``nthreads // workers`` C
         threads).  A chunk of the default size is a single Blosc block, which C threads cannot
         share; whole chunks per thread also fault in the new output's pages in parallel.  The
@@ -519,23 +519,21 @@ class BloscpackReader:
         starts = [0]
         for loc in locations:
             starts.append(starts[-1] + loc.nbytes)
-        run_nbytes = max(_RUN_NBYTES, starts[-1] // (8 * workers))
-        per_run = max(1, run_nbytes // max(1, locations[0].nbytes))
-        runs = iter(range(0, len(locations), per_run))
+        runs = iter(_runs(len(locations), locations[0].nbytes, workers))
         # Map the input once here, not concurrently in the workers.
         self.source.read(self.chunks_start, self.data_end - self.chunks_start, "chunks")
         c_threads = max(1, engine.get_nthreads() // workers)
         errors: dict[int, BaseException] = {}
 
         def work(_: int) -> None:
-            for first in runs:
+            for first, stop in runs:
                 if errors and first > min(errors):
                     return
                 # The checks of a whole run first (Python, holding the GIL), then its decoding
                 # (C, GIL released): fewer hand-overs of the GIL between the threads.
                 checked: list[tuple[ChunkLocation, Buffer]] = []
                 problem: BaseException | None = None
-                for loc in locations[first : first + per_run]:
+                for loc in locations[first:stop]:
                     try:
                         chunk = self._read_location(loc, True)
                         try:
@@ -557,7 +555,7 @@ class BloscpackReader:
                     errors[first + len(checked)] = problem
                     return
                 start, end = locations[first].offset, locations[first + len(checked) - 1].end
-                if end - start >= _RELEASE_MIN:  # each release interrupts the other threads
+                if end - start >= _RELEASE_MIN:
                     self.source.release(start, end - start)
 
         engine.run_workers(work, workers)
@@ -606,12 +604,24 @@ class BloscpackReader:
 
 
 #: Stored bytes of a run of chunks from which :meth:`BloscpackReader.read_into` releases the
-#: run's pages of the input once decoded (smaller runs stay mapped: at most 1 MiB each, and
-#: there are at most 8 runs per thread once the output exceeds 32 MiB per thread).
+#: run's pages of the input once decoded (each release interrupts the other threads; smaller
+#: runs stay mapped, at most 1 MiB each).
 _RELEASE_MIN = 1024 * 1024
 #: Output bytes a decoding thread takes at a time (consecutive chunks): whole huge pages
 #: (2 MiB), so that two threads never fault in the same page of a new array.
 _RUN_NBYTES = 4 * 1024 * 1024
+
+
+def _runs(nchunks: int, chunk_nbytes: int, workers: int) -> list[tuple[int, int]]:
+    """``(first, stop)`` runs of chunks for ``workers`` threads: each a ``2 * workers``-th of
+    what is left, and at least :data:`_RUN_NBYTES` of output."""
+    shortest = max(1, _RUN_NBYTES // max(1, chunk_nbytes))
+    runs, first = [], 0
+    while first < nchunks:
+        stop = min(nchunks, first + max(shortest, (nchunks - first) // (2 * workers)))
+        runs.append((first, stop))
+        first = stop
+    return runs
 
 
 def _not_blp(name: str, head: bytes) -> FormatError:
