@@ -599,8 +599,9 @@ def blosc1_compressor(
     python-blosc keeps its settings in globals, so they are held (and other Blosc1
     compressions wait) while the context is open.  With ``concurrent=True`` the function may
     be called from several threads at once, each call using one C thread with the GIL
-    released (C-Blosc 1.x's context API); otherwise each call uses :func:`get_nthreads` C
-    threads.  The chunks are the same either way.
+    released (C-Blosc 1.x's context API), so the bytes never depend on thread scheduling;
+    otherwise each call uses :func:`get_nthreads` C threads (which store the blocks of a chunk
+    in the order they finish).
     """
     import blosc
 
