@@ -15,12 +15,13 @@ located through the offsets when present, and each chunk's digest is verified wh
 from __future__ import annotations
 
 import json
+import operator
 import struct
 import zlib
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import IO, Any
+from itertools import repeat
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
@@ -33,7 +34,16 @@ from ..args import (
     check_range,
     handle_max_app_chunks,
 )
-from ..blosc.header import CODEC_CODES, MAX_BUFFERSIZE, ChunkHeader, Filter
+from ..blosc.header import (
+    BLOSC1_HEADER_SIZE,
+    BLOSC2_HEADER_SIZE,
+    BLOSC2_VL_VERSION,
+    CODEC_CODES,
+    EXTENDED_MARK,
+    MAX_BUFFERSIZE,
+    ChunkHeader,
+    Filter,
+)
 from ..blosc.layout import validate_chunk
 from ..checksums import CHECKSUMS_LOOKUP, Hash, get_checksum
 from ..errors import (
@@ -197,11 +207,10 @@ def encode_offsets(offsets: Sequence[int], slots: int | None = None) -> bytes:
 # --- reading ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ChunkLocation:
+class ChunkLocation(NamedTuple):
     """Where chunk ``index`` is stored and what its Blosc header says."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field hides tuple.index
     offset: int  # position of the chunk's Blosc header
     cbytes: int  # stored (compressed) size, digest excluded
     nbytes: int  # uncompressed size
@@ -226,6 +235,8 @@ class BloscpackReader:
     offsets; chunks are located lazily.  Attributes: ``header``, ``metadata_header`` (or None),
     ``metadata_offset`` (32, or None), ``offsets_offset``, ``chunks_start``, ``offsets`` (the
     first ``nchunks`` entries; empty without an offsets section), ``checksum``, ``size``.
+    Chunk locations are checked against the input before any chunk is read: one chunk's when
+    it is located (:meth:`locate`), all of them at once by :meth:`locations`.
     """
 
     def __init__(self, source: SourceLike, *, verify_metadata: bool = True) -> None:
@@ -267,12 +278,14 @@ class BloscpackReader:
         if self.header.metadata:
             pos = self._open_metadata(pos, verify_metadata)
         self.offsets_offset = pos
-        self.offsets: list[int] = []
+        self._offsets = _NO_OFFSETS
         self.slots = 0
         if self.header.offsets:
             pos = self._open_offsets(pos)
         self.chunks_start = pos
         self._locations: list[ChunkLocation] | None = None
+        self._located: dict[int, ChunkLocation] = {}
+        self._table: _ChunkTable | None = None
 
     def _open_metadata(self, pos: int, verify: bool) -> int:
         raw = self.source.read(pos, METADATA_HEADER_LENGTH, "metadata header")
@@ -317,9 +330,15 @@ class BloscpackReader:
                 f" {8 * slots} bytes, but the input has {self.size}"
             )
         raw = self.source.read(pos, 8 * header.nchunks, "offsets section")
-        self.offsets = [value for (value,) in _INT64.iter_unpack(raw)]
+        self._offsets = np.frombuffer(raw, "<i8").astype(np.int64)  # a copy, not a view
         self.slots = slots
         return pos + 8 * slots
+
+    @property
+    def offsets(self) -> list[int]:
+        """The first ``nchunks`` entries of the offsets section (empty without one), as read:
+        each is checked when its chunk is located."""
+        return self._offsets.tolist()  # type: ignore[no-any-return]
 
     # --- metadata --------------------------------------------------------------------------
 
@@ -334,8 +353,8 @@ class BloscpackReader:
 
     def unused_offsets(self) -> list[int]:
         """The preallocated offset slots after the first ``nchunks`` (normally all -1)."""
-        start = self.offsets_offset + 8 * len(self.offsets)
-        count = self.slots - len(self.offsets)
+        start = self.offsets_offset + 8 * len(self._offsets)
+        count = self.slots - len(self._offsets)
         return [v for (v,) in _INT64.iter_unpack(self.source.read(start, 8 * count, "offsets"))]
 
     # --- chunk locations -------------------------------------------------------------------
@@ -381,12 +400,19 @@ class BloscpackReader:
         return location
 
     def locate(self, index: int) -> ChunkLocation:
-        """The location of chunk ``index`` (through the offsets when present)."""
-        if self.offsets:
-            if not 0 <= index < len(self.offsets):
-                raise IndexError(f"chunk index {index} out of range for {len(self.offsets)} chunks")
+        """The location of chunk ``index`` (through the offsets when present: only this
+        chunk's header is read and checked)."""
+        count = len(self._offsets)
+        if count:
+            if not 0 <= index < count:
+                raise IndexError(f"chunk index {index} out of range for {count} chunks")
             if self._locations is None:
-                return self._locate_at(index, self.offsets[index])
+                index = operator.index(index)
+                location = self._located.get(index)
+                if location is None:
+                    location = self._locate_at(index, int(self._offsets[index]))
+                    self._located[index] = location
+                return location
         locations = self.locations()
         if not 0 <= index < len(locations):
             raise IndexError(f"chunk index {index} out of range for {len(locations)} chunks")
@@ -396,12 +422,47 @@ class BloscpackReader:
         """Locations of all chunks: from the offsets, else by walking the chunk headers
         (until ``nchunks`` or, when it is -1, the end of the input)."""
         if self._locations is None:
-            self._locations = self._find_locations()
+            self._locations = self._chunk_table().locations(self.checksum.size)
         return self._locations
 
-    def _find_locations(self) -> list[ChunkLocation]:
-        if self.offsets:
-            return [self._locate_at(i, offset) for i, offset in enumerate(self.offsets)]
+    def _chunk_table(self) -> _ChunkTable:
+        """Offsets and sizes of all chunks, every location checked against the input."""
+        if self._table is None:
+            table = self._scan_offsets() if len(self._offsets) else None
+            if table is None:  # no offsets, or one is wrong: the per-chunk checks say how
+                self._locations = (
+                    [self._locate_at(i, o) for i, o in enumerate(self.offsets)]
+                    if len(self._offsets)
+                    else self._walk_chunks()
+                )
+                table = _ChunkTable.of(self._locations)
+            self._table = table
+        return self._table
+
+    def _scan_offsets(self) -> _ChunkTable | None:
+        """The locations of all chunks from the offsets, each checked as :meth:`_locate_at`
+        checks it but all at once: only the 16 fixed bytes of each chunk's header are read (a
+        Blosc2 header's other 16 hold nothing a location needs).  None if any check fails."""
+        offsets, size = self._offsets, self.size
+        if int(offsets.min()) < self.chunks_start or int(offsets.max()) > size - _MIN_CHUNK:
+            return None
+        read = self.source.read
+        heads = np.frombuffer(
+            b"".join([read(o, _MIN_CHUNK, "chunk header") for o in offsets.tolist()]), np.uint8
+        ).reshape(-1, _MIN_CHUNK)
+        fields = heads.view("<i4")  # version/flags/typesize bytes, nbytes, blocksize, cbytes
+        version, flags = heads[:, 0], heads[:, 2]
+        nbytes, cbytes = fields[:, 1].astype(np.int64), fields[:, 3].astype(np.int64)
+        extended = ((flags & EXTENDED_MARK) == EXTENDED_MARK) & (version >= 3)
+        header_size = np.where(extended, BLOSC2_HEADER_SIZE, BLOSC1_HEADER_SIZE)
+        valid = (
+            (version >= 1) & (version <= BLOSC2_VL_VERSION)
+            & (nbytes >= 0) & (nbytes <= MAX_BUFFERSIZE) & (cbytes >= header_size)
+            & (offsets + cbytes <= size - self.checksum.size)
+        )  # fmt: skip
+        return _ChunkTable(offsets, cbytes, nbytes) if bool(valid.all()) else None
+
+    def _walk_chunks(self) -> list[ChunkLocation]:
         nchunks = self.header.nchunks
         per_chunk = _MIN_CHUNK + self.checksum.size
         if nchunks > (self.size - self.chunks_start) // per_chunk:
@@ -421,8 +482,10 @@ class BloscpackReader:
     @property
     def data_end(self) -> int:
         """Position right after the last chunk's digest (what follows is stale bytes)."""
-        locations = self.locations()
-        return max((loc.end for loc in locations), default=self.chunks_start)
+        table = self._chunk_table()
+        if not len(table.offsets):
+            return self.chunks_start
+        return int((table.offsets + table.cbytes).max()) + self.checksum.size
 
     def expected_nbytes(self, index: int, nchunks: int) -> int | None:
         """The uncompressed size the header prescribes for chunk ``index`` (None if unknown)."""
@@ -436,6 +499,20 @@ class BloscpackReader:
 
     def check_sizes(self) -> int:
         """Check every chunk's uncompressed size against the header; return the total."""
+        nbytes = self._chunk_table().nbytes
+        header = self.header
+        wrong = np.zeros(len(nbytes), bool)
+        if header.chunk_size != -1:
+            wrong[:-1] = nbytes[:-1] != header.chunk_size
+            wrong |= nbytes > header.chunk_size
+        if len(nbytes) and header.nchunks != -1 and header.last_chunk != -1:
+            wrong[-1] |= nbytes[-1] != header.last_chunk
+        if not wrong.any():
+            return int(nbytes.sum())
+        return self._check_each_size()
+
+    def _check_each_size(self) -> int:
+        """:meth:`check_sizes` one chunk at a time: it names the first wrong chunk."""
         locations = self.locations()
         total = 0
         for loc in locations:
@@ -601,6 +678,29 @@ class BloscpackReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_NO_OFFSETS = np.empty(0, np.int64)
+
+
+class _ChunkTable(NamedTuple):
+    """Positions, stored sizes and uncompressed sizes of all chunks (int64 arrays)."""
+
+    offsets: np.ndarray
+    cbytes: np.ndarray
+    nbytes: np.ndarray
+
+    @classmethod
+    def of(cls, locations: Sequence[ChunkLocation]) -> _ChunkTable:
+        columns = np.array([loc[1:4] for loc in locations], np.int64).reshape(-1, 3).T
+        return cls(columns[0], columns[1], columns[2])
+
+    def locations(self, digest_size: int) -> list[ChunkLocation]:
+        count = len(self.offsets)
+        return list(map(ChunkLocation._make, zip(
+            range(count), self.offsets.tolist(), self.cbytes.tolist(), self.nbytes.tolist(),
+            repeat(digest_size, count), strict=True,
+        )))  # fmt: skip
 
 
 #: Stored bytes of a run of chunks from which :meth:`BloscpackReader.read_into` releases the
