@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,13 @@ from .errors import FormatError, NotANumpyArray, ObjectNumpyArrayRejection, Unsu
 CONTAINER = "numpy"
 MAX_BLOSC1_TYPESIZE = 255
 _STORABLE_KINDS = set("biufcmMSUV")
+#: A plain dtype string such as ``'<f8'``, ``'|u1'`` or ``'<M8[ns]'``: quoted as 0.16 writes it
+#: (``repr(dtype.str)``), or bare with a byte order (pre-0.7.2), which is no Python literal.
+_PLAIN_DTYPE = re.compile(
+    r"(?:(['\"])(?P<quoted>[<>|=]?[A-Za-z][A-Za-z0-9]*(?:\[[A-Za-z0-9]+\])?)\1"
+    r"|(?P<bare>[<>|=][A-Za-z][A-Za-z0-9]*(?:\[[A-Za-z0-9]+\])?))",
+    re.ASCII,
+)
 
 
 @dataclass(frozen=True)
@@ -125,13 +133,26 @@ def _lists_to_tuples(value: Any) -> Any:
     return value
 
 
+def _dtype_spec(value: Any) -> Any:
+    """What ``np.dtype`` (or, for a list, ``descr_to_dtype``) is given for a metadata ``dtype``
+    entry: the value of the Python literal in a string (a plain dtype string is picked out
+    directly; other literals go through ``ast.literal_eval``), a string that is no literal as
+    it is (a legacy bare dtype string), a JSON descr with its lists turned into tuples."""
+    if not isinstance(value, str):
+        return _lists_to_tuples(value)
+    plain = _PLAIN_DTYPE.fullmatch(value)
+    if plain is not None:
+        return plain["quoted"] or plain["bare"]
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return value  # a legacy bare dtype string such as 'float64'
+
+
 def dtype_from_metadata(value: Any) -> np.dtype:
     """The dtype of a metadata ``dtype`` entry: a literal string (0.16), or a bare dtype
     string / JSON descr (pre-0.7.2); 0.16's padding entries become offsets."""
-    try:
-        spec = ast.literal_eval(value) if isinstance(value, str) else _lists_to_tuples(value)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        spec = value  # a legacy bare dtype string such as '<f8'
+    spec = _dtype_spec(value)
     if spec is None:  # numpy would read None as float64
         raise FormatError("metadata dtype None is not a numpy dtype")
     try:
