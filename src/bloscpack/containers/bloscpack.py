@@ -299,12 +299,10 @@ class BloscpackReader:
                 f" max_meta_size {header.max_meta_size}"
             )
         length = metadata_section_length(header)
-        self.source.read(pos, length, "metadata section")  # bounds check of the whole section
-        data_pos = pos + METADATA_HEADER_LENGTH
-        self._stored_metadata = self.source.read(data_pos, header.meta_comp_size, "metadata")
-        digest = self.source.read(
-            data_pos + header.max_meta_size, header.checksum_impl.size, "metadata digest"
-        )
+        section = self.source.read(pos, length, "metadata section")
+        data_end = METADATA_HEADER_LENGTH + header.meta_comp_size
+        self._stored_metadata = section[METADATA_HEADER_LENGTH:data_end]
+        digest = section[METADATA_HEADER_LENGTH + header.max_meta_size : length]
         computed = header.checksum_impl(self._stored_metadata)
         self.metadata_digest_ok = bytes(digest) == computed
         if verify and not self.metadata_digest_ok:
@@ -447,9 +445,11 @@ class BloscpackReader:
         if int(offsets.min()) < self.chunks_start or int(offsets.max()) > size - _MIN_CHUNK:
             return None
         read = self.source.read
-        heads = np.frombuffer(
-            b"".join([read(o, _MIN_CHUNK, "chunk header") for o in offsets.tolist()]), np.uint8
-        ).reshape(-1, _MIN_CHUNK)
+        try:
+            raw = b"".join([read(o, _MIN_CHUNK, "chunk header") for o in offsets.tolist()])
+        except BloscpackError:  # the file has changed since it was opened
+            return None
+        heads = np.frombuffer(raw, np.uint8).reshape(-1, _MIN_CHUNK)
         fields = heads.view("<i4")  # version/flags/typesize bytes, nbytes, blocksize, cbytes
         version, flags = heads[:, 0], heads[:, 2]
         nbytes, cbytes = fields[:, 1].astype(np.int64), fields[:, 3].astype(np.int64)
