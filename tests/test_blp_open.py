@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bloscpack import api, engine, errors
 from bloscpack import ndarray as nd
@@ -144,6 +146,40 @@ def test_wrong_locations_raise_exactly_the_per_chunk_errors(name):
         kinds.update(r[0] for r in found if isinstance(r, tuple) and isinstance(r[0], type))
     assert {errors.FormatError, errors.TruncatedError, errors.ChunkError,
             errors.IntegrityError} <= kinds  # fmt: skip
+
+
+def _location_bytes(raw: bytes) -> list[int]:
+    """Positions of the bytes the chunk locations come from: the offsets in use and the 16
+    fixed bytes of each chunk header."""
+    with BloscpackReader(raw) as reader:
+        start, offsets = reader.offsets_offset, reader.offsets
+    return list(range(start, start + 8 * len(offsets))) + [
+        o + b for o in offsets for b in range(16)
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["blosc1", "blosc2"]),
+    st.lists(st.tuples(st.integers(0, 2**16), st.integers(0, 255)), min_size=1, max_size=3),
+)
+def test_random_damage_raises_exactly_the_per_chunk_errors(name, changes):
+    raw = bytearray(LAYOUTS[name])
+    positions = _location_bytes(bytes(raw))
+    for position, value in changes:
+        raw[positions[position % len(positions)]] = value
+    assert everything(bytes(raw)) == per_chunk(bytes(raw))
+
+
+def test_a_file_is_checked_with_positioned_reads(tmp_path):
+    """Checking every chunk of a file maps none of it (no pages are left behind)."""
+    path = tmp_path / "a.blp"
+    path.write_bytes(LAYOUTS["blosc1"] + bytes(70_000))  # larger than a positioned read
+    with BloscpackReader(path) as reader, BloscpackReader(LAYOUTS["blosc1"]) as in_memory:
+        assert reader.check_sizes() == len(DATA)
+        assert reader.locations() == in_memory.locations()
+        assert reader.source._mmap is None
+        assert engine.decompress(reader.read_chunk(3)) == DATA[12288:]
 
 
 def test_errors_name_the_first_wrong_chunk():
