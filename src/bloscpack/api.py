@@ -149,9 +149,8 @@ def _file_chunks(fp: IO[bytes], name: str) -> Callable[[int, int, int], Iterator
     (memory stays flat)."""
 
     def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
-        buffers = [
-            memoryview(bytearray(chunk_size)) for _ in range(min(engine.get_nthreads(), nchunks))
-        ]
+        in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
+        buffers = [memoryview(bytearray(chunk_size)) for _ in range(min(in_flight, nchunks))]
         for i in range(nchunks):
             buffer = buffers[i % len(buffers)]
             want = last_chunk if i == nchunks - 1 else chunk_size

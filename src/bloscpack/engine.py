@@ -184,18 +184,25 @@ def run_workers(work: Callable[[int], None], workers: int) -> None:
         future.result()
 
 
+#: Items :func:`map_in_order` keeps submitted per worker thread: a thread that finishes early
+#: finds the next item waiting while the consumer still waits for an earlier result.
+IN_FLIGHT_PER_WORKER = 2
+
+
 def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> Iterator[Any]:
     """Yield ``fn(item)`` for each of ``items``, in order, with up to ``workers`` calls running
-    at once on the pool threads.  An item is taken from ``items`` only when the result
-    ``workers`` places before it has been computed (so a producer may reuse ``workers``
-    buffers in turn), and a result once the consumer has taken the one before it.  The first
-    exception, in order, is raised; calls still running are waited for and no more start."""
+    at once on the pool threads.  At most ``IN_FLIGHT_PER_WORKER * workers`` items are
+    submitted at a time: an item is taken from ``items`` only when the result that many places
+    before it has been computed (so a producer may reuse that many buffers in turn).  The
+    first exception, in order, is raised; calls still running are waited for and no more
+    start."""
     if workers <= 1:
         yield from map(fn, items)
         return
     pool = _shared_pool(workers)
     source = iter(items)
-    pending: deque[Future[Any]] = deque(pool.submit(fn, item) for item in islice(source, workers))
+    first = islice(source, IN_FLIGHT_PER_WORKER * workers)
+    pending: deque[Future[Any]] = deque(pool.submit(fn, item) for item in first)
     try:
         while pending:
             result = pending.popleft().result()

@@ -653,7 +653,8 @@ class BloscpackReader:
         locations = self.locations()
         workers = min(engine.get_nthreads(), len(locations))
         largest = max((loc.nbytes for loc in locations), default=0)
-        buffers = [_allocate(largest, self.name).data for _ in range(workers + 1)]
+        in_flight = engine.IN_FLIGHT_PER_WORKER * workers if workers > 1 else 0
+        buffers = [_allocate(largest, self.name).data for _ in range(in_flight + 1)]
         c_threads = max(1, engine.get_nthreads() // max(workers, 1))
 
         def decode(loc: ChunkLocation) -> memoryview:
@@ -814,9 +815,9 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
     the thread count (C threads store a chunk's blocks in the order they finish).  Up to
     :func:`~bloscpack.engine.get_nthreads` chunks are compressed at once, one per thread (a
     default Blosc1 chunk of 1 MiB is a single block, which C threads could not share anyway).
-    A buffer of ``datas`` is reused only after its chunk is made, so a producer may cycle
-    through ``get_nthreads()`` buffers.  Close the generator when leaving early (other Blosc1
-    compressions wait until then)."""
+    A producer may cycle through ``engine.IN_FLIGHT_PER_WORKER * get_nthreads()`` buffers
+    (see :func:`~bloscpack.engine.map_in_order`).  Close the generator when leaving early
+    (other Blosc1 compressions wait until then)."""
     workers = max(1, min(engine.get_nthreads(), nchunks))
     if blosc_args.blosc_version == 2:
         settings = _blosc2_settings(blosc_args)
