@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -42,3 +43,23 @@ def test_sync_file_range_is_found_on_linux() -> None:
     if os.uname().sysname != "Linux":
         pytest.skip("sync_file_range is Linux only")
     assert bio._sync_file_range is not None
+
+
+def test_a_file_is_mapped_once_when_threads_read_it_together(tmp_path, monkeypatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "data.bin"
+    path.write_bytes(bytes(range(256)) * 4096)  # 1 MiB
+    maps = []
+    real = bio.mmap.mmap
+
+    def counting(*args, **kwargs):
+        maps.append(1)
+        time.sleep(0.05)  # the other threads arrive while the file is being mapped
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bio.mmap, "mmap", counting)
+    with bio.ByteSource(path) as source, ThreadPoolExecutor(8) as pool:
+        reads = list(pool.map(lambda k: bytes(source.read(k * 65536, 2 * 65536)), range(15)))
+    assert maps == [1]
+    assert reads[3] == (bytes(range(256)) * 4096)[3 * 65536 : 5 * 65536]

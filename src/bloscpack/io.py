@@ -8,12 +8,15 @@ import io
 import mmap
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
 from .errors import FileNotFound, TruncatedError
 
 PathLike = str | os.PathLike[str]
+
+_map_lock = threading.Lock()  # sources map their file once, whichever thread reads first
 
 
 #: Reads of a file up to this many bytes are positioned reads (``os.pread``), until a larger read
@@ -130,14 +133,20 @@ class ByteSource:
         return memoryview(data)[start : start + n]
 
     def _map(self) -> memoryview:
-        """Map the file (its size when it was opened) and keep the mapping."""
+        """Map the file (its size when it was opened) and keep the mapping (once, also when
+        several threads read at the same time)."""
         assert self._file is not None
-        try:
-            self._mmap = mmap.mmap(self._file.fileno(), self._size, access=mmap.ACCESS_READ)
-        except ValueError:  # the file is now shorter than when it was opened
-            raise TruncatedError(f"{self.name}: the file has shrunk since it was opened") from None
-        self._view = memoryview(self._mmap)
-        return self._view
+        with _map_lock:
+            if self._view is not None:
+                return self._view
+            try:
+                self._mmap = mmap.mmap(self._file.fileno(), self._size, access=mmap.ACCESS_READ)
+            except ValueError:  # the file is now shorter than when it was opened
+                raise TruncatedError(
+                    f"{self.name}: the file has shrunk since it was opened"
+                ) from None
+            self._view = memoryview(self._mmap)
+            return self._view
 
     def peek(self, offset: int, n: int) -> bytes:
         """A copy of up to ``n`` bytes at ``offset``, read from a file without mapping its pages
