@@ -4,6 +4,7 @@ but data, errors on bad stdin, ``.npy`` inputs and outputs."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shlex
@@ -368,3 +369,31 @@ def test_blp_stream_to_npy(tmp_path):
     proc = shell("blpk c a.npy - | blpk d - out.npy", tmp_path)
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), ARRAYS["f8_2d"])
+
+
+def test_stdin_and_stdout_pipes_get_a_larger_buffer(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are Linux only")
+    from bloscpack.streaming import PIPE_SIZE, widen_pipe
+
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(read_end, "rb", closefd=False) as fp:
+            widen_pipe(fp)
+        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == PIPE_SIZE
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    path = tmp_path / "regular.bin"
+    path.write_bytes(b"x")
+    with open(path, "rb") as fp:
+        widen_pipe(fp)  # not a pipe: left alone
+    widen_pipe(io.BytesIO(b"no descriptor"))
+    code = (
+        "import fcntl, sys; from bloscpack import cli; cli._stdin(); cli._stdout();"
+        "print(fcntl.fcntl(0, fcntl.F_GETPIPE_SZ), fcntl.fcntl(1, fcntl.F_GETPIPE_SZ),"
+        " file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], input=b"", capture_output=True)
+    assert proc.stderr.split() == [str(PIPE_SIZE).encode()] * 2

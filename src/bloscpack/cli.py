@@ -551,10 +551,16 @@ def _seekable(stream: Any) -> bool:
 
 
 def _stdin() -> IO[bytes]:
+    from .streaming import widen_pipe
+
+    widen_pipe(sys.stdin.buffer)
     return sys.stdin.buffer
 
 
 def _stdout() -> IO[bytes]:
+    from .streaming import widen_pipe
+
+    widen_pipe(sys.stdout.buffer)
     return sys.stdout.buffer
 
 

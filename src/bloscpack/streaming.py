@@ -16,6 +16,7 @@ import io
 import math
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from typing import IO, Any
@@ -38,6 +39,26 @@ Progress = Callable[[int], None]
 
 def _ignore(nbytes: int) -> None:
     pass
+
+
+#: Pipe buffer asked for on stdin and stdout (Linux's default is 64 KiB; 1 MiB is the largest an
+#: unprivileged process gets by default): reading 256 MiB from ``cat`` took 216 ms with 64 KiB,
+#: 66 ms with 1 MiB.
+PIPE_SIZE = 1024 * 1024
+
+
+def widen_pipe(fp: IO[bytes]) -> None:
+    """Enlarge the kernel buffer of ``fp`` if it is a pipe (and the system allows it)."""
+    import fcntl
+
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setpipe is None:
+        return
+    try:
+        if stat.S_ISFIFO(os.fstat(fp.fileno()).st_mode):
+            fcntl.fcntl(fp.fileno(), setpipe, PIPE_SIZE)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor, or the system refuses: keep the pipe as it is
 
 
 def read_head(fp: IO[bytes], n: int) -> bytes:
