@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bloscpack
 from bloscpack import api, engine, errors
 from bloscpack import ndarray as nd
 from bloscpack.args import BloscArgs, BloscpackArgs
@@ -316,3 +317,17 @@ def test_plain_dtype_strings_skip_the_parser():
         assert gc.collect() == 0  # no reference cycles left behind
     finally:
         gc.enable()
+
+
+def test_a_chunk_count_the_file_cannot_hold_is_refused_on_open(tmp_path) -> None:
+    raw = bytearray(api.pack_bytes_to_bytes(b"x" * 100, chunk_size=100))
+    header = BloscpackHeader.decode(bytes(raw[:32]))
+    forged = BloscpackHeader(**{**dict(header), "offsets": False, "max_app_chunks": 0})
+    forged.nchunks = 2**61
+    path = tmp_path / "forged.blp"
+    path.write_bytes(forged.encode() + bytes(raw[32 + 8 * 11 :]))
+    message = f"{path}: the header announces {2**61} chunks, but the"
+    with pytest.raises(errors.TruncatedError, match=message):
+        bloscpack.open(path)
+    with pytest.raises(errors.TruncatedError, match=message):
+        api.unpack_bytes_from_file(path)

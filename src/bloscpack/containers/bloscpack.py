@@ -361,8 +361,21 @@ class BloscpackReader:
     def nchunks(self) -> int:
         """Number of chunks (counted by walking the chunks when the header says -1)."""
         if self.header.nchunks != -1:
+            self._check_nchunks_fit()
             return self.header.nchunks
         return len(self.locations())
+
+    def _check_nchunks_fit(self) -> None:
+        """Raise unless the chunks the header announces can fit in the input (each takes at
+        least a Blosc header and a digest)."""
+        nchunks = self.header.nchunks
+        per_chunk = _MIN_CHUNK + self.checksum.size
+        if nchunks > (self.size - self.chunks_start) // per_chunk:
+            raise TruncatedError(
+                f"{self.name}: the header announces {nchunks} chunks, but the"
+                f" {self.size - self.chunks_start} bytes after offset {self.chunks_start}"
+                f" hold at most {(self.size - self.chunks_start) // per_chunk}"
+            )
 
     def _locate_at(self, index: int, offset: int) -> ChunkLocation:
         if not self.chunks_start <= offset <= self.size:
@@ -464,13 +477,7 @@ class BloscpackReader:
 
     def _walk_chunks(self) -> list[ChunkLocation]:
         nchunks = self.header.nchunks
-        per_chunk = _MIN_CHUNK + self.checksum.size
-        if nchunks > (self.size - self.chunks_start) // per_chunk:
-            raise TruncatedError(
-                f"{self.name}: the header announces {nchunks} chunks, but the"
-                f" {self.size - self.chunks_start} bytes after offset {self.chunks_start}"
-                f" hold at most {(self.size - self.chunks_start) // per_chunk}"
-            )
+        self._check_nchunks_fit()
         locations: list[ChunkLocation] = []
         pos = self.chunks_start
         while len(locations) != nchunks and (nchunks != -1 or pos < self.size):
