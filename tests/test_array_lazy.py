@@ -326,3 +326,27 @@ def test_item_reads_of_mutated_chunks_raise_only_bloscpack_errors(which, flips, 
         engine.getitem_into(chunk, start, nitems, out)
     except BloscpackError:
         pass
+
+
+def test_a_large_read_checks_the_chunk_sizes_before_allocating(tmp_path, monkeypatch):
+    from bloscpack import array as array_module
+    from bloscpack.headers import BloscpackHeader
+
+    raw = bytearray(bloscpack.pack_bytes_to_bytes(bytes(2000), chunk_size=1000))
+    header = dict(BloscpackHeader.decode(bytes(raw[:32])))
+    header.update(chunk_size=2**30, last_chunk=2**30)  # a damaged header: 2 GiB claimed
+    raw[:32] = BloscpackHeader(**header).encode()
+    path = tmp_path / "claims.blp"
+    path.write_bytes(bytes(raw))
+    allocations = []
+    real = array_module._allocate
+    monkeypatch.setattr(
+        array_module, "_allocate", lambda *a: (allocations.append(a[0]), real(*a))[1]
+    )
+    with bloscpack.open(path) as array:
+        assert array.shape == (2**31,)
+        with pytest.raises(bloscpack.IntegrityError, match="chunk 0 holds 1000 bytes, the la"):
+            array[5]  # a small read finds it in the chunk it decodes
+        with pytest.raises(bloscpack.IntegrityError, match="chunk 0 holds 1000 bytes, the he"):
+            np.asarray(array)  # a large one before allocating
+    assert allocations == [()]

@@ -93,9 +93,19 @@ class ChunkSource(Protocol):
         """Let go of the chunk :meth:`chunk` returned last."""
         ...
 
+    def check_sizes(self) -> None:
+        """Check every chunk's size against what the container announces (before a large
+        result is allocated from those announcements)."""
+        ...
+
     def close(self) -> None:
         """Release the input."""
         ...
+
+
+#: Result size above which a read first checks every chunk's size (cheap next to decoding that
+#: much), so that sizes a damaged header claims are not allocated.
+_CHECKED_READ = 16 * 1024 * 1024
 
 
 class _KeptChunks:
@@ -110,6 +120,9 @@ class _KeptChunks:
     def release(self) -> None:
         pass
 
+    def check_sizes(self) -> None:
+        """Frames and single chunks check each chunk's size when they decode it."""
+
 
 class _BlpChunks(_KeptChunks):
     """Chunks of a ``.blp`` file, located through its offsets; digests checked on first use
@@ -123,6 +136,9 @@ class _BlpChunks(_KeptChunks):
         self.nchunks = reader.nchunks
         self.verify = verify
         self._verified: set[int] = set()
+
+    def check_sizes(self) -> None:
+        self.reader.check_sizes()
 
     def chunk(self, index: int) -> Buffer:
         check = self.verify and index not in self._verified
@@ -182,6 +198,10 @@ class _BcolzChunks:
         if self._open is not None:
             self._open.close()
             self._open = None
+
+    def check_sizes(self) -> None:
+        """Nothing to check up front: a carray's length comes from its own metadata, and each
+        chunk file is checked when it is opened."""
 
     def close(self) -> None:
         self.release()
@@ -416,7 +436,10 @@ class FlatStore:
         shape = self.shape
         if self.order == "F":  # an F-order layout is the C-order layout of the transpose
             selection, shape = selection[::-1], shape[::-1]
-        out = _allocate(result_shape(selection), self.dtype, self.name)
+        out_shape = result_shape(selection)
+        if math.prod(out_shape) * self.dtype.itemsize > _CHECKED_READ:
+            self.source.check_sizes()
+        out = _allocate(out_shape, self.dtype, self.name)
         if out.size and self.dtype.itemsize:
             if self.per_item > 1:
                 selection += (AxisSelection(0, self.per_item, 1, False),)
