@@ -28,22 +28,12 @@ from pathlib import Path
 
 import blosc2
 import numpy as np
+from signals import smooth_array
 
 from bloscpack import engine
 from bloscpack.containers.b2nd import load_b2nd, read_b2nd_selection, save_b2nd
 
 MiB = 2**20
-COLUMNS = 8192
-
-
-def make_array(nbytes: int) -> np.ndarray:
-    """A smooth float64 signal plus low-order noise: compresses to about 60 % with zstd."""
-    n = nbytes // 8
-    rows = max(n // COLUMNS, 1)
-    rng = np.random.default_rng(20240601)
-    data = np.linspace(0.0, 1000.0, rows * COLUMNS)
-    data += rng.standard_normal(rows * COLUMNS) * 1e-3
-    return data.reshape(rows, COLUMNS)
 
 
 def best_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
@@ -76,7 +66,7 @@ def main() -> None:
     dparams = blosc2.DParams(nthreads=args.nthreads)
     workdir = Path(tempfile.mkdtemp(prefix="bench_b2nd.", dir=args.dir))
     try:
-        array = make_array(size)
+        array = smooth_array(size)
         theirs, ours = workdir / "blosc2.b2nd", workdir / "bloscpack.b2nd"
         blosc2.asarray(array, urlpath=str(theirs), mode="w", cparams=cparams, dparams=dparams)
         ref = blosc2.open(str(theirs))

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import blosc2
 import numpy as np
+from signals import smooth_array
 
 import bloscpack
 from bloscpack import engine
@@ -40,18 +41,7 @@ from bloscpack.api import save_blp
 from bloscpack.containers.b2nd import save_b2nd
 
 MiB = 2**20
-COLUMNS = 8192
 ITEMS = 10
-
-
-def make_array(nbytes: int) -> np.ndarray:
-    """A smooth float64 signal plus low-order noise, ``COLUMNS`` wide."""
-    n = nbytes // 8
-    rows = max(n // COLUMNS, 1)
-    rng = np.random.default_rng(20240601)
-    data = np.linspace(0.0, 1000.0, rows * COLUMNS)
-    data += rng.standard_normal(rows * COLUMNS) * 1e-3
-    return data.reshape(rows, COLUMNS)
 
 
 def best(repeat: int, fn: Callable[[int], object]) -> float:
@@ -151,7 +141,7 @@ def main() -> None:
     blosc2.set_nthreads(args.nthreads)
     workdir = Path(tempfile.mkdtemp(prefix="bench_random_access.", dir=args.dir))
     try:
-        array = make_array(size)
+        array = smooth_array(size)
         blp, b2nd = workdir / "a.blp", workdir / "a.b2nd"
         save_blp(array, blp)
         save_b2nd(array, b2nd)
