@@ -115,11 +115,15 @@ def test_special_chunks_are_filled_without_c(monkeypatch: pytest.MonkeyPatch) ->
     assert (out == np.frombuffer(chunk[32:40], np.float64)[0]).all()
 
 
-def test_uninit_leaves_the_output_alone() -> None:
+def test_uninit_reads_as_zeros() -> None:
+    """An uninitialized chunk never shows stale memory: it decodes as zeros, whole or in part."""
     chunk = (DATA / "blosc2/chunks/special_uninit.chunk").read_bytes()
-    out = bytearray(b"\x5a" * 4000)
+    out = bytearray(b"\x5a" * 4004)
     assert engine.decompress_into(chunk, out) == 4000
-    assert out == b"\x5a" * 4000
+    assert out == bytes(4000) + b"\x5a" * 4
+    out = bytearray(b"\x5a" * 12)
+    assert engine.getitem_into(chunk, 5, 2, out) == 8
+    assert out == bytes(8) + b"\x5a" * 4
 
 
 def test_nan_chunk_with_typesize_2_is_unsupported() -> None:

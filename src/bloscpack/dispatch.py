@@ -92,19 +92,14 @@ def load(path: PathLike) -> np.ndarray:
         from .containers.b2nd import load_b2nd
 
         return load_b2nd(path)
-    if fmt in ("b2frame", "sframe"):
-        from .frame import Frame
-
-        with Frame(path) as frame:
-            return np.frombuffer(frame.read_all(), dtype=np.uint8)
     if fmt == "bcolz":
         from .containers.bcolz import load_bcolz
 
         return load_bcolz(path)
-    from .chunks import decompress_chunk
+    from .array import BloscArray  # frames (raw bytes, or an array in their vlmetalayers), chunks
 
-    with open(path, "rb") as fh:
-        return np.frombuffer(decompress_chunk(fh.read()), dtype=np.uint8)
+    with BloscArray(path) as array:
+        return array[...]
 
 
 _MODULES = {

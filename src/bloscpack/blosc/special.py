@@ -150,20 +150,22 @@ def value_chunk(value: Any, nbytes: int, blocksize: int = 0) -> bytes:
 
 def decode_special_into(header: ChunkHeader, chunk: Any, out: Any) -> int:
     """Fill ``out[:nbytes]`` from a validated special chunk with numpy; return nbytes.  A zeros
-    chunk fills all its bytes, also when nbytes is not a multiple of the typesize."""
-    if header.special == Special.ZEROS:
+    or uninitialized chunk fills all its bytes with zeros, also when nbytes is not a multiple of
+    the typesize."""
+    if header.special in (Special.ZEROS, Special.UNINIT):
         np.frombuffer(out, dtype=np.uint8, count=header.nbytes).fill(0)
         return header.nbytes
     return fill_special_items(header, chunk, out, header.nbytes // header.real_typesize)
 
 
 def fill_special_items(header: ChunkHeader, chunk: Any, out: Any, nitems: int) -> int:
-    """Fill ``out`` with ``nitems`` items of a validated special chunk (all items are equal)."""
+    """Fill ``out`` with ``nitems`` items of a validated special chunk (all items are equal; an
+    uninitialized chunk's items read as zeros, so a read never shows stale memory)."""
     typesize = header.real_typesize
     n = nitems * typesize
     dest = np.frombuffer(out, dtype=np.uint8, count=n)
     kind = header.special
-    if kind == Special.ZEROS:
+    if kind in (Special.ZEROS, Special.UNINIT):
         dest.fill(0)
     elif kind == Special.NAN:
         if typesize not in _NAN_BITS:
@@ -176,6 +178,6 @@ def fill_special_items(header: ChunkHeader, chunk: Any, out: Any, nitems: int) -
             dest.view(word.dtype).fill(word)
         else:
             dest.reshape(nitems, typesize)[:] = value
-    elif kind != Special.UNINIT:
+    else:
         raise ChunkError(f"Blosc chunk: special kind {int(kind)} unknown")
     return n
