@@ -977,7 +977,9 @@ class BloscArray:
     field names of a ctable), ``numpy.asarray(a)``, iteration over the first axis.  Also:
     ``chunks`` (the box one stored chunk holds, or None), ``iter_chunks()``, ``metadata``,
     ``format``, ``path``, ``info()``, ``close()`` and use as a context manager.  Arrays opened
-    by path (or from bytes) can be pickled: they are reopened on unpickling.
+    by path (or from bytes) can be pickled: they are reopened on unpickling.  Python's
+    operators (``==``, ``+``, ``bool()``, ...) raise ``TypeError``: read the data first
+    (``a[...] == 5``); numpy functions read it through ``__array__``.
     """
 
     def __init__(self, source: Any, *, verify: bool = True,
@@ -1223,6 +1225,38 @@ class BloscArray:
                 " (or from bytes) to pickle it"
             )
         return (_reopen, (source, self._options, self._key))
+
+
+#: Python's operators on a lazy array: each would read the whole array, so each raises a
+#: ``TypeError`` that says to read the data first (numpy's functions, and operators with a numpy
+#: array on the left, read it through ``__array__`` and give numpy's result).
+_COMPARISONS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_ARITHMETIC = {
+    "add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//",
+    "mod": "%", "pow": "**", "lshift": "<<", "rshift": ">>", "and": "&", "or": "|", "xor": "^",
+}  # fmt: skip
+_OTHERS = {"divmod": "divmod()", "rdivmod": "divmod()", "neg": "unary -", "pos": "unary +",
+           "abs": "abs()", "invert": "~", "bool": "bool()", "contains": "in"}  # fmt: skip
+
+
+def _refused(symbol: str) -> Callable[..., Any]:
+    def refuse(self: BloscArray, *other: Any) -> Any:
+        raise TypeError(
+            f"{symbol} is not supported on a lazy BloscArray: read the data first (x[...], or a"
+            f" selection such as x[10:20]) and apply {symbol} to that numpy array"
+        )
+
+    return refuse
+
+
+for _name, _symbol in _COMPARISONS.items():
+    setattr(BloscArray, f"__{_name}__", _refused(_symbol))
+for _name, _symbol in _ARITHMETIC.items():
+    for _method in (f"__{_name}__", f"__r{_name}__", f"__i{_name}__"):
+        setattr(BloscArray, _method, _refused(_symbol))
+for _name, _symbol in _OTHERS.items():
+    setattr(BloscArray, f"__{_name}__", _refused(_symbol))
+BloscArray.__hash__ = object.__hash__  # type: ignore[method-assign]  # identity, as before
 
 
 def _reopen(source: Any, options: dict[str, Any], key: Any) -> BloscArray:
