@@ -54,18 +54,40 @@ def decoded(path: Path) -> bytes:
     ],
 )
 def test_kill_at_every_step(tmp_path, base, new, options):
-    before = (CORPUS / base).read_bytes()
+    kill_at_every_step(tmp_path, CORPUS / base, INPUTS / new, options)
+
+
+def test_kill_at_every_step_of_an_array_append(tmp_path_factory, tmp_path):
+    """An array file grows by whole rows: killed anywhere, it is the old array or the new."""
+    import numpy as np
+
+    import bloscpack
+
+    inputs = tmp_path_factory.mktemp("inputs")
+    rows = np.arange(30_000, dtype="<i4").reshape(-1, 3)
+    bloscpack.save(rows, inputs / "rows.blp", chunk_size=16_000)
+    (rows[:7_000] * 2).tofile(inputs / "more.bin")
+    kill_at_every_step(tmp_path, inputs / "rows.blp", inputs / "more.bin", ())
+    np.testing.assert_array_equal(
+        bloscpack.load(tmp_path / "x.blp"), np.concatenate([rows, rows[:7_000] * 2])
+    )
+
+
+def kill_at_every_step(tmp_path, base, new, options):
+    """Append ``new`` to a copy of ``base``, killed after step 1, 2, ...: each time the file
+    is exactly before or after; in the end, the file is appended."""
+    before = base.read_bytes()
     path = tmp_path / "x.blp"
-    shutil.copy(CORPUS / base, path)
-    done = run_append(path, INPUTS / new, None, *options)
+    shutil.copy(base, path)
+    done = run_append(path, new, None, *options)
     assert done.returncode == 0, done.stderr
     after = path.read_bytes()
     assert after != before
 
     outcomes = []
     for k in range(1, 100):
-        shutil.copy(CORPUS / base, path)
-        proc = run_append(path, INPUTS / new, k, *options)
+        shutil.copy(base, path)
+        proc = run_append(path, new, k, *options)
         if proc.returncode == 0:  # k is past the last step: nothing left to kill
             assert path.read_bytes() == after
             break

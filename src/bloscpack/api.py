@@ -47,7 +47,7 @@ from .errors import (
     TruncatedError,
 )
 from .headers import header_typesize
-from .io import ByteSource, PathLike, atomic_write
+from .io import ByteSource, PathLike, atomic_write, sized_input
 
 Buffer = Any
 
@@ -209,15 +209,15 @@ def pack_file_to_file(
 
     ``out_file`` may also be a binary file object, written at its position (it must be seekable
     unless ``bloscpack_args`` turns the offsets off: the offsets are filled in last)."""
-    name = os.fspath(in_file)
-    with ByteSource(in_file) as probe:  # raises FileNotFound with the path
-        size = probe.size()
     args = _arguments(blosc_args, bloscpack_args, metadata_args)
-    with open(name, "rb") as fp:
-        _write_file(
-            out_file,
-            lambda out: _pack(_file_chunks(fp, name), size, out, chunk_size, metadata, *args),
-        )
+    with sized_input(in_file) as name:
+        with ByteSource(name) as probe:  # raises FileNotFound with the path
+            size = probe.size()
+        with open(name, "rb") as fp:
+            _write_file(
+                out_file,
+                lambda out: _pack(_file_chunks(fp, name), size, out, chunk_size, metadata, *args),
+            )
 
 
 def unpack_file_from_file(in_file: PathLike, out_file: PathLike) -> Any:

@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
+import math
 import os
 import signal
 import struct
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+import numpy as np
+
 from . import engine
+from . import ndarray as nd
 from .args import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
@@ -38,12 +43,14 @@ from .blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
 from .blosc.layout import validate_chunk
 from .checksums import Hash
 from .containers.bloscpack import (
+    BloscpackReader,
     check_blosc_args,
     compress_chunk,
     decode_metadata,
     encode_metadata_section,
 )
 from .errors import (
+    ArgumentError,
     ChecksumMismatch,
     FormatError,
     IntegrityError,
@@ -57,7 +64,7 @@ from .headers import (
     BloscpackHeader,
     MetadataHeader,
 )
-from .io import PathLike, fsync_directory
+from .io import PathLike, fsync_directory, is_stream, sized_input
 
 try:
     import fcntl
@@ -400,13 +407,52 @@ class _Plan:
             )
 
 
-def _metadata_section(fp: IO[bytes], layout: _Layout, metadata: Any) -> bytes | None:
-    """The new metadata section (same size as the old one), or None if nothing changes."""
+def _metadata_section(
+    fp: IO[bytes], layout: _Layout, metadata: Any, new_size: int
+) -> bytes | None:
+    """The new metadata section (same size as the old one), or None if nothing changes: the
+    ``metadata`` given, or for a file that holds a numpy array, its metadata with the shape
+    grown by the rows appended (refused unless ``new_size`` bytes are whole rows)."""
     header = layout.metadata_header
     if header is None:
+        if metadata is None:
+            return None
         raise UnsupportedError(
             f"{layout.name}: the file has no metadata section, so metadata cannot be added in place"
         )
+    current = _stored_metadata(fp, layout, header)
+    if nd.describes_array(current):
+        if metadata is not None:
+            raise ArgumentError(
+                f"{layout.name}: holds a numpy array, whose metadata (dtype and shape) the append"
+                " keeps up to date: metadata cannot be given"
+            )
+        metadata = _grown_array_metadata(current, new_size, layout.name)
+    if metadata is None or metadata == current:
+        return None
+    return encode_metadata_section(metadata, header)
+
+
+def _grown_array_metadata(metadata: dict[str, Any], new_size: int, name: str) -> dict[str, Any]:
+    """The numpy ``metadata`` of a file after ``new_size`` bytes of rows are appended to it."""
+    spec = nd.decode_metadata(metadata)
+    shape = spec.shape
+    if not new_size:
+        return metadata
+    if not shape or (spec.order == "F" and len(shape) > 1):
+        kind = "a 0-d array" if not shape else "a Fortran-order array"
+        raise ArgumentError(f"{name}: holds {kind}, which cannot grow by appending rows")
+    row = spec.dtype.itemsize * math.prod(shape[1:])
+    if row == 0 or new_size % row:
+        raise ArgumentError(
+            f"{name}: holds a numpy array of dtype {spec.dtype} and shape {tuple(shape)}: the"
+            f" {new_size} bytes to append are not whole rows of {row} bytes"
+        )
+    return {**metadata, "shape": [shape[0] + new_size // row, *shape[1:]]}
+
+
+def _stored_metadata(fp: IO[bytes], layout: _Layout, header: MetadataHeader) -> Any:
+    """The file's metadata, its checksum verified."""
     stored_at = layout.metadata_pos + METADATA_HEADER_LENGTH
     stored = _read_exactly(
         fp, stored_at, header.meta_comp_size, layout.size, layout.name, "metadata"
@@ -417,9 +463,7 @@ def _metadata_section(fp: IO[bytes], layout: _Layout, metadata: Any) -> bytes | 
     )
     if header.checksum_impl(stored) != digest:
         raise ChecksumMismatch(f"{layout.name}: checksum mismatch in the metadata section")
-    if decode_metadata(header, stored, layout.name) == metadata:
-        return None
-    return encode_metadata_section(metadata, header)
+    return decode_metadata(header, stored, layout.name)
 
 
 def append_fp(
@@ -450,16 +494,43 @@ def append_fp(
 
 def append(
     orig_file: PathLike,
-    new_file: PathLike,
+    new_file: PathLike | np.ndarray,
     blosc_args: Mapping[str, Any] | None = None,
     *,
     metadata: Any = None,
 ) -> int:
     """Append the bytes of the file ``new_file`` to the ``.blp`` file ``orig_file``, in place
-    and crash-safely; return the number of chunks added.  See :func:`append_fp`."""
-    new_size = os.path.getsize(new_file)
-    with open(orig_file, "r+b") as orig_fp, open(new_file, "rb") as new_fp:
-        return append_fp(orig_fp, new_fp, new_size, blosc_args, metadata=metadata)
+    and crash-safely; return the number of chunks added.  See :func:`append_fp`.
+
+    When ``orig_file`` holds a numpy array, the bytes must be whole rows of it (C order): its
+    first axis grows, and its metadata says so.  ``new_file`` may also be a numpy array, of the
+    file's dtype and trailing shape."""
+    if is_stream(orig_file):
+        raise ArgumentError(f"{os.fspath(orig_file)}: not a regular file, cannot be appended to")
+    if isinstance(new_file, np.ndarray):
+        rows = _rows_for(orig_file, new_file)
+        with open(orig_file, "r+b") as orig_fp:
+            return append_fp(orig_fp, io.BytesIO(rows), len(rows), blosc_args, metadata=metadata)
+    with sized_input(new_file) as sized:
+        new_size = os.path.getsize(sized)
+        with open(orig_file, "r+b") as orig_fp, open(sized, "rb") as new_fp:
+            return append_fp(orig_fp, new_fp, new_size, blosc_args, metadata=metadata)
+
+
+def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:
+    """The bytes of ``rows`` (C order), checked to be rows of the array ``path`` holds."""
+    nd.check_storable(rows.dtype)
+    with BloscpackReader(path) as reader:
+        metadata = reader.metadata
+    if nd.describes_array(metadata):
+        spec = nd.decode_metadata(metadata)
+        if rows.dtype != spec.dtype or rows.shape[1:] != tuple(spec.shape[1:]) or not rows.ndim:
+            raise ArgumentError(
+                f"{os.fspath(path)}: holds an array of dtype {spec.dtype} and shape"
+                f" {tuple(spec.shape)}; rows of dtype {rows.dtype} and shape {rows.shape} do not"
+                " fit it"
+            )
+    return nd.byte_view(np.ascontiguousarray(rows)).tobytes()
 
 
 def _append(
@@ -477,7 +548,7 @@ def _append(
     last_data = engine.decompress(last_chunk)
     plan = _Plan(layout, len(last_data), new_size)
     args = _resolve_blosc_args(blosc_args, layout, ChunkHeader.parse(last_chunk))
-    new_metadata = _metadata_section(fp, layout, metadata) if metadata is not None else None
+    new_metadata = _metadata_section(fp, layout, metadata, new_size)
     if new_size == 0 and new_metadata is None:
         return 0
 

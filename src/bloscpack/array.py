@@ -25,6 +25,7 @@ import io
 import math
 import mmap
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -173,7 +174,7 @@ class _FrameChunks(_KeptChunks):
 
 class _BcolzChunks:
     """Chunks of a bcolz carray: one ``data/__<i>.blp`` file each, memory-mapped while in
-    use."""
+    use (each thread maps its own: a thread's chunk stays valid while others read theirs)."""
 
     longer_last_ok = True
 
@@ -181,23 +182,25 @@ class _BcolzChunks:
         self.reader = reader
         self.name = reader.path
         self.nchunks = -(-length // reader.chunklen) if length else 0
-        self._open: ByteSource | None = None
+        self._in_use = threading.local()  # .source: this thread's open chunk file
 
     def chunk(self, index: int) -> Buffer:
         from .containers import bcolz
 
         self.release()
         path = self.reader.chunk_path(index)
-        self._open, header = bcolz.open_chunk_file(path)
-        return self._open.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
+        source, header = bcolz.open_chunk_file(path)
+        self._in_use.source = source
+        return source.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
 
     def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
         return self.chunk(index)
 
     def release(self) -> None:
-        if self._open is not None:
-            self._open.close()
-            self._open = None
+        source = getattr(self._in_use, "source", None)
+        if source is not None:
+            source.close()
+            self._in_use.source = None
 
     def check_sizes(self) -> None:
         """Nothing to check up front: a carray's length comes from its own metadata, and each
@@ -982,6 +985,8 @@ class BloscArray:
     (``a[...] == 5``); numpy functions read it through ``__array__``.
     """
 
+    _parent: BloscArray | None = None  # the array a derived view (a ctable column) reads from
+
     def __init__(self, source: Any, *, verify: bool = True,
                  columns: Sequence[str] | None = None) -> None:  # fmt: skip
         """Open ``source``: see :func:`bloscpack.open`."""
@@ -1025,6 +1030,7 @@ class BloscArray:
         view = cls.__new__(cls)
         view.__dict__.update(parent.__dict__)
         view._store, view._key = store, key
+        view._parent = parent  # its files stay open while the view lives
         return view
 
     # --- description -----------------------------------------------------------------------
@@ -1208,11 +1214,24 @@ class BloscArray:
                 self._mapping.close()
             self._mapping = None
 
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
     def __enter__(self) -> BloscArray:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
+        """What tells dask two arrays hold the same data: the path, with its size and time
+        of change, and the selection (an array not opened by path is only equal to itself)."""
+        if self.path is None:
+            return ("BloscArray", id(self))
+        status = os.stat(self.path)
+        return ("BloscArray", self.path, status.st_size, status.st_mtime_ns, repr(self._key),
+                repr(self._options))  # fmt: skip
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self.path is not None:

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import io
 import mmap
 import os
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from types import TracebackType
 from typing import IO, Any
@@ -86,6 +88,18 @@ _BLOSC_OPTIONS = (
 _BLOSCPACK_OPTIONS = ("checksum", "offsets", "max_app_chunks")
 
 
+def _one_at_a_time(method: Any) -> Any:
+    """``method`` of a :class:`BloscFile`, run by one thread at a time (its position and its
+    decoded-chunk cache are shared), as Python's buffered files do."""
+
+    @functools.wraps(method)
+    def serialized(self: BloscFile, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return serialized
+
+
 class BloscFile(io.BufferedIOBase):
     """A ``.blp`` container read or written as a stream of uncompressed bytes.
 
@@ -139,6 +153,7 @@ class BloscFile(io.BufferedIOBase):
         metadata_args: MetadataArgs | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
+        self._lock = threading.RLock()
         self._reader: _Reader | None = None
         self._writer: _ContainerSink | _AppendSink | None = None
         if mode not in _MODES:
@@ -253,6 +268,7 @@ class BloscFile(io.BufferedIOBase):
 
     # --- reading ---------------------------------------------------------------------------
 
+    @_one_at_a_time
     def readinto(self, b: Buffer) -> int:
         """Read up to ``len(b)`` bytes into ``b``; whole chunks are decompressed in place."""
         self._check_mode(reading=True)
@@ -262,6 +278,7 @@ class BloscFile(io.BufferedIOBase):
         self._pos += n
         return n
 
+    @_one_at_a_time
     def readinto1(self, b: Buffer) -> int:
         """Like :meth:`readinto`, but at most to the end of the current chunk."""
         self._check_mode(reading=True)
@@ -271,6 +288,7 @@ class BloscFile(io.BufferedIOBase):
         self._pos += n
         return n
 
+    @_one_at_a_time
     def read(self, size: int | None = -1) -> bytes:
         """Up to ``size`` bytes (all that remain if ``size`` is negative or None)."""
         self._check_mode(reading=True)
@@ -300,11 +318,13 @@ class BloscFile(io.BufferedIOBase):
                 break
         return b"".join(parts)
 
+    @_one_at_a_time
     def readline(self, size: int | None = -1) -> bytes:
         """The bytes up to and including the next newline (at most ``size``)."""
         self._check_mode(reading=True)
         return self._read_pieces(-1 if size is None else size, line=True)
 
+    @_one_at_a_time
     def read1(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes from the current chunk (at least one unless at the end)."""
         self._check_mode(reading=True)
@@ -313,6 +333,7 @@ class BloscFile(io.BufferedIOBase):
         self._pos += len(piece)
         return piece
 
+    @_one_at_a_time
     def peek(self, size: int = 0) -> bytes:
         """Bytes from the position on (at least ``size`` or 8 KiB, when the current chunk has
         them), without moving."""
@@ -320,6 +341,7 @@ class BloscFile(io.BufferedIOBase):
         assert self._reader is not None
         return bytes(self._reader.piece(self._pos, max(size, io.DEFAULT_BUFFER_SIZE)))
 
+    @_one_at_a_time
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         """Move to ``offset`` (from the start, the current position or the end); a position
         past the end is allowed and reads nothing."""
@@ -907,7 +929,6 @@ class _ContainerSink:
         self._pending = bytearray()
         self._total = 0
         self._chunk_sizes: list[int] = []
-        self._streaming = fp is not None and not _seekable(fp)
         self._writer: BloscpackWriter | None = None
         self._spool: IO[bytes] | None = None
         try:
@@ -922,6 +943,7 @@ class _ContainerSink:
             self._target = fp
         else:
             self._target = self._stack.enter_context(atomic_write(path))
+        self._streaming = not _seekable(self._target)
         self._start = 0 if self._streaming else self._target.tell()
         if self._streaming:
             self._writer = self._new_writer(

@@ -477,7 +477,17 @@ def _check_input(path: str, what: str = "input file") -> None:
         raise CLIError(f"{what} '{path}' does not exist!")
 
 
-def _check_output(path: str, args: argparse.Namespace, console: Console) -> None:
+def _check_output(
+    path: str, args: argparse.Namespace, console: Console, directory: str | None = None
+) -> None:
+    """Refuse an existing output without ``-f``.  A FIFO or a device is written in place, with
+    or without ``-f``, unless ``directory`` (the format, when it writes a directory)."""
+    from .io import is_written_in_place
+
+    if is_written_in_place(path):
+        if directory is not None:
+            raise CLIError(f"'{path}' is not a regular file: {directory} writes a directory")
+        return
     if os.path.lexists(path):
         if not args.force:
             raise CLIError(f"output file '{path}' exists!")
@@ -565,26 +575,59 @@ def _stdout() -> IO[bytes]:
 
 
 def _regular_file_size(stream: Any) -> int | None:
-    """The bytes left in ``stream`` if it is a regular file (a redirection), else None."""
-    import stat
+    """The bytes left in ``stream`` if it is a file of known size (a redirection), else None."""
+    from .io import has_known_size
 
     try:
         status = os.fstat(stream.fileno())
-        if stat.S_ISREG(status.st_mode):
+        if has_known_size(status):
             return max(0, status.st_size - stream.tell())
     except (AttributeError, OSError, ValueError):
         pass
     return None
 
 
-def _spool_stdin(stack: contextlib.ExitStack, console: Console, head: bytes = b"") -> str:
-    """Stdin (after ``head``, already read) copied into a temporary file, removed when
-    ``stack`` closes; messages name it ``<stdin>``."""
+def _streamed(path: str) -> bool:
+    """Whether the input ``path`` is read as a stream, start to end: ``-`` (stdin), or a file
+    whose size is unknown (a FIFO, a device, a ``/proc`` file, a process substitution)."""
+    from .io import is_stream
+
+    return path == STDIO or is_stream(path)
+
+
+def _input_stream(stack: contextlib.ExitStack, path: str) -> IO[bytes]:
+    """The stream of the input ``path`` (see :func:`_streamed`), closed with ``stack``."""
+    if path == STDIO:
+        return _stdin()
+    from .streaming import widen_pipe
+
+    stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 (closed with the stack)
+    widen_pipe(stream)
+    return stream
+
+
+def _input_name(path: str) -> str:
+    return STDIN_NAME if path == STDIO else path
+
+
+def _spool_input(
+    stack: contextlib.ExitStack, console: Console, stream: IO[bytes], name: str, head: bytes = b""
+) -> str:
+    """``head`` and then the rest of ``stream`` (the input ``name``) copied into a temporary
+    file, removed when ``stack`` closes; messages name it ``name``."""
     from .streaming import spool
 
-    path = spool(head, _stdin(), _scratch(stack))
-    console.aliases[path] = STDIN_NAME
+    spooled = "stdin" if name == STDIO else os.path.basename(name)  # keeps a .npy suffix
+    path = spool(head, stream, _scratch(stack), spooled)
+    console.aliases[path] = _input_name(name)
     return path
+
+
+def _sized_input(stack: contextlib.ExitStack, console: Console, path: str) -> str:
+    """A path to read the input ``path`` from: itself, or for a stream, a temporary copy."""
+    if not _streamed(path):
+        return path
+    return _spool_input(stack, console, _input_stream(stack, path), path)
 
 
 @contextlib.contextmanager
@@ -660,33 +703,37 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
         if _is_terminal(sys.stdout) and not args.force:
             raise CLIError("compressed data not written to a terminal (use -f to force)")
     else:
-        _check_output(out_file, args, console)
+        directory = args.format if args.format in ("sframe", "bcolz") else None
+        _check_output(out_file, args, console, directory)
         if not from_stdin and _same_file(in_file, out_file):
             raise CLIError(f"input and output are the same file: '{in_file}'")
     console.verbose(f"input file is: '{in_file}'")
     console.verbose(f"output file is: '{out_file}'")
     metadata = _read_metadata_file(args.metadata)
-    in_size = _regular_file_size(_stdin()) if from_stdin else os.path.getsize(in_file)
-    if in_size is not None:
-        console.verbose(f"input file size: {double_pretty_size(in_size)}")
-    if args.format == "blp":
-        _compress_blp(args, console, in_file, out_file, metadata)
-    else:
-        with contextlib.ExitStack() as stack:
-            source, target = in_file, out_file
-            if from_stdin:
-                source = _spool_stdin(stack, console)
-                in_size = os.path.getsize(source)
-            if to_stdout:
+    with contextlib.ExitStack() as stack:
+        out = _output_stream(stack, out_file)
+        source, stream = in_file, None
+        if _streamed(in_file):
+            stream = _input_stream(stack, in_file)
+            if args.format != "blp" or in_file.endswith(".npy"):  # these need the whole input
+                source, stream = _spool_input(stack, console, stream, in_file), None
+        in_size = os.path.getsize(source) if stream is None else _regular_file_size(stream)
+        if in_size is not None:
+            console.verbose(f"input file size: {double_pretty_size(in_size)}")
+        if args.format == "blp":
+            _compress_blp(args, console, source, stream, out or out_file, metadata)
+        else:
+            target = out_file
+            if out is not None:
                 target = os.path.join(_scratch(stack), "out" + FORMAT_EXTENSIONS[args.format])
             with (
                 _progress_bar(args, console, "compress", lambda: in_size) as bar,
                 _counting(bar, "compress"),
             ):
                 _compress_other(args, source, target, metadata)
-            if to_stdout:
-                _copy_file_to_stdout(target)
-    if not to_stdout:
+            if out is not None:
+                _copy_file(target, out)
+    if out is None:
         out_size = _size_of(out_file)
         console.verbose(f"output file size: {double_pretty_size(out_size)}")
         if out_size and in_size is not None:
@@ -701,24 +748,40 @@ def _scratch(stack: contextlib.ExitStack) -> str:
     return stack.enter_context(temporary_directory())
 
 
-def _copy_file_to_stdout(path: str) -> None:
-    out = _stdout()
+def _output_stream(stack: contextlib.ExitStack, path: str) -> IO[bytes] | None:
+    """The stream an output is written to as it is produced: stdout for ``-``, the file opened
+    where it is for a FIFO or a device; None for a file written through a temporary file."""
+    from .io import is_written_in_place, write_in_place
+
+    if path == STDIO:
+        return _stdout()
+    if is_written_in_place(path):
+        return stack.enter_context(write_in_place(path))
+    return None
+
+
+def _copy_file(path: str, out: IO[bytes]) -> None:
     with open(path, "rb") as fh:
         shutil.copyfileobj(fh, out, 1 << 20)
     out.flush()
 
 
 def _compress_blp(
-    args: argparse.Namespace, console: Console, in_file: str, out_file: str, metadata: Any
+    args: argparse.Namespace,
+    console: Console,
+    in_file: str,
+    stream: IO[bytes] | None,
+    target: str | IO[bytes],
+    metadata: Any,
 ) -> None:
-    """``.blp`` from a file, a ``.npy`` file (stored as an array) or stdin, to a file or stdout.
-    A pipe on stdout gets no offsets section; from a pipe on stdin, a stream of unknown length
-    (``nchunks`` -1) unless the output can be rewritten (a file, or a redirected stdout)."""
+    """``.blp`` from a file, a ``.npy`` file (stored as an array) or ``stream`` (the input, read
+    to its end when its size is unknown), to a file or an output stream.  A pipe gets no
+    offsets section; from a stream, a stream of unknown length (``nchunks`` -1) unless the
+    output can be rewritten (a file, or a redirected stdout)."""
     from .api import pack_file_to_file, pack_npy_file_to_file
     from .args import BloscArgs, BloscpackArgs, MetadataArgs
 
-    from_stdin, to_stdout = in_file == STDIO, out_file == STDIO
-    npy = not from_stdin and in_file.endswith(".npy")
+    npy = stream is None and in_file.endswith(".npy")
     if npy and args.typesize is not None:
         raise CLIError("-t does not apply to .npy input: its dtype is used", EXIT_USAGE)
     if npy and metadata is not None:
@@ -733,16 +796,15 @@ def _compress_blp(
         shuffle=True if args.shuffle is None else args.shuffle,
         cname=args.cname or DEFAULT_CNAME,
     )
-    offsets = args.offsets and not (to_stdout and not _seekable(_stdout()))
+    offsets = args.offsets and (isinstance(target, str) or _seekable(target))
     bloscpack_args = BloscpackArgs(offsets=offsets, checksum=args.checksum or DEFAULT_CHECKSUM)
     if args.max_app_chunks is not None:
         bloscpack_args.max_app_chunks = args.max_app_chunks
-    target: Any = _stdout() if to_stdout else out_file
     chunk_size = args.chunk_size or DEFAULT_CHUNK_SIZE
 
     def total() -> int | None:
-        if from_stdin:
-            return _regular_file_size(_stdin())
+        if stream is not None:
+            return _regular_file_size(stream)
         if npy:
             import numpy as np
 
@@ -750,8 +812,8 @@ def _compress_blp(
         return os.path.getsize(in_file)
 
     with _progress_bar(args, console, "compress", total) as bar, _counting(bar, "compress"):
-        if from_stdin:
-            _compress_stdin_blp(target, chunk_size, blosc_args, bloscpack_args, metadata)
+        if stream is not None:
+            _compress_stream_blp(stream, target, chunk_size, blosc_args, bloscpack_args, metadata)
         elif npy:
             pack_npy_file_to_file(
                 in_file, target, chunk_size, blosc_args, bloscpack_args, MetadataArgs()
@@ -760,22 +822,27 @@ def _compress_blp(
             pack_file_to_file(in_file, target, chunk_size=chunk_size, metadata=metadata,
                               blosc_args=blosc_args, bloscpack_args=bloscpack_args,
                               metadata_args=MetadataArgs())  # fmt: skip
-    if to_stdout:
-        _stdout().flush()
+    if not isinstance(target, str):
+        target.flush()
 
 
-def _compress_stdin_blp(
-    target: Any, chunk_size: str | int, blosc_args: Any, bloscpack_args: Any, metadata: Any
+def _compress_stream_blp(
+    stream: IO[bytes],
+    target: Any,
+    chunk_size: str | int,
+    blosc_args: Any,
+    bloscpack_args: Any,
+    metadata: Any,
 ) -> None:
-    """Stdin into a :class:`~bloscpack.BloscFile` writing ``target`` (a path or stdout): each
-    chunk is compressed as soon as it has been read."""
+    """``stream`` into a :class:`~bloscpack.BloscFile` writing ``target`` (a path or stdout):
+    each chunk is compressed as soon as it has been read."""
     from .args import parse_chunk_size
     from .blpfile import BloscFile
     from .streaming import buffer_size, copy_into_blp
 
     with BloscFile(target, "wb", chunk_size=chunk_size, blosc_args=blosc_args,
                    bloscpack_args=bloscpack_args, metadata=metadata) as blp:  # fmt: skip
-        copy_into_blp(_stdin(), blp, buffer_size(parse_chunk_size(chunk_size)))
+        copy_into_blp(stream, blp, buffer_size(parse_chunk_size(chunk_size)))
 
 
 def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metadata: Any) -> None:
@@ -887,8 +954,8 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
 
     with contextlib.ExitStack() as stack:
         source: Any = in_file
-        if from_stdin:
-            source = _stdin_source(stack, console, npy)
+        if _streamed(in_file):
+            source = _stream_source(stack, console, in_file, npy)
         out = _stdout() if to_stdout else stack.enter_context(atomic_write(out_file))
         metadata = _decompress_into(args, console, source, out, npy)
         out.flush()
@@ -902,16 +969,18 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def _stdin_source(stack: contextlib.ExitStack, console: Console, npy: bool) -> Any:
-    """What to decompress from stdin: a ``.blp`` stream is read as it arrives (chunk by chunk);
-    anything else (other formats, or a ``.npy`` output) is first copied to a temporary file."""
+def _stream_source(stack: contextlib.ExitStack, console: Console, path: str, npy: bool) -> Any:
+    """What to decompress from a streamed input (see :func:`_streamed`): a ``.blp`` stream is
+    read as it arrives (chunk by chunk); anything else (other formats, or a ``.npy`` output) is
+    first copied to a temporary file."""
     from .headers import BLOSCPACK_HEADER_LENGTH
     from .streaming import PrefixedReader, read_head
 
-    head = read_head(_stdin(), BLOSCPACK_HEADER_LENGTH)
+    stream = _input_stream(stack, path)
+    head = read_head(stream, BLOSCPACK_HEADER_LENGTH)
     if head[:4] == b"blpk" and not npy:
-        return PrefixedReader(head, _stdin(), STDIN_NAME)
-    return _spool_stdin(stack, console, head)
+        return PrefixedReader(head, stream, _input_name(path))
+    return _spool_input(stack, console, stream, path, head)
 
 
 def _decompress_into(
@@ -985,10 +1054,9 @@ def cmd_info(args: argparse.Namespace, console: Console) -> int:
     from .dispatch import detect, info
 
     with contextlib.ExitStack() as stack:
-        path = args.file_
-        if path == STDIO:
-            path = _spool_stdin(stack, console)
-        _check_input(path, "file")
+        if args.file_ != STDIO:
+            _check_input(args.file_, "file")
+        path = _sized_input(stack, console, args.file_)
         fmt = detect(path)
         report = console.unalias(info(path))
         first = _first_chunk_header(path, report) if fmt == "blp" and not args.json else None
@@ -1082,8 +1150,9 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
     reports = []
     for name in args.files:
         with contextlib.ExitStack() as stack:
-            path = _spool_stdin(stack, console) if name == STDIO else name
-            _check_input(path, "file")
+            if name != STDIO:
+                _check_input(name, "file")
+            path = _sized_input(stack, console, name)
             report = _verify_one(args, console, path)
         report = {"file": name, **console.unalias(report)}
         reports.append(report)
@@ -1149,13 +1218,14 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         raise CLIError("convert writes files and directories, not stdout", EXIT_USAGE)
     if args.src != STDIO:
         _check_input(args.src)
-    _check_output(args.dst, args, console)
     try:
         fmt = target_format(args.dst, args.format)
     except ArgumentError:
         raise CLIError(
             f"cannot tell the format of '{args.dst}' from its extension: pass --format", EXIT_USAGE
         ) from None
+    directory = fmt if fmt in ("sframe", "bcolz") or args.sparse else None
+    _check_output(args.dst, args, console, directory)
     options: dict[str, Any] = {}
     if args.sparse:
         options["sparse"] = True
@@ -1164,7 +1234,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     if args.codec is not None:
         options["cname" if fmt in ("blp", "bcolz") else "codec"] = args.codec
     with contextlib.ExitStack() as stack:
-        src = _spool_stdin(stack, console) if args.src == STDIO else args.src
+        src = _sized_input(stack, console, args.src)
         with _progress_bar(args, console, "convert", lambda: _array_nbytes(src)) as bar:
             report = convert(src, args.dst, fmt, overwrite=args.force,
                              copy_chunks=not args.recompress, progress=_advance(bar),

@@ -26,8 +26,6 @@ import contextlib
 import json
 import math
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -60,7 +58,7 @@ from .errors import (
     UnsupportedError,
 )
 from .headers import header_typesize
-from .io import PathLike, fsync_directory
+from .io import PathLike, is_written_in_place, sized_input, staged_output
 
 FORMATS = ("blp", "b2frame", "sframe", "b2nd", "bcolz")
 #: Target format by file name extension, when ``format`` is not given.
@@ -1106,37 +1104,33 @@ class _BcolzTarget(_Target):
 
 @contextlib.contextmanager
 def _staged_output(dst: str, overwrite: bool) -> Iterator[str]:
-    """A path in a private directory next to ``dst``; when the block succeeds, what was built
-    there replaces ``dst``; when it fails, nothing is left behind."""
+    """:func:`bloscpack.io.staged_output` for ``dst``, once it is known that it may be written:
+    it does not exist, or ``overwrite`` is set and it is a file or a container directory (or it
+    is a FIFO or a device, written in place)."""
+    if not is_written_in_place(dst):
+        _check_replaceable(dst, overwrite)
+    with staged_output(dst) as new:
+        yield new
+
+
+def _check_replaceable(dst: str, overwrite: bool) -> None:
     from .dispatch import detect
 
     target = os.path.abspath(dst)
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
         raise FileNotFound(f"{dst}: the directory {parent!r} does not exist")
-    if os.path.lexists(target):
-        if not overwrite:
-            raise OutputExistsError(f"{dst}: already exists (pass overwrite=True to replace it)")
-        if os.path.isdir(target) and not os.path.islink(target):
-            try:
-                detect(target)
-            except BloscpackError:
-                raise OutputExistsError(
-                    f"{dst}: is a directory that holds no Blosc container; not replacing it"
-                ) from None
-    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
-    try:
-        new = os.path.join(work, "new")
-        yield new
-        if os.path.isfile(new) and not os.path.isdir(target):
-            os.replace(new, target)
-        else:
-            if os.path.lexists(target):
-                os.rename(target, os.path.join(work, "old"))
-            os.rename(new, target)
-        fsync_directory(parent)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    if not os.path.lexists(target):
+        return
+    if not overwrite:
+        raise OutputExistsError(f"{dst}: already exists (pass overwrite=True to replace it)")
+    if os.path.isdir(target) and not os.path.islink(target):
+        try:
+            detect(target)
+        except BloscpackError:
+            raise OutputExistsError(
+                f"{dst}: is a directory that holds no Blosc container; not replacing it"
+            ) from None
 
 
 # --- the entry point ----------------------------------------------------------------------
@@ -1196,10 +1190,23 @@ def convert(
     "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
     metadata the target could not hold.
     """
+    fmt = target_format(dst, format)
+    with sized_input(src) as src_path:
+        return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options)
+
+
+def _convert(
+    src_path: str,
+    dst_path: str,
+    fmt: str,
+    overwrite: bool,
+    copy_chunks: bool,
+    progress: Callable[[int], None] | None,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """:func:`convert` from a file whose size is known."""
     from .dispatch import detect
 
-    fmt = target_format(dst, format)
-    src_path, dst_path = os.fspath(src), os.fspath(dst)
     source_format = detect(src_path)
     source = open_source(src_path, source_format)
     try:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .errors import NotAContainer
-from .io import ByteSource, PathLike
+from .io import ByteSource, PathLike, sized_input
 
 FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
 FRAME_MAGIC = b"\xa8b2frame\x00"
@@ -83,6 +83,11 @@ def save(array: Any, path: PathLike, format: str = "blp", **options: Any) -> Non
 
 def load(path: PathLike) -> np.ndarray:
     """Load the array stored at ``path``, whatever its format."""
+    with sized_input(path) as sized:
+        return _load(sized)
+
+
+def _load(path: str) -> np.ndarray:
     fmt = detect(path)
     if fmt == "blp":
         from .api import load_blp
@@ -118,6 +123,11 @@ def _module(fmt: str) -> Any:
 
 def info(path: PathLike) -> dict[str, Any]:
     """A JSON-able description of the container at ``path`` (format, header, metadata, chunks)."""
+    with sized_input(path) as sized:
+        return _info(sized)
+
+
+def _info(path: str) -> dict[str, Any]:
     fmt = detect(path)
     if fmt == "chunk":
         from .chunks import inspect_chunk
@@ -132,6 +142,11 @@ def info(path: PathLike) -> dict[str, Any]:
 def verify(path: PathLike) -> dict[str, Any]:
     """Check every checksum and decode every chunk of ``path``; return a report
     ``{"format", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    with sized_input(path) as sized:
+        return _verify(sized)
+
+
+def _verify(path: str) -> dict[str, Any]:
     fmt = detect(path)
     if fmt == "chunk":
         from .chunks import decompress_chunk
@@ -160,18 +175,19 @@ def compress_file(src: PathLike, dst: PathLike, format: str = "blp", **options: 
         pack_file_to_file(src, dst, **options)
         return
     npy = os.fspath(src).endswith(".npy")
-    if npy:
-        array = np.load(src, mmap_mode="r", allow_pickle=False)
-    else:
-        array = np.fromfile(src, dtype=np.uint8)
-    if format == "b2frame" and npy:
-        _save_array_frame(array, dst, **options)
-    elif format == "b2frame":
-        from .containers.frame import save_bytes
+    with sized_input(src) as sized:
+        if npy:
+            array = np.load(sized, mmap_mode="r", allow_pickle=False)
+        else:
+            array = np.fromfile(sized, dtype=np.uint8)
+        if format == "b2frame" and npy:
+            _save_array_frame(array, dst, **options)
+        elif format == "b2frame":
+            from .containers.frame import save_bytes
 
-        save_bytes(array, dst, **options)
-    else:
-        save(array, dst, format=format, **options)
+            save_bytes(array, dst, **options)
+        else:
+            save(array, dst, format=format, **options)
 
 
 def _save_array_frame(array: np.ndarray, dst: PathLike, chunksize: int = 4 << 20,

@@ -31,7 +31,7 @@ from .containers.frame import (
 )
 from .containers.sframe import INDEX_FILE, SparseFrame
 from .errors import NotAContainer
-from .io import PathLike
+from .io import PathLike, is_stream
 
 Source = PathLike | bytes | bytearray | memoryview | None
 
@@ -179,6 +179,9 @@ class Frame:
             from .errors import FileNotFound
 
             raise FileNotFound(f"{path!r} does not exist")
+        if is_stream(path):  # a FIFO, a device, a /proc file: its bytes, read to the end
+            with open(path, "rb") as fh:
+                return ContiguousFrame(fh.read(), writable=writable, offset=offset)
         is_sparse, where = _is_sparse_path(path)
         if sparse is not None and sparse != is_sparse:
             kind = "a sparse frame directory" if is_sparse else "a contiguous frame file"

@@ -7,16 +7,86 @@ import ctypes
 import io
 import mmap
 import os
+import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .errors import FileNotFound, TruncatedError
+from .errors import ArgumentError, FileNotFound, TruncatedError
 
 PathLike = str | os.PathLike[str]
 
 _map_lock = threading.Lock()  # sources map their file once, whichever thread reads first
+
+#: Bytes copied at a time from a stream into a temporary file.
+COPY_PIECE = 1 << 20
+
+
+def has_known_size(status: os.stat_result) -> bool:
+    """Whether a file's ``st_size`` tells how many bytes reading it gives: a regular file with
+    blocks on disk.  FIFOs, devices and sockets have no size; the files of ``/proc`` and
+    ``/sys`` are regular but have no blocks and report 0 or 4096 whatever they hold.  (An empty
+    or wholly sparse file has no blocks either: reading it to its end gives the same bytes.)"""
+    return stat.S_ISREG(status.st_mode) and status.st_blocks > 0
+
+
+def is_stream(path: PathLike) -> bool:
+    """Whether ``path`` names an existing file that is read as a stream, start to end, because
+    its size is unknown (see :func:`has_known_size`); directories and missing paths are not."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISDIR(status.st_mode) or has_known_size(status))
+
+
+def is_written_in_place(path: PathLike) -> bool:
+    """Whether the output ``path`` is an existing FIFO, device or socket: such a file is opened
+    and written where it is (never replaced, never removed), as ``zstd`` and ``gzip`` do."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+@contextlib.contextmanager
+def write_in_place(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
+    """``path`` (a FIFO or a device: :func:`is_written_in_place`) opened for writing; an error
+    while writing names it (``/dev/full``: "No space left on device")."""
+    try:
+        with open(path, mode) as fh:
+            yield fh
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+
+
+def copy_stream(src: IO[bytes], dst: IO[bytes]) -> None:
+    """Everything ``src`` still holds, written to ``dst``."""
+    shutil.copyfileobj(src, dst, COPY_PIECE)
+
+
+@contextlib.contextmanager
+def sized_input(path: PathLike) -> Iterator[str]:
+    """``path`` itself, or for a stream (:func:`is_stream`: a FIFO, a device, a ``/proc``
+    file, a process substitution) a temporary copy of all its bytes, removed after the block:
+    what a reader that opens a path several times, or needs its size, is given."""
+    path = os.fspath(path)
+    if not is_stream(path):
+        yield path
+        return
+    fd, copy = tempfile.mkstemp(prefix="blpk-", suffix=".input")
+    try:
+        with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
+            copy_stream(src, out)
+        yield copy
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(copy)
 
 
 #: Reads of a file up to this many bytes are positioned reads (``os.pread``), until a larger read
@@ -36,7 +106,9 @@ class ByteSource:
     input holds.  Buffers are read as zero-copy views.  A file is read with positioned reads
     while only small pieces are asked for (headers, metadata, indexes; its first
     :data:`HEAD_SIZE` bytes are read once); the first read larger than :data:`SMALL_READ`
-    memory-maps it, and from then on every read is a zero-copy view of the mapping.
+    memory-maps it, and from then on every read is a zero-copy view of the mapping.  A file
+    whose size is unknown (:func:`has_known_size`: a FIFO, a device, a ``/proc`` file) is first
+    read to its end into an unnamed temporary file.
     """
 
     def __init__(self, source: PathLike | bytes | bytearray | memoryview, name: str | None = None):
@@ -58,6 +130,8 @@ class ByteSource:
                 raise FileNotFound(f"file {path!r} does not exist") from None
             except IsADirectoryError:
                 raise FileNotFound(f"{path!r} is a directory, not a file") from None
+            if not has_known_size(os.fstat(self._file.fileno())):
+                self._file = _copy_to_anonymous_file(self._file)
             self._size = os.fstat(self._file.fileno()).st_size
             if not self._size:
                 self._view = memoryview(b"")
@@ -188,12 +262,30 @@ class ByteSource:
         self.close()
 
 
+def _copy_to_anonymous_file(stream: IO[bytes]) -> IO[bytes]:
+    """A temporary file without a name holding everything ``stream`` (then closed) held."""
+    copy = tempfile.TemporaryFile()  # noqa: SIM115 (returned open)
+    try:
+        with stream:
+            copy_stream(stream, copy)
+        copy.flush()
+    except BaseException:
+        copy.close()
+        raise
+    return copy
+
+
 @contextlib.contextmanager
 def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
     """Write ``path`` through a temporary file in the same directory, renamed over it only when
     the block completes: a failed or interrupted write leaves no partial output and never
-    damages an existing file."""
+    damages an existing file.  A FIFO or a device (:func:`is_written_in_place`) is written
+    directly instead."""
     path = os.fspath(path)
+    if is_written_in_place(path):
+        with write_in_place(path, mode) as fh:
+            yield fh
+        return
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
@@ -207,6 +299,35 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def staged_output(path: PathLike) -> Iterator[str]:
+    """A path (in a private directory beside ``path``) to build a file or a directory at; when
+    the block succeeds, the result replaces ``path`` (the file or directory there is removed),
+    or, for a FIFO or a device (:func:`is_written_in_place`), a file's bytes are written into
+    it.  A failed block leaves nothing behind and ``path`` untouched.  Callers decide before
+    whether ``path`` may be replaced."""
+    target = os.path.abspath(path)
+    in_place = is_written_in_place(target)
+    parent = os.path.dirname(target)
+    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
+                            dir=None if in_place else parent)  # fmt: skip
+    try:
+        new = os.path.join(work, "new")
+        yield new
+        if in_place:
+            if os.path.isdir(new):
+                raise ArgumentError(f"{path}: is a FIFO or a device, not a directory")
+            with open(new, "rb") as built, write_in_place(target) as out:
+                copy_stream(built, out)
+            return
+        if os.path.lexists(target) and (os.path.isdir(new) or os.path.isdir(target)):
+            os.rename(target, os.path.join(work, "old"))
+        os.replace(new, target)
+        fsync_directory(parent)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 #: Bytes written to a new file between two requests to start writing its pages to disk, so that

@@ -17,8 +17,6 @@ import contextlib
 import functools
 import math
 import os
-import shutil
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,7 +38,7 @@ from ..b2nd_meta import METALAYER_NAME, B2ndMeta, dtype_to_string
 from ..blosc.header import ChunkHeader, Filter, Special
 from ..blosc.layout import validate_chunk
 from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
-from ..io import ByteSource, PathLike, fsync_directory
+from ..io import ByteSource, PathLike, staged_output
 from .frame import (
     EDGE_READ,
     HEADER_FIXED_LEN,
@@ -596,32 +594,14 @@ def save_b2nd(
     vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
     threads = engine.get_nthreads()  # recorded in the header, as python-blosc2 does
     target = os.fspath(path)
-    parent = os.path.dirname(os.path.abspath(target))
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
-    try:
-        build = os.path.join(tmp, "new")
+    replacing_dir = os.path.isdir(target) and not os.path.islink(target)
+    if replacing_dir and os.listdir(target) and not sniff_dir(target):
+        raise FileExistsError(f"{target!r} is a directory that is not a sparse frame; not replaced")
+    with staged_output(target) as build:
         writer_class = SparseFrameWriter if sparse else FrameWriter
         with writer_class(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
                           vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
             _append_all(writer.append_chunk, _compressed_chunks(array, grid, params, nthreads))
-        _install(build, target, os.path.join(tmp, "old"))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _install(new: str, target: str, aside: str) -> None:
-    """Move the finished ``new`` (file or sparse directory) to ``target``, replacing a file or
-    sparse frame directory there (moved to ``aside`` first, then deleted by the caller)."""
-    if os.path.isdir(target) and not os.path.islink(target):
-        if os.listdir(target) and not sniff_dir(target):
-            raise FileExistsError(
-                f"{target!r} is a directory that is not a sparse frame; not replacing it"
-            )
-        os.rename(target, aside)
-    elif os.path.lexists(target) and os.path.isdir(new):
-        os.rename(target, aside)
-    os.replace(new, target)
-    fsync_directory(os.path.dirname(os.path.abspath(target)))
 
 
 # --- integration: info and verify ---------------------------------------------------------

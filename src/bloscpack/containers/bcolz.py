@@ -24,9 +24,7 @@ import keyword
 import math
 import os
 import re
-import shutil
 import struct
-import tempfile
 import warnings
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +45,14 @@ from ..errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ..io import ByteSource, PathLike, atomic_write, fsync_directory
+from ..io import (
+    ByteSource,
+    PathLike,
+    atomic_write,
+    fsync_directory,
+    is_written_in_place,
+    staged_output,
+)
 
 __all__ = [
     "BcolzAttrs",
@@ -1294,24 +1299,15 @@ class CtableWriter:
 
 
 @contextlib.contextmanager
-def _new_directory(rootdir: str, overwrite: bool, durable: bool) -> Iterator[str]:
-    """A private temporary directory path that becomes ``rootdir`` when the block succeeds
-    (``durable``: the rename is flushed to disk)."""
+def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
+    """A private temporary directory path that becomes ``rootdir`` when the block succeeds."""
     rootdir = os.path.abspath(rootdir)
-    parent = os.path.dirname(rootdir)
+    if is_written_in_place(rootdir):
+        raise ArgumentError(f"{rootdir}: is a FIFO or a device, not a directory")
     if os.path.lexists(rootdir) and not overwrite:
         raise FileExistsError(f"{rootdir}: already exists (pass overwrite=True to replace it)")
-    workdir = tempfile.mkdtemp(prefix=f".{os.path.basename(rootdir)}.", suffix=".tmp", dir=parent)
-    target = os.path.join(workdir, "new")
-    try:
+    with staged_output(rootdir) as target:
         yield target
-        if os.path.lexists(rootdir):
-            os.rename(rootdir, os.path.join(workdir, "old"))
-        os.rename(target, rootdir)
-        if durable:
-            fsync_directory(parent)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def save_bcolz(
@@ -1350,7 +1346,7 @@ def save_bcolz(
     )
     if data.dtype.names is None:
         chunk_rows, expected = layout(data, dflt=dflt)
-        with _new_directory(rootdir, overwrite, durable) as target:
+        with _new_directory(rootdir, overwrite) as target:
             writer = CarrayWriter(
                 target, data.dtype, data.shape[1:], chunk_rows, cparams,
                 expectedlen=expected, dflt=dflt, attrs=attrs, durable=durable,
@@ -1371,7 +1367,7 @@ def save_bcolz(
         column = data[name]
         chunk_rows, _ = layout(column, dflt=dflts.get(name))
         columns[name] = (column.dtype, column.shape[1:], chunk_rows)
-    with _new_directory(rootdir, overwrite, durable) as target:
+    with _new_directory(rootdir, overwrite) as target:
         table = CtableWriter(
             target, columns, cparams, expectedlen=len(data) if expectedlen is None else expectedlen,
             dflts=dflts, attrs=attrs, durable=durable,
