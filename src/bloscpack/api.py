@@ -38,6 +38,7 @@ from .containers.bloscpack import (
     BloscpackWriter,
     check_blosc_args,
     compress_chunks,
+    reading,
     rewrite_metadata,
 )
 from .errors import (
@@ -223,7 +224,7 @@ def pack_file_to_file(
 def unpack_file_from_file(in_file: PathLike, out_file: PathLike) -> Any:
     """Decompress the ``.blp`` file ``in_file`` into ``out_file``; return its metadata (or
     None).  Nothing is written if the input is damaged."""
-    with BloscpackReader(in_file) as reader:
+    with reading(in_file) as reader:
         metadata = reader.metadata
 
         def write(out: IO[bytes]) -> None:
@@ -250,7 +251,7 @@ def pack_bytes_to_file(
 
 def unpack_bytes_from_file(compressed_file: PathLike) -> tuple[bytes, Any]:
     """``(data, metadata_or_None)`` of the ``.blp`` file ``compressed_file``."""
-    with BloscpackReader(compressed_file) as reader:
+    with reading(compressed_file) as reader:
         return bytes(reader.read_all()), reader.metadata
 
 
@@ -371,7 +372,7 @@ def _unpack_ndarray(reader: BloscpackReader) -> np.ndarray:
 
 def unpack_ndarray_from_file(filename: PathLike) -> np.ndarray:
     """The numpy array stored in the ``.blp`` file ``filename``."""
-    with BloscpackReader(filename) as reader:
+    with reading(filename) as reader:
         return _unpack_ndarray(reader)
 
 
@@ -423,7 +424,7 @@ def save_blp(
 def load_blp(path: PathLike) -> np.ndarray:
     """The array in the ``.blp`` file ``path``; a file without (complete) numpy metadata comes
     back as its bytes in a ``uint8`` array."""
-    with BloscpackReader(path) as reader:
+    with reading(path) as reader:
         if nd.describes_array(reader.metadata):
             return _unpack_ndarray(reader)
         data = np.empty(reader.check_sizes(), dtype=np.uint8)

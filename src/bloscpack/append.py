@@ -43,11 +43,11 @@ from .blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
 from .blosc.layout import validate_chunk
 from .checksums import Hash
 from .containers.bloscpack import (
-    BloscpackReader,
     check_blosc_args,
     compress_chunk,
     decode_metadata,
     encode_metadata_section,
+    reading,
 )
 from .errors import (
     ArgumentError,
@@ -64,12 +64,7 @@ from .headers import (
     BloscpackHeader,
     MetadataHeader,
 )
-from .io import PathLike, fsync_directory, is_stream, sized_input
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on POSIX
-    fcntl = None  # type: ignore[assignment]
+from .io import PathLike, fsync_directory, is_stream, lock_file, sized_input, unlock_file
 
 JOURNAL_SUFFIX = ".journal"
 # Test hook: SIGKILL the process right after this many journal/file writes, fsyncs, renames.
@@ -204,14 +199,11 @@ def _roll_back(path: str, fp: IO[bytes], steps: _Steps | None = None) -> bool:
 @contextlib.contextmanager
 def _locked(fp: IO[bytes]) -> Iterator[None]:
     """Hold an exclusive advisory lock on ``fp`` (appends and recoveries take turns)."""
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    fcntl.flock(fp.fileno(), fcntl.LOCK_EX)
+    lock_file(fp.fileno(), exclusive=True)
     try:
         yield
     finally:
-        fcntl.flock(fp.fileno(), fcntl.LOCK_UN)
+        unlock_file(fp.fileno())
 
 
 def needs_recovery(path: PathLike) -> bool:
@@ -520,7 +512,7 @@ def append(
 def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:
     """The bytes of ``rows`` (C order), checked to be rows of the array ``path`` holds."""
     nd.check_storable(rows.dtype)
-    with BloscpackReader(path) as reader:
+    with reading(path) as reader:
         metadata = reader.metadata
     if nd.describes_array(metadata):
         spec = nd.decode_metadata(metadata)

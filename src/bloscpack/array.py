@@ -37,6 +37,7 @@ from .b2nd_meta import METALAYER_NAME
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
 from .containers.b2nd import B2ndArray, open_frame
+from .containers.sframe import SparseFrame
 from .dispatch import detect, detect_source
 from .errors import (
     ArgumentError,
@@ -46,7 +47,7 @@ from .errors import (
     IntegrityError,
     UnsupportedError,
 )
-from .io import ByteSource, PathLike
+from .io import ByteSource, PathLike, shared_lock
 from .selection import (
     AxisSelection,
     chunk_ranges,
@@ -892,7 +893,8 @@ def _open_store(
             array.close()
             raise
     if fmt in ("b2frame", "sframe"):
-        return (*_frame_store(open_frame(source)), fmt)
+        core = source if isinstance(source, SparseFrame) else open_frame(source)
+        return (*_frame_store(core), fmt)
     if fmt == "bcolz":
         from .containers.bcolz import CtableReader, open_bcolz
 
@@ -907,28 +909,18 @@ def _open_store(
     return _chunk_store(source), lambda: None, fmt
 
 
-def _open_path(path: str) -> tuple[str, Any]:
-    """(format, what to open it from) for a path: a directory's path, or the one
-    :class:`~bloscpack.io.ByteSource` a file's format is detected from and its reader reads
-    (format ``frame`` for a contiguous frame: see :func:`_open_store`)."""
+def _open_path(path: str) -> tuple[str | None, Any]:
+    """(format, what to open it from) for a path: a bcolz directory's path and its format, a
+    sparse frame, or the one :class:`~bloscpack.io.ByteSource` a file's reader reads (format
+    None: detected under :meth:`~bloscpack.io.ByteSource.consistent`, with the rest of the
+    opening)."""
     try:
-        source = ByteSource(path)
+        return None, ByteSource(path)
     except FileNotFound:
-        if os.path.isdir(path):
-            return detect(path), path
-        raise
-    try:
-        fmt = detect_source(source, frame_kind=False)
-        if fmt == "blp":
-            from .append import recover
-
-            if recover(path):  # an interrupted append was rolled back: read the file anew
-                source.close()
-                source = ByteSource(path)
-        return fmt, source
-    except BaseException:
-        source.close()
-        raise
+        if not os.path.isdir(path):
+            raise
+    fmt = detect(path)
+    return fmt, path if fmt == "bcolz" else open_frame(path)
 
 
 def detect_buffer(data: Buffer) -> str:
@@ -997,32 +989,51 @@ class BloscArray:
         self._options: dict[str, Any] = {"verify": bool(verify)}
         if columns is not None:
             self._options["columns"] = list(columns)
+        fmt: str | None = None
+        opened: Any = None
         if isinstance(source, (str, os.PathLike)):
             self.path: str | None = os.fspath(source)
-            self.format, opened = _open_path(self.path)
+            from .append import recover
+
+            recover(self.path)  # an append that was interrupted is rolled back first
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.path = None
             self._view = opened = memoryview(source).cast("B")
             self._from_bytes = True
-            self.format = detect_buffer(opened)
+            fmt = detect_buffer(opened)
         elif hasattr(source, "read"):
             self.path = None
             opened, self._mapping = _map_file(source)
             self._view = opened
-            self.format = detect_buffer(opened)
+            fmt = detect_buffer(opened)
         else:
             raise TypeError(
                 f"open() takes a path, a binary file object or bytes, not {type(source).__name__}"
             )
-        self._source = opened if isinstance(opened, ByteSource) else None
-        try:
-            self._store, self._load_metadata, self.format = _open_store(
-                opened, self.format, verify, columns
-            )
-        except BaseException:
-            self._release_mapping()
-            raise
+        # A path is opened in one state: appends and edits by this library wait meanwhile.
+        with shared_lock(self.path) if self.path is not None else contextlib.nullcontext():
+            if self.path is not None:
+                fmt, opened = _open_path(self.path)
+            # What reads lock and check: the file, or a sparse frame's directory.
+            self._source = opened if isinstance(opened, (ByteSource, SparseFrame)) else None
+            try:
+                with self._consistent():
+                    if fmt is None:  # a file: format ``frame`` for a contiguous frame
+                        fmt = detect_source(opened, frame_kind=False)
+                    self._store, self._load_metadata, self.format = _open_store(
+                        opened, fmt, verify, columns
+                    )
+            except BaseException:
+                self._release_mapping()
+                raise
         self._closed = False
+
+    def _consistent(self) -> contextlib.AbstractContextManager[None]:
+        """The block every read runs in: an append or an edit by this library waits for it,
+        and a file changed since it was opened raises ``FileChangedError``."""
+        if self._source is None:
+            return contextlib.nullcontext()
+        return self._source.consistent()
 
     @classmethod
     def _derived(cls, parent: BloscArray, store: Any, key: Any) -> BloscArray:
@@ -1071,7 +1082,8 @@ class BloscArray:
         """The container's user metadata: the ``.blp`` metadata (the numpy metadata dict for
         arrays), the decoded vlmetalayers of frames and b2nd arrays, bcolz attributes."""
         if not hasattr(self, "_metadata"):
-            self._metadata = self._load_metadata()
+            with self._consistent():
+                self._metadata = self._load_metadata()
         return self._metadata
 
     def info(self) -> dict[str, Any]:
@@ -1116,7 +1128,8 @@ class BloscArray:
     def _read(self, index: Any) -> np.ndarray:
         self._check_open()
         _check_index_types(index)
-        return self._store.read(normalize_index(index, self.shape))
+        with self._consistent():
+            return self._store.read(normalize_index(index, self.shape))
 
     def __getitem__(self, index: Any) -> Any:
         """``a[index]`` with numpy's result: an array, or a numpy scalar when every axis is
@@ -1129,7 +1142,8 @@ class BloscArray:
         coords = self._item_coords(index)
         if coords is not None:
             self._check_open()
-            return self._store.read_item(coords)[()]
+            with self._consistent():
+                return self._store.read_item(coords)[()]
         result = self._read(index)
         if result.ndim == 0 and not _has_ellipsis(index):
             return result[()]
@@ -1191,7 +1205,13 @@ class BloscArray:
         """Each stored chunk as a new array, in storage order: the box of the array it holds
         (see :attr:`chunks`), or its items in storage order when chunks do not hold boxes."""
         self._check_open()
-        yield from self._store.iter_chunks()
+        chunks = self._store.iter_chunks()
+        while True:
+            with self._consistent():
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            yield chunk
 
     # --- lifetime --------------------------------------------------------------------------
 

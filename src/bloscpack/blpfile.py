@@ -32,7 +32,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import IO, Any
 
@@ -766,6 +766,11 @@ class _FileObjectSource(ByteSource):
 
     def size(self) -> int:
         return self._size
+
+    @contextlib.contextmanager
+    def consistent(self) -> Iterator[None]:
+        """Nothing: a file object the caller gave is not locked."""
+        yield
 
     def read(self, offset: int, n: int, what: str = "data") -> memoryview:
         if offset < 0 or n < 0 or offset + n > self._size:

@@ -989,6 +989,16 @@ def _decompress_into(
     """Write what ``source`` (a path or a ``.blp`` stream) holds to ``out``; return the ``.blp``
     metadata, if any.  ``.blp`` data is written as stored, chunk by chunk; other formats and
     ``.npy`` outputs as the array in C order, a slab of rows at a time."""
+    if isinstance(source, str):  # in one state of the file: appends and edits wait
+        from .dispatch import in_one_state
+
+        return in_one_state(lambda path: _write_contents(args, console, path, out, npy), source)
+    return _write_contents(args, console, source, out, npy)
+
+
+def _write_contents(
+    args: argparse.Namespace, console: Console, source: Any, out: IO[bytes], npy: bool
+) -> Any:
     from .streaming import blp_stream_size, buffer_size, write_array, write_blp_data
 
     if isinstance(source, str):
@@ -1362,8 +1372,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _on_sigterm(signum: int, frame: Any) -> NoReturn:
-    raise KeyboardInterrupt
+class _Interrupted(KeyboardInterrupt):
+    """Raised by blpk's SIGINT/SIGTERM handler.
+
+    A subclass on purpose: CPython remembers a plain KeyboardInterrupt that lands inside
+    ``eval()`` (as ``namedtuple`` uses) and then exits by SIGINT instead of with blpk's code.
+    """
+
+
+def _on_signal(signum: int, frame: Any) -> NoReturn:
+    raise _Interrupted
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1414,17 +1432,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 class _terminate_as_interrupt:
-    """Turn SIGTERM into KeyboardInterrupt while a command runs, so outputs are cleaned up."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt while a command runs: outputs are cleaned up."""
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __enter__(self) -> None:
         try:
-            self._old = signal.signal(signal.SIGTERM, _on_sigterm)
+            self._old = [signal.signal(signum, _on_signal) for signum in self._SIGNALS]
         except ValueError:  # not the main thread
-            self._old = None
+            self._old = []
 
     def __exit__(self, *exc: object) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGTERM, self._old)
+        for signum, old in zip(self._SIGNALS, self._old, strict=False):  # none off the main thread
+            signal.signal(signum, old)
 
 
 def _silence_stdout() -> None:

@@ -1191,8 +1191,13 @@ def convert(
     metadata the target could not hold.
     """
     fmt = target_format(dst, format)
-    with sized_input(src) as src_path:
+    from .dispatch import in_one_state
+
+    def read(src_path: str) -> dict[str, Any]:
         return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options)
+
+    with sized_input(src) as src_path:
+        return in_one_state(read, src_path)
 
 
 def _convert(

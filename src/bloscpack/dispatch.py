@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .errors import NotAContainer
-from .io import ByteSource, PathLike, sized_input
+from .io import ByteSource, PathLike, shared_lock, sized_input
+
+T = TypeVar("T")
 
 FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
 FRAME_MAGIC = b"\xa8b2frame\x00"
@@ -84,7 +87,7 @@ def save(array: Any, path: PathLike, format: str = "blp", **options: Any) -> Non
 def load(path: PathLike) -> np.ndarray:
     """Load the array stored at ``path``, whatever its format."""
     with sized_input(path) as sized:
-        return _load(sized)
+        return in_one_state(_load, sized)
 
 
 def _load(path: str) -> np.ndarray:
@@ -116,6 +119,19 @@ _MODULES = {
 }
 
 
+def in_one_state(read: Callable[[str], T], path: str) -> T:
+    """``read(path)`` under a shared lock on the file (or directory) held from its first step
+    to its last: appends and edits by this library wait, so every step sees the same state.
+    An interrupted append is rolled back first."""
+    from .append import needs_recovery, recover
+
+    while True:
+        recover(path)
+        with shared_lock(path):
+            if not needs_recovery(path):  # else an append died after the roll-back: again
+                return read(path)
+
+
 def _module(fmt: str) -> Any:
     """The container module of format ``fmt``."""
     return importlib.import_module(f".containers.{_MODULES[fmt]}", __package__)
@@ -124,7 +140,7 @@ def _module(fmt: str) -> Any:
 def info(path: PathLike) -> dict[str, Any]:
     """A JSON-able description of the container at ``path`` (format, header, metadata, chunks)."""
     with sized_input(path) as sized:
-        return _info(sized)
+        return in_one_state(_info, sized)
 
 
 def _info(path: str) -> dict[str, Any]:
@@ -143,7 +159,7 @@ def verify(path: PathLike) -> dict[str, Any]:
     """Check every checksum and decode every chunk of ``path``; return a report
     ``{"format", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
     with sized_input(path) as sized:
-        return _verify(sized)
+        return in_one_state(_verify, sized)
 
 
 def _verify(path: str) -> dict[str, Any]:

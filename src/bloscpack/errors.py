@@ -39,6 +39,15 @@ class IntegrityError(BloscpackError, RuntimeError):
     """Decoded data does not match what the container recorded (sizes, checksums)."""
 
 
+class FileChangedError(BloscpackError, RuntimeError):
+    """The file was changed (appended to, edited) since it was opened: open it again."""
+
+    @classmethod
+    def since_opened(cls, name: str) -> FileChangedError:
+        return cls(f"{name}: was changed (appended to or edited) since it was opened; open it"
+                   " again")
+
+
 class NotAContainer(FormatError):
     """The input is not in any format bloscpack recognises."""
 
@@ -131,6 +140,7 @@ __all__ = [
     "ChunkError",
     "ChunkSizeTypeSizeMismatch",
     "ChunkingException",
+    "FileChangedError",
     "FileNotFound",
     "FormatError",
     "FormatVersionMismatch",

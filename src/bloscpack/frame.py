@@ -31,7 +31,7 @@ from .containers.frame import (
 )
 from .containers.sframe import INDEX_FILE, SparseFrame
 from .errors import NotAContainer
-from .io import PathLike, is_stream
+from .io import PathLike, is_stream, run_inside
 
 Source = PathLike | bytes | bytearray | memoryview | None
 
@@ -112,6 +112,10 @@ def _is_sparse_path(path: str) -> tuple[bool, str]:
         if sniff(head) and head[26] == FRAME_SPARSE:
             return True, os.path.dirname(path) or "."
     return False, path
+
+
+#: A read of a :class:`Frame`, run inside its core's ``consistent()`` block.
+_read = run_inside(lambda frame: frame._core.consistent())
 
 
 class Frame:
@@ -269,25 +273,30 @@ class Frame:
 
     # --- reading ---------------------------------------------------------------------------
 
+    @_read
     def read_chunk(self, i: int) -> bytes:
         """The stored bytes of chunk ``i``; a special (zeros/NaN/uninit) entry gives the 32-byte
         chunk C-Blosc2 synthesizes for it."""
         return bytes(self._core.read_chunk(i))
 
+    @_read
     def chunk_nbytes(self, i: int) -> int:
         """Uncompressed size of chunk ``i``."""
         return self._core.chunk_nbytes(i)
 
+    @_read
     def decompress_chunk(self, i: int, out: Any = None) -> Any:
         """Decompress chunk ``i`` straight into ``out`` (a writable buffer of at least its
         size) or a new ``bytearray``; returns the destination."""
         return self._core.decompress_chunk(i, out)
 
+    @_read
     def read_all(self, out: Any = None) -> Any:
         """The data of every chunk, concatenated, decompressed straight into ``out`` (a
         writable buffer of at least ``nbytes``) or a new uint8 numpy array; returns it."""
         return read_all(self._core, out)
 
+    @_read
     def __iter__(self) -> Iterator[bytearray]:
         """The decompressed chunks in order."""
         for i in range(self.nchunks):
@@ -296,15 +305,18 @@ class Frame:
     def __len__(self) -> int:
         return self.nchunks
 
+    @_read
     def info(self) -> dict[str, Any]:
         """JSON-able description: header, cparams, metalayers, vlmetalayers and the index."""
         self.flush()
         return {"format": "sframe" if self.sparse else "b2frame", **self._core.info()}
 
+    @_read
     def verify(self) -> dict[str, Any]:
         """Decode every chunk; report ``{"ok", "nchunks", "bad_chunks", "problems"}``."""
         return self._core.verify()
 
+    @_read
     def to_bytes(self) -> bytes:
         """The frame as one contiguous frame (a sparse frame is rebuilt contiguously)."""
         return self._core.to_bytes()

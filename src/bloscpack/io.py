@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
+import inspect
 import io
 import mmap
 import os
@@ -11,10 +13,15 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from .errors import ArgumentError, FileNotFound, TruncatedError
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
+from .errors import ArgumentError, FileChangedError, FileNotFound, TruncatedError
 
 PathLike = str | os.PathLike[str]
 
@@ -22,6 +29,80 @@ _map_lock = threading.Lock()  # sources map their file once, whichever thread re
 
 #: Bytes copied at a time from a stream into a temporary file.
 COPY_PIECE = 1 << 20
+
+
+def lock_file(fd: int, exclusive: bool) -> None:
+    """Take an advisory ``flock`` on ``fd`` (shared or exclusive), waiting for it; nothing
+    where there is no ``flock``."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+
+def unlock_file(fd: int) -> None:
+    """Release the ``flock`` on ``fd``."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+class FileLock:
+    """An advisory ``flock`` on an open file or directory, held by the threads of a process
+    together: the first one into :meth:`held` takes it, the last one out releases it.
+
+    Shared: readers in this and other processes hold it at once and an exclusive holder waits
+    for them.  Exclusive: one thread at a time (the others wait on a reentrant lock), and the
+    readers of other processes wait."""
+
+    def __init__(self, fd: int, exclusive: bool = False) -> None:
+        self.fd: int | None = fd
+        self.exclusive = exclusive
+        self._holders = 0
+        self._mutex = threading.RLock()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with self._mutex if self.exclusive else contextlib.nullcontext():
+            self._enter()
+            try:
+                yield
+            finally:
+                self._leave()
+
+    def _enter(self) -> None:
+        with self._mutex:
+            if not self._holders and self.fd is not None:
+                lock_file(self.fd, self.exclusive)
+            self._holders += 1
+
+    def _leave(self) -> None:
+        with self._mutex:
+            self._holders -= 1
+            if not self._holders and self.fd is not None:
+                unlock_file(self.fd)
+
+    def close(self, close: Callable[[], None]) -> None:
+        """Run ``close`` (which closes the file, and so releases the lock) once no thread is
+        taking or releasing the lock."""
+        with self._mutex:
+            self.fd = None
+            close()
+
+
+@contextlib.contextmanager
+def shared_lock(path: PathLike) -> Iterator[None]:
+    """A shared ``flock`` on the regular file or directory ``path`` for the block (nothing for
+    other paths, or one that cannot be opened: the read inside reports it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        yield
+        return
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            lock_file(fd, exclusive=False)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def has_known_size(status: os.stat_result) -> bool:
@@ -98,6 +179,12 @@ SMALL_READ = 64 * 1024
 HEAD_SIZE = 4096
 
 
+def file_identity(status: os.stat_result) -> tuple[int, ...]:
+    """What tells a file changed since it was opened: its inode, size and times of change
+    (every append grows it; a replaced file has a new inode)."""
+    return status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
 class ByteSource:
     """Random access to the bytes of a local file or an in-memory buffer.
 
@@ -109,6 +196,10 @@ class ByteSource:
     memory-maps it, and from then on every read is a zero-copy view of the mapping.  A file
     whose size is unknown (:func:`has_known_size`: a FIFO, a device, a ``/proc`` file) is first
     read to its end into an unnamed temporary file.
+
+    Reads inside :meth:`consistent` blocks see the file as it was when the first such block
+    began, or raise :class:`~bloscpack.errors.FileChangedError`: appends and edits by this
+    library hold an exclusive advisory lock (``flock``) on the file, the blocks a shared one.
     """
 
     def __init__(self, source: PathLike | bytes | bytearray | memoryview, name: str | None = None):
@@ -117,6 +208,8 @@ class ByteSource:
         self._view: memoryview | None = None
         self._head: bytes | None = None
         self._tail: bytes | None = None
+        self._lock: FileLock | None = None  # a file others may change: reads lock it
+        self._identity: tuple[int, ...] | None = None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._view = memoryview(source).cast("B")
             self._size = len(self._view)
@@ -130,7 +223,9 @@ class ByteSource:
                 raise FileNotFound(f"file {path!r} does not exist") from None
             except IsADirectoryError:
                 raise FileNotFound(f"{path!r} is a directory, not a file") from None
-            if not has_known_size(os.fstat(self._file.fileno())):
+            if has_known_size(os.fstat(self._file.fileno())):
+                self._lock = FileLock(self._file.fileno())
+            else:
                 self._file = _copy_to_anonymous_file(self._file)
             self._size = os.fstat(self._file.fileno()).st_size
             if not self._size:
@@ -139,6 +234,34 @@ class ByteSource:
     def size(self) -> int:
         """Total number of bytes."""
         return self._size
+
+    @contextlib.contextmanager
+    def consistent(self) -> Iterator[None]:
+        """A block during which no append or edit by this library changes the file (a shared
+        ``flock``, taken once for all the threads inside such blocks).  The first block takes
+        the file as it is; later ones raise :class:`~bloscpack.errors.FileChangedError` if it
+        has changed since.  Nothing for buffers and private copies."""
+        if self._lock is None:
+            yield
+            return
+        with self._lock.held():
+            self._check_identity()
+            yield
+
+    def _check_identity(self) -> None:
+        """Record the file's :func:`file_identity`, or check it."""
+        assert self._file is not None
+        status = os.fstat(self._file.fileno())
+        identity = file_identity(status)
+        if self._identity is None:
+            with _map_lock:
+                if self._identity is None:
+                    if status.st_size != self._size and self._view is not None:
+                        raise FileChangedError.since_opened(self.name)
+                    self._size, self._head, self._tail = status.st_size, None, None
+                    self._identity = identity
+        if identity != self._identity:
+            raise FileChangedError.since_opened(self.name)
 
     def read(self, offset: int, n: int, what: str = "data") -> memoryview:
         """Exactly ``n`` bytes at ``offset`` (a view of the buffer or of the file's mapping, or
@@ -252,7 +375,10 @@ class ByteSource:
                 self._mmap.close()
             self._mmap = None
         if self._file is not None:
-            self._file.close()
+            if self._lock is not None:
+                self._lock.close(self._file.close)
+            else:
+                self._file.close()
             self._file = None
 
     def __enter__(self) -> ByteSource:
@@ -273,6 +399,35 @@ def _copy_to_anonymous_file(stream: IO[bytes]) -> IO[bytes]:
         copy.close()
         raise
     return copy
+
+
+def run_inside(block: Callable[[Any], contextlib.AbstractContextManager[Any]]) -> Any:
+    """A decorator: the method runs inside ``block(self)``; a generator holds it while it
+    iterates."""
+
+    def decorate(method: Any) -> Any:
+        if inspect.isgeneratorfunction(method):
+
+            @functools.wraps(method)
+            def iterate(self: Any, *args: Any, **kwargs: Any) -> Any:
+                with block(self):
+                    yield from method(self, *args, **kwargs)
+
+            return iterate
+
+        @functools.wraps(method)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with block(self):
+                return method(self, *args, **kwargs)
+
+        return call
+
+    return decorate
+
+
+#: A method of an object reading a :class:`ByteSource` ``self.source``, run inside
+#: ``source.consistent()``.
+consistent_read = run_inside(lambda reader: reader.source.consistent())
 
 
 @contextlib.contextmanager

@@ -130,9 +130,9 @@ def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None
     order, every chunk's checksum verified, ``piece`` bytes at a time)."""
     progress = progress or _ignore
     if isinstance(source, (str, os.PathLike)):
-        from .containers.bloscpack import BloscpackReader
+        from .containers.bloscpack import reading
 
-        with BloscpackReader(source) as reader:
+        with reading(source) as reader:
             for data in reader.iter_decompressed():
                 out.write(data)
                 progress(len(data))

@@ -14,8 +14,10 @@ located through the offsets when present, and each chunk's digest is verified wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
+import os
 import struct
 import zlib
 from collections import Counter
@@ -70,7 +72,7 @@ from ..headers import (
     BloscpackHeader,
     MetadataHeader,
 )
-from ..io import ByteSource, PathLike
+from ..io import ByteSource, PathLike, consistent_read
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -252,6 +254,7 @@ class BloscpackReader:
             self.close()
             raise
 
+    @consistent_read
     def _open(self, verify_metadata: bool) -> None:
         src = self.source
         self.name = src.name
@@ -346,9 +349,12 @@ class BloscpackReader:
         if self.metadata_header is None or self._stored_metadata is None:
             return None
         if not hasattr(self, "_metadata"):
-            self._metadata = decode_metadata(self.metadata_header, self._stored_metadata, self.name)
+            with self.source.consistent():
+                stored = self._stored_metadata
+                self._metadata = decode_metadata(self.metadata_header, stored, self.name)
         return self._metadata
 
+    @consistent_read
     def unused_offsets(self) -> list[int]:
         """The preallocated offset slots after the first ``nchunks`` (normally all -1)."""
         start = self.offsets_offset + 8 * len(self._offsets)
@@ -410,6 +416,7 @@ class BloscpackReader:
             )
         return location
 
+    @consistent_read
     def locate(self, index: int) -> ChunkLocation:
         """The location of chunk ``index`` (through the offsets when present: only this
         chunk's header is read and checked)."""
@@ -429,6 +436,7 @@ class BloscpackReader:
             raise IndexError(f"chunk index {index} out of range for {len(locations)} chunks")
         return locations[index]
 
+    @consistent_read
     def locations(self) -> list[ChunkLocation]:
         """Locations of all chunks: from the offsets, else by walking the chunk headers
         (until ``nchunks`` or, when it is -1, the end of the input)."""
@@ -504,6 +512,7 @@ class BloscpackReader:
             return header.chunk_size
         return None
 
+    @consistent_read
     def check_sizes(self) -> int:
         """Check every chunk's uncompressed size against the header; return the total."""
         nbytes = self._chunk_table().nbytes
@@ -540,11 +549,13 @@ class BloscpackReader:
 
     # --- chunk data ------------------------------------------------------------------------
 
+    @consistent_read
     def digest(self, index: int) -> bytes:
         """The stored digest of chunk ``index`` (empty without checksums)."""
         loc = self.locate(index)
         return bytes(self.source.read(loc.digest_offset, loc.digest_size, f"chunk {index} digest"))
 
+    @consistent_read
     def read_chunk(self, index: int, *, verify: bool = True) -> memoryview:
         """The stored Blosc chunk ``index`` (a view into the input), digest verified."""
         return self._read_location(self.locate(index), verify)
@@ -561,6 +572,7 @@ class BloscpackReader:
                 )
         return chunk
 
+    @consistent_read
     def iter_chunks(self) -> Iterator[tuple[ChunkLocation, memoryview]]:
         """Each chunk's location and verified stored bytes, in order (pages of a file are
         released from memory once the consumer moves on, so memory stays flat)."""
@@ -568,11 +580,13 @@ class BloscpackReader:
             yield loc, self._read_location(loc, True)
             self.source.release(loc.offset, loc.end - loc.offset)
 
+    @consistent_read
     def decompress_chunk_into(self, index: int, out: Buffer) -> int:
         """Decompress chunk ``index`` into the writable buffer ``out``; return bytes written."""
         loc = self.locate(index)
         return _decompress_exactly(self._read_location(loc, True), out, loc, self.name)
 
+    @consistent_read
     def read_into(self, out: Buffer) -> int:
         """Decompress the whole payload into ``out`` (exactly its size); return the size."""
         total = self.check_sizes()
@@ -646,12 +660,14 @@ class BloscpackReader:
         if errors:
             raise errors[min(errors)]
 
+    @consistent_read
     def read_all(self) -> np.ndarray:
         """The whole payload as a new 1-D ``uint8`` array."""
         out = _allocate(self.check_sizes(), self.name)
         self.read_into(out)
         return out
 
+    @consistent_read
     def iter_decompressed(self) -> Iterator[memoryview]:
         """Each chunk decompressed, in order, into reused buffers (a view is valid until the
         next one is taken).  Several chunks are decoded at once (one per thread) while the
@@ -772,9 +788,25 @@ def _located(exc: BloscpackError, name: str, loc: ChunkLocation) -> BloscpackErr
     return type(exc)(f"{name}: chunk {loc.index} at offset {loc.offset}: {exc}")
 
 
+@contextlib.contextmanager
+def reading(source: SourceLike, *, verify_metadata: bool = True) -> Iterator[BloscpackReader]:
+    """A :class:`BloscpackReader` of ``source`` for one whole-file operation: opened and read
+    inside one :meth:`~bloscpack.io.ByteSource.consistent` block, so that an append by this
+    library (which waits for the block to end) is seen entirely or not at all."""
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, (str, os.PathLike)):
+            from ..append import recover  # roll back an append that was interrupted
+
+            recover(source)
+            source = stack.enter_context(ByteSource(source))
+        if isinstance(source, ByteSource):
+            stack.enter_context(source.consistent())
+        yield stack.enter_context(BloscpackReader(source, verify_metadata=verify_metadata))
+
+
 def read_metadata_section(source: SourceLike) -> Any:
     """The metadata stored in a ``.blp`` file (digest verified), or None if it has none."""
-    with BloscpackReader(source) as reader:
+    with reading(source) as reader:
         return reader.metadata
 
 
@@ -1075,7 +1107,7 @@ def info(path: SourceLike, *, max_chunks: int = 1000) -> dict[str, Any]:
     """A JSON-able description of a ``.blp`` container: header, metadata header, metadata,
     offsets, section positions, and per-chunk codec/sizes (the first ``max_chunks``) plus
     totals over all chunks."""
-    with BloscpackReader(path) as reader:
+    with reading(path) as reader:
         locations = reader.locations()
         chunks = [_chunk_summary(reader, loc) for loc in locations[:max_chunks]]
         codecs: Counter[str] = Counter()
@@ -1122,12 +1154,12 @@ def verify(path: SourceLike) -> dict[str, Any]:
         "problems": [],
     }
     problems: list[str] = report["problems"]
-    try:
-        reader = BloscpackReader(path, verify_metadata=False)
-    except BloscpackError as exc:
-        problems.append(str(exc))
-        return report
-    with reader:
+    with contextlib.ExitStack() as stack:
+        try:
+            reader = stack.enter_context(reading(path, verify_metadata=False))
+        except BloscpackError as exc:
+            problems.append(str(exc))
+            return report
         if reader.metadata_digest_ok is False:
             problems.append(f"{reader.name}: metadata checksum mismatch")
         try:

@@ -40,8 +40,14 @@ from ..blosc.header import (
 )
 from ..blosc.layout import check_header, validate_chunk
 from ..blosc.special import special_chunk, stune_blocksize
-from ..errors import BloscpackError, FormatError, TruncatedError, UnsupportedError
-from ..io import ByteSource, PathLike, atomic_write
+from ..errors import (
+    BloscpackError,
+    FileChangedError,
+    FormatError,
+    TruncatedError,
+    UnsupportedError,
+)
+from ..io import ByteSource, FileLock, PathLike, atomic_write, run_inside
 
 MAGIC = b"\xa8b2frame\x00"
 HEADER_FIXED_LEN = 87
@@ -780,6 +786,11 @@ def compress_vlmeta(content: bytes) -> bytes:
 # --- shared frame logic ------------------------------------------------------------------
 
 
+#: A mutation of a frame, run inside :meth:`FrameBase.exclusive` (readers of the file in this
+#: and other processes wait, and see it changed afterwards).
+_edit = run_inside(lambda frame: frame.exclusive())
+
+
 class FrameBase:
     """State and rules shared by contiguous and sparse frames.
 
@@ -797,6 +808,14 @@ class FrameBase:
     writable: bool
     _opened_header: FrameHeader
     _cparams: CParams | None
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        """The block a read runs in (see :meth:`bloscpack.io.ByteSource.consistent`)."""
+        return contextlib.nullcontext()
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        """The block an in-place change runs in: an exclusive lock on the file."""
+        return contextlib.nullcontext()
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -1076,6 +1095,8 @@ class FrameBase:
                         }
                     )
                 del chunk
+            except FileChangedError:
+                raise  # not a bad chunk: the caller reads the frame again
             except BloscpackError as exc:
                 bad.append({"index": i, "error": str(exc)})
         if not bad and total != self.header.nbytes:
@@ -1115,6 +1136,7 @@ class FrameBase:
         if not self.writable:
             raise PermissionError(f"{self.name}: frame is open read-only")
 
+    @_edit
     def set_meta_raw(self, name: str, content: bytes) -> None:
         """Replace metalayer ``name`` with content of the same length (or add one to a frame
         without chunks)."""
@@ -1140,6 +1162,7 @@ class FrameBase:
         self.metalayers.append((name, content))
         self._write_metalayers(grew=True)
 
+    @_edit
     def set_vlmeta_raw(self, name: str, content: bytes) -> None:
         """Add or replace vlmetalayer ``name`` with msgpack ``content`` (stored compressed)."""
         self._require_writable()
@@ -1155,6 +1178,7 @@ class FrameBase:
         self.vlmeta.append((name, chunk))
         self._write_trailer()
 
+    @_edit
     def delete_vlmeta(self, name: str) -> None:
         self._require_writable()
         for k, (n, _old) in enumerate(self.vlmeta):
@@ -1180,6 +1204,7 @@ class FrameBase:
         """Append a compressed chunk; returns the new number of chunks."""
         return self.insert_chunk(self.nchunks, chunk, op="append")
 
+    @_edit
     def insert_chunk(self, pos: int, chunk: Any, op: str = "insert") -> int:
         """Insert a compressed chunk before chunk ``pos``; zeros / NaN / uninit chunks become
         index markers, other chunks are stored."""
@@ -1199,6 +1224,7 @@ class FrameBase:
                      appended=op == "append")  # fmt: skip
         return self.nchunks
 
+    @_edit
     def update_chunk(self, pos: int, chunk: Any) -> int:
         """Replace chunk ``pos`` with a compressed chunk (a special one becomes a marker)."""
         self._require_writable()
@@ -1220,6 +1246,7 @@ class FrameBase:
             self._release(old_entry)
         return self.nchunks
 
+    @_edit
     def delete_chunk(self, pos: int) -> int:
         """Remove chunk ``pos`` (contiguous frames keep its bytes as a hole, like C-Blosc2)."""
         self._require_writable()
@@ -1236,6 +1263,7 @@ class FrameBase:
             self._release(old_entry)
         return self.nchunks
 
+    @_edit
     def reorder(self, order: Sequence[int]) -> None:
         """Permute the chunks: new chunk ``i`` is old chunk ``order[i]`` (only the index moves)."""
         self._require_writable()
@@ -1243,6 +1271,7 @@ class FrameBase:
         h = self.header
         self._commit(self.offsets[perm], h.nbytes, h.cbytes, h.chunksize, self._vl_blocks())
 
+    @_edit
     def fill_special(self, nitems: int, kind: Any = "zeros", chunksize: int | None = None) -> int:
         """Fill an empty frame with ``nitems`` items of a special value, as python-blosc2's
         ``SChunk.fill_special`` does: ``kind`` "zeros" / "nan" / "uninit" store one index chunk
@@ -1296,6 +1325,7 @@ class FrameBase:
         self._commit(offsets, nitems * ts, 0, chunksize, False, index=index)
         return self.nchunks
 
+    @_edit
     def update_special(self, pos: int, kind: Any = "zeros") -> int:
         """Replace chunk ``pos`` with a special chunk of the same size, as python-blosc2's
         ``SChunk.update_special`` does (``kind`` as for :meth:`fill_special`; a repeated value
@@ -1408,6 +1438,7 @@ class _Storage:
         self.buffer: bytearray | None = None
         self.source: ByteSource | None = None
         self.fd: int | None = None
+        self._edit_lock: FileLock | None = None
         if isinstance(source, bytearray) and writable:
             self.buffer = source
         elif writable:
@@ -1418,22 +1449,33 @@ class _Storage:
                 from ..errors import FileNotFound
 
                 raise FileNotFound(f"file {path!r} does not exist") from None
+            self._edit_lock = FileLock(self.fd, exclusive=True)
         else:
             self.source = (
                 ByteSource(source, name=name) if not isinstance(source, ByteSource) else source
             )
-            self._fixed_size = self.source.size() - offset  # a read-only input keeps its size
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        if self.source is None:
+            return contextlib.nullcontext()
+        return self.source.consistent()
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        """An exclusive ``flock`` on a file changed in place."""
+        if self._edit_lock is None:
+            return contextlib.nullcontext()
+        return self._edit_lock.held()
 
     def size(self) -> int:
         if self.buffer is not None:
             return len(self.buffer)
-        if self.source is not None:
-            return self._fixed_size
+        if self.source is not None:  # fixed once the first read block has begun
+            return self.source.size() - self.offset
         assert self.fd is not None
         return os.fstat(self.fd).st_size - self.offset
 
     def read(self, pos: int, n: int, what: str) -> memoryview | bytes:
-        size = self._fixed_size if self.source is not None else self.size()
+        size = self.size()
         if pos < 0 or n < 0 or pos + n > size:
             raise TruncatedError(
                 f"{self.name}: {what} at offset {pos} needs {n} bytes, the frame has {size}"
@@ -1451,10 +1493,10 @@ class _Storage:
     def read_into(self, pos: int, dest: memoryview, what: str) -> None:
         """Fill ``dest`` with the bytes at ``pos`` (positioned reads of an unmapped file)."""
         if self.source is not None:
-            if pos < 0 or pos + dest.nbytes > self._fixed_size:
+            if pos < 0 or pos + dest.nbytes > self.size():
                 raise TruncatedError(
                     f"{self.name}: {what} at offset {pos} needs {dest.nbytes} bytes, the frame"
-                    f" has {self._fixed_size}"
+                    f" has {self.size()}"
                 )
             self.source.read_into(self.offset + pos, dest, what)
         else:
@@ -1486,9 +1528,10 @@ class _Storage:
             self.source.close()
             self.source = None
         if self.fd is not None:
-            os.fsync(self.fd)
-            os.close(self.fd)
-            self.fd = None
+            fd, self.fd = self.fd, None
+            os.fsync(fd)
+            assert self._edit_lock is not None
+            self._edit_lock.close(lambda: os.close(fd))
 
 
 class ContiguousFrame(FrameBase):
@@ -1525,12 +1568,19 @@ class ContiguousFrame(FrameBase):
         self._storage = _Storage(source, offset, writable, self.name)
         self._partial_reads = 0
         try:
-            self._trailer_at, self._trailer_len = self._load(
-                self._storage.read, self._storage.size(), self.name
-            )
+            with self._storage.consistent():
+                self._trailer_at, self._trailer_len = self._load(
+                    self._storage.read, self._storage.size(), self.name
+                )
         except BaseException:
             self._storage.close()
             raise
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return self._storage.consistent()
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        return self._storage.exclusive()
 
     @classmethod
     def create(
@@ -1847,7 +1897,8 @@ def info(path: PathLike) -> dict[str, Any]:
     """JSON-able description of the contiguous frame at ``path``."""
     frame = ContiguousFrame(path)
     try:
-        return frame.info()
+        with frame.consistent():
+            return frame.info()
     finally:
         frame.close()
 
@@ -1865,7 +1916,8 @@ def verify(path: PathLike) -> dict[str, Any]:
             "problems": [str(exc)],
         }
     try:
-        return {"format": "b2frame", **frame.verify()}
+        with frame.consistent():
+            return {"format": "b2frame", **frame.verify()}
     finally:
         frame.close()
 

@@ -13,15 +13,15 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
-from ..errors import BloscpackError, FileNotFound, FormatError, TruncatedError
-from ..io import PathLike, atomic_write, fsync_directory
+from ..errors import BloscpackError, FileChangedError, FileNotFound, FormatError, TruncatedError
+from ..io import FileLock, PathLike, atomic_write, file_identity, fsync_directory
 from .frame import (
     FRAME_SPARSE,
     HEADER_FIXED_LEN,
@@ -72,15 +72,60 @@ class SparseFrame(FrameBase):
         self._pending = False  # appends not yet in chunks.b2frame
         self._unsynced = False  # chunk files written without fsync since the last index write
         self._id_next: int | None = None  # cached id of the next new chunk file
-        index_path = os.path.join(self.path, INDEX_FILE)
-        if not os.path.isdir(self.path):
-            raise FileNotFound(f"{self.path!r} is not a directory (a sparse frame is one)")
+        self._index_path = os.path.join(self.path, INDEX_FILE)
         try:
-            with open(index_path, "rb") as fh:
-                image = fh.read()
+            flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+            self._dir_fd: int | None = os.open(self.path, flags)
+        except (FileNotFoundError, NotADirectoryError):
+            message = f"{self.path!r} is not a directory (a sparse frame is one)"
+            raise FileNotFound(message) from None
+        # Edits hold the directory's lock exclusively, reads share it (see FrameBase.exclusive).
+        self._lock = FileLock(self._dir_fd, exclusive=writable)
+        try:
+            with self._lock.held():
+                image = self._read_index()
+                self._load(_reader(image, self._index_path), len(image), self._index_path)
+        except BaseException:
+            self._release_dir()
+            raise
+
+    def _read_index(self) -> bytes:
+        """The bytes of ``chunks.b2frame``, and the identity of the file they were read from."""
+        try:
+            with open(self._index_path, "rb") as fh:
+                self._identity = file_identity(os.fstat(fh.fileno()))
+                return fh.read()
         except FileNotFoundError:
             raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
-        self._load(_reader(image, index_path), len(image), index_path)
+
+    @contextlib.contextmanager
+    def consistent(self) -> Iterator[None]:
+        """A read block: edits by this library wait for it, and a frame changed since it was
+        opened (``chunks.b2frame`` replaced) raises ``FileChangedError``."""
+        if self.writable:  # the editor itself
+            yield
+            return
+        with self._lock.held():
+            try:
+                identity = file_identity(os.stat(self._index_path))
+            except FileNotFoundError:
+                identity = None
+            if identity != self._identity:
+                raise FileChangedError.since_opened(self.path)
+            yield
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        return self._lock.held() if self.writable else contextlib.nullcontext()
+
+    def _release_dir(self) -> None:
+        """Close the directory (and so release its lock)."""
+        fd, self._dir_fd = self._dir_fd, None
+        if fd is not None:
+            self._lock.close(lambda: os.close(fd))
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._release_dir()
 
     @classmethod
     def create(
@@ -104,11 +149,15 @@ class SparseFrame(FrameBase):
         """Write ``chunks.b2frame`` if appends are pending."""
         if self._pending:
             h = self.header
-            self._commit(self.offsets, h.nbytes, h.cbytes, h.chunksize, self._vl_blocks())
+            with self.exclusive():
+                self._commit(self.offsets, h.nbytes, h.cbytes, h.chunksize, self._vl_blocks())
 
     def close(self) -> None:
-        """Write pending appends; nothing else stays open between operations."""
-        self.flush()
+        """Write pending appends and release the directory."""
+        try:
+            self.flush()
+        finally:
+            self._release_dir()
 
     def info(self) -> dict[str, Any]:
         self.flush()
@@ -133,7 +182,7 @@ class SparseFrame(FrameBase):
     def _stored_chunk(self, i: int, entry: int) -> bytes:
         path = self.chunk_path(entry)
         try:
-            with open(path, "rb") as fh:
+            with self.consistent(), open(path, "rb") as fh:
                 data = fh.read()
         except FileNotFoundError:
             raise FileNotFound(
@@ -263,7 +312,7 @@ class SparseFrameWriter(OnePassWriter):
         if self._closed:
             return
         try:
-            self.frame.flush()
+            self.frame.close()
             _replace_dir(self._tmp, self.path)
         except BaseException:
             self.abort()
@@ -274,6 +323,8 @@ class SparseFrameWriter(OnePassWriter):
         """Discard the frame being written."""
         if not self._closed:
             self._closed = True
+            if hasattr(self, "frame"):
+                self.frame._release_dir()
             shutil.rmtree(self._tmp, ignore_errors=True)
 
 
@@ -341,7 +392,8 @@ def _replace_dir(new: str, path: str) -> None:
 def info(path: PathLike) -> dict[str, Any]:
     """JSON-able description of the sparse frame at ``path`` (header, metalayers,
     vlmetalayers, index = chunk-file ids)."""
-    return SparseFrame(path).info()
+    with contextlib.closing(SparseFrame(path)) as frame, frame.consistent():
+        return frame.info()
 
 
 def verify(path: PathLike) -> dict[str, Any]:
@@ -356,12 +408,13 @@ def verify(path: PathLike) -> dict[str, Any]:
             "bad_chunks": [],
             "problems": [str(exc)],
         }
-    report = frame.verify()
-    stored = {int(x) for x in frame.offsets if x >= 0}
-    total = 0
-    for chunk_id in stored:
-        with contextlib.suppress(OSError):
-            total += os.path.getsize(frame.chunk_path(chunk_id))
+    with contextlib.closing(frame), frame.consistent():
+        report = frame.verify()
+        stored = {int(x) for x in frame.offsets if x >= 0}
+        total = 0
+        for chunk_id in stored:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(frame.chunk_path(chunk_id))
     if not report["bad_chunks"] and total != frame.header.cbytes:
         report["problems"].append(
             f"chunk files hold {total} bytes, the header says cbytes {frame.header.cbytes}"
