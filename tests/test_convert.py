@@ -25,6 +25,7 @@ from bloscpack.errors import (
     ChecksumMismatch,
     FileNotFound,
     OutputExistsError,
+    UnsupportedError,
 )
 from bloscpack.frame import Frame
 
@@ -596,36 +597,43 @@ def test_user_key_named_like_numpy_metadata_is_dropped(tmp_path):
 def test_format_from_extension_and_errors(tmp_path):
     save(np.arange(10), tmp_path / "a.blp")
     assert convert(tmp_path / "a.blp", tmp_path / "x.b2nd")["format"] == "b2nd"
-    with pytest.raises(ArgumentError, match="cannot tell the target format from"):
-        convert(tmp_path / "a.blp", tmp_path / "x.dat")
+    # no known suffix: blp, as save() and blpk c do
+    assert convert(tmp_path / "a.blp", tmp_path / "x.dat")["format"] == "blp"
+    assert detect(tmp_path / "x.dat") == "blp"
+    assert convert(tmp_path / "a.blp", tmp_path / "x.b2sframe")["format"] == "sframe"
+    with pytest.raises(ArgumentError, match="format 'b2nd' was asked, but the suffix .blp names"):
+        convert(tmp_path / "a.blp", tmp_path / "c.blp", format="b2nd")
+    with pytest.raises(UnsupportedError, match=r"\.npy is the suffix of another format .*numpy"):
+        convert(tmp_path / "a.blp", tmp_path / "c.npy")
     with pytest.raises(ArgumentError, match="unknown format 'zarr'"):
         convert(tmp_path / "a.blp", tmp_path / "x", format="zarr")
     with pytest.raises(ArgumentError, match="unknown option.* for format 'b2nd': chunk_size"):
         convert(tmp_path / "a.blp", tmp_path / "y.b2nd", chunk_size=10)
     with pytest.raises(FileNotFound):
         convert(tmp_path / "missing.blp", tmp_path / "z.blp")
-    assert leftovers(tmp_path, {"a.blp", "x.b2nd"}) == []
+    assert leftovers(tmp_path, {"a.blp", "x.b2nd", "x.dat", "x.b2sframe"}) == []
 
 
 def test_existing_output_needs_overwrite(tmp_path):
     save(np.arange(10), tmp_path / "a.blp")
     (tmp_path / "b.blp").write_bytes(b"keep")
     with pytest.raises(OutputExistsError, match="already exists"):
-        convert(tmp_path / "a.blp", tmp_path / "b.blp")
+        convert(tmp_path / "a.blp", tmp_path / "b.blp", overwrite=False)
     assert (tmp_path / "b.blp").read_bytes() == b"keep"
-    convert(tmp_path / "a.blp", tmp_path / "b.blp", overwrite=True)
+    convert(tmp_path / "a.blp", tmp_path / "b.blp")  # replaced, as save() replaces
     assert_same_array(api.load_blp(tmp_path / "b.blp"), np.arange(10))
     # a directory container is replaced by a file and the other way round
-    convert(tmp_path / "a.blp", tmp_path / "b.blp", format="bcolz", overwrite=True, durable=False)
-    assert detect(tmp_path / "b.blp") == "bcolz"
-    convert(tmp_path / "b.blp", tmp_path / "b.blp", format="b2nd", overwrite=True)
-    assert detect(tmp_path / "b.blp") == "b2nd"
+    (tmp_path / "b.blp").rename(tmp_path / "b.out")
+    convert(tmp_path / "a.blp", tmp_path / "b.out", format="bcolz", overwrite=True, durable=False)
+    assert detect(tmp_path / "b.out") == "bcolz"
+    convert(tmp_path / "b.out", tmp_path / "b.out", format="b2nd", overwrite=True)
+    assert detect(tmp_path / "b.out") == "b2nd"
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "x.txt").write_text("mine")
     with pytest.raises(OutputExistsError, match="holds no Blosc container"):
         convert(tmp_path / "a.blp", tmp_path / "notes", format="sframe", overwrite=True)
     assert (tmp_path / "notes" / "x.txt").read_text() == "mine"
-    assert leftovers(tmp_path, {"a.blp", "b.blp", "notes"}) == []
+    assert leftovers(tmp_path, {"a.blp", "b.out", "notes"}) == []
 
 
 def test_in_place_conversion(tmp_path):

@@ -91,10 +91,17 @@ def test_convert_errors(source):
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(api.load_blp(source / "taken.blp"), np.arange(100000))
 
-    proc = blpk("convert", "a.blp", "x.dat", cwd=source)
+    proc = blpk("convert", "a.blp", "x.npy", cwd=source)
     assert proc.returncode == 2
     assert proc.stderr.endswith(
-        "blpk: error: cannot tell the format of 'x.dat' from its extension: pass --format\n"
+        "blpk: error: 'x.npy': .npy is the suffix of another format (written by numpy.save);"
+        " name the output with one of .blp, .b2frame, .b2nd, .b2sframe, .bcolz or none\n"
+    )
+    proc = blpk("convert", "--format", "b2nd", "a.blp", "y.blp", cwd=source)
+    assert proc.returncode == 2
+    assert proc.stderr.endswith(
+        "blpk: error: 'y.blp': format 'b2nd' was asked, but the suffix .blp names 'blp';"
+        " drop one or make them agree\n"
     )
     proc = blpk("convert", "missing.blp", "x.blp", cwd=source)
     assert proc.returncode == 1

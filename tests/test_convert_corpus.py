@@ -183,7 +183,7 @@ def test_converted_arrays_are_read_by_bloscpack_016(bloscpack016, tmp_path):
         expected[str(out)] = [case["shape"], case["sha256"]]
     for entry in BLP["files"]:
         if entry["kind"] == "ndarray":
-            out = tmp_path / entry["file"]
+            out = tmp_path / f"{entry['file']}.b2frame"
             convert(DATA / "bloscpack" / entry["file"], out, format="b2frame")
             convert(out, tmp_path / f"{entry['file']}.back.blp")
             expected[str(tmp_path / f"{entry['file']}.back.blp")] = [

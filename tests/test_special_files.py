@@ -296,3 +296,18 @@ def test_a_full_device_gives_one_clear_error(
     assert main([*argv, str(source), "/dev/full"]) == 1
     assert capsys.readouterr().err == "blpk: error: '/dev/full': No space left on device\n"
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_the_shared_lock_never_opens_a_fifo(tmp_path):
+    """Opening a FIFO would count as its reader: a writer could then write, close and leave
+    the real reader waiting forever for a partner."""
+    import errno
+
+    from bloscpack.io import shared_lock
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with shared_lock(fifo):
+        with pytest.raises(OSError) as caught:  # no reader: a non-blocking writer is refused
+            os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        assert caught.value.errno == errno.ENXIO

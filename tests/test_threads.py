@@ -22,9 +22,9 @@ READS_PER_THREAD = 60
 #: Small chunks: a random slice crosses several of them and threads meet in the same ones.
 CHUNK_ROWS = 2_000
 TRUTH = np.cumsum(np.random.default_rng(7).standard_normal(200_000))
-FORMATS = ["blp", "b2frame", "b2nd", "sframe", "bcolz"]
-SUFFIX = {"blp": ".blp", "b2frame": ".b2frame", "b2nd": ".b2nd", "sframe": ".b2sframe",
-          "bcolz": ".bcolz"}  # fmt: skip
+FORMATS = ["blp", "b2frame", "b2nd", "b2nd-sparse", "sframe", "bcolz"]
+SUFFIX = {"blp": ".blp", "b2frame": ".b2frame", "b2nd": ".b2nd", "b2nd-sparse": ".b2nd",
+          "sframe": ".b2sframe", "bcolz": ".bcolz"}  # fmt: skip
 
 
 def write(fmt: str, tmp_path: Path, array: np.ndarray = TRUTH) -> Path:
@@ -39,8 +39,11 @@ def write(fmt: str, tmp_path: Path, array: np.ndarray = TRUTH) -> Path:
         source = tmp_path / "source.b2nd"
         bloscpack.save(array, source, format="b2nd", chunks=(CHUNK_ROWS, *array.shape[1:]))
         bloscpack.convert(source, path, "b2frame")
-    else:
-        bloscpack.save(array, path, format=fmt, chunks=(CHUNK_ROWS, *array.shape[1:]))
+    elif fmt == "sframe":
+        bloscpack.save(array, path, chunksize=rows * array.itemsize)
+    else:  # b2nd, in a file or a sparse directory
+        bloscpack.save(array, path, chunks=(CHUNK_ROWS, *array.shape[1:]),
+                       sparse=fmt == "b2nd-sparse")  # fmt: skip
     return path
 
 

@@ -17,14 +17,11 @@ sees the file either exactly as before the append or completely appended.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import io
 import math
 import os
-import signal
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import IO, Any
 
 import numpy as np
@@ -53,7 +50,6 @@ from .errors import (
     ArgumentError,
     ChecksumMismatch,
     FormatError,
-    IntegrityError,
     NotEnoughSpace,
     TruncatedError,
     UnsupportedError,
@@ -64,172 +60,22 @@ from .headers import (
     BloscpackHeader,
     MetadataHeader,
 )
-from .io import PathLike, fsync_directory, is_stream, lock_file, sized_input, unlock_file
+from .io import PathLike, is_stream, sized_input
+from .journal import (
+    JOURNAL_SUFFIX,
+    KILL_AFTER_ENV,
+    Steps,
+    journal_path,
+    locked,
+    needs_recovery,
+    recover,
+    remove_journal,
+    roll_back,
+    write_journal,
+)
 
-JOURNAL_SUFFIX = ".journal"
-# Test hook: SIGKILL the process right after this many journal/file writes, fsyncs, renames.
-KILL_AFTER_ENV = "BLOSCPACK_APPEND_KILL_AFTER"
-
-_JOURNAL_MAGIC = b"BLPKJRNL"
-_JOURNAL_VERSION = 1
-_JOURNAL_HEAD = struct.Struct("<8sIQQQI")  # magic, version, dev, ino, original length, nregions
-_JOURNAL_REGION = struct.Struct("<QQ")  # offset, length (the bytes follow)
-_DIGEST_SIZE = 32  # sha256 of everything before it
 _OFFSET = struct.Struct("<q")
 _COPY_BLOCK = 1 << 20
-
-
-# --- the rollback journal -----------------------------------------------------------------
-
-
-def journal_path(path: PathLike) -> str:
-    """Where the rollback journal of ``path`` lives."""
-    return os.fspath(path) + JOURNAL_SUFFIX
-
-
-class _Steps:
-    """Counts the durable steps of an append; the test hook kills the process at step k."""
-
-    def __init__(self) -> None:
-        value = os.environ.get(KILL_AFTER_ENV, "")
-        self.kill_at = int(value) if value.isdigit() else 0
-        self.count = 0
-
-    def done(self) -> None:
-        self.count += 1
-        if self.count == self.kill_at:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _encode_journal(stat: os.stat_result, length: int, regions: list[tuple[int, bytes]]) -> bytes:
-    parts = [
-        _JOURNAL_HEAD.pack(
-            _JOURNAL_MAGIC, _JOURNAL_VERSION, stat.st_dev, stat.st_ino, length, len(regions)
-        )
-    ]
-    for offset, data in regions:
-        parts.append(_JOURNAL_REGION.pack(offset, len(data)))
-        parts.append(bytes(data))
-    body = b"".join(parts)
-    return body + hashlib.sha256(body).digest()
-
-
-def _decode_journal(data: bytes) -> tuple[int, int, int, list[tuple[int, bytes]]] | None:
-    """``(dev, ino, original length, regions)``, or None for a torn or foreign journal."""
-    if len(data) < _JOURNAL_HEAD.size + _DIGEST_SIZE:
-        return None
-    body, digest = data[:-_DIGEST_SIZE], data[-_DIGEST_SIZE:]
-    if hashlib.sha256(body).digest() != digest:
-        return None
-    magic, version, dev, ino, length, count = _JOURNAL_HEAD.unpack_from(body)
-    if magic != _JOURNAL_MAGIC or version != _JOURNAL_VERSION:
-        return None
-    regions, pos = [], _JOURNAL_HEAD.size
-    for _ in range(count):
-        if pos + _JOURNAL_REGION.size > len(body):
-            return None
-        offset, size = _JOURNAL_REGION.unpack_from(body, pos)
-        pos += _JOURNAL_REGION.size
-        if pos + size > len(body):
-            return None
-        regions.append((offset, body[pos : pos + size]))
-        pos += size
-    return (dev, ino, length, regions) if pos == len(body) else None
-
-
-def _write_journal(
-    path: str, fp: IO[bytes], regions: list[tuple[int, bytes]], steps: _Steps
-) -> None:
-    """Record ``fp``'s length and the original ``regions``; durable before this returns."""
-    stat = os.fstat(fp.fileno())
-    data = _encode_journal(stat, stat.st_size, regions)
-    final = journal_path(path)
-    temporary = final + ".tmp"
-    with open(temporary, "wb") as fh:
-        fh.write(data)
-        steps.done()
-        fh.flush()
-        os.fsync(fh.fileno())
-        steps.done()
-    os.replace(temporary, final)
-    steps.done()
-    fsync_directory(os.path.dirname(os.path.abspath(final)))
-    steps.done()
-
-
-def _remove_journal(path: str, steps: _Steps) -> None:
-    os.unlink(journal_path(path))
-    steps.done()
-    fsync_directory(os.path.dirname(os.path.abspath(path)))
-    steps.done()
-
-
-def _roll_back(path: str, fp: IO[bytes], steps: _Steps | None = None) -> bool:
-    """Apply the journal of ``path`` to ``fp`` (opened r+b and locked); True if it did."""
-    journal = journal_path(path)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(journal + ".tmp")  # an unfinished journal: the file was not touched yet
-    try:
-        with open(journal, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return False
-    decoded = _decode_journal(data)
-    stat = os.fstat(fp.fileno())
-    if decoded is not None and (decoded[0], decoded[1]) == (stat.st_dev, stat.st_ino):
-        _, _, length, regions = decoded
-        for offset, original in regions:
-            fp.seek(offset)
-            fp.write(original)
-        fp.truncate(length)
-        fp.flush()
-        os.fsync(fp.fileno())
-        if steps is not None:
-            steps.done()
-        rolled_back = True
-    else:
-        # A journal that is torn was never complete, so the file was never touched; one that
-        # belongs to another inode is stale (the file was replaced since).  Either way: drop it.
-        rolled_back = False
-    os.unlink(journal)
-    fsync_directory(os.path.dirname(os.path.abspath(path)))
-    return rolled_back
-
-
-@contextlib.contextmanager
-def _locked(fp: IO[bytes]) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``fp`` (appends and recoveries take turns)."""
-    lock_file(fp.fileno(), exclusive=True)
-    try:
-        yield
-    finally:
-        unlock_file(fp.fileno())
-
-
-def needs_recovery(path: PathLike) -> bool:
-    """Whether an interrupted append left a journal beside ``path``."""
-    return os.path.exists(journal_path(path))
-
-
-def recover(path: PathLike) -> bool:
-    """Roll back an append to ``path`` that was interrupted, if its journal is there.
-
-    Returns True if the file was restored to its state before that append.  Cheap when there
-    is no journal (one ``stat``); safe to call while another process appends (it waits).
-    """
-    path = os.fspath(path)
-    if not needs_recovery(path) and not os.path.exists(journal_path(path) + ".tmp"):
-        return False
-    try:
-        with open(path, "r+b") as fp, _locked(fp):
-            return _roll_back(path, fp)
-    except FileNotFoundError:
-        return False
-    except PermissionError:
-        raise IntegrityError(
-            f"{path}: an append was interrupted and must be rolled back from"
-            f" {journal_path(path)!r}, which needs write access to the file"
-        ) from None
 
 
 # --- append -------------------------------------------------------------------------------
@@ -476,11 +322,11 @@ def append_fp(
     """
     name = getattr(orig_fp, "name", None)
     path = name if isinstance(name, str) and os.path.isfile(name) else None
-    steps = _Steps()
+    steps = Steps()
     if path is None:
         return _append(orig_fp, None, new_fp, new_size, blosc_args, metadata, steps)
-    with _locked(orig_fp):
-        _roll_back(path, orig_fp)
+    with locked(orig_fp):
+        roll_back(path, orig_fp)
         return _append(orig_fp, path, new_fp, new_size, blosc_args, metadata, steps)
 
 
@@ -532,7 +378,7 @@ def _append(
     new_size: int,
     blosc_args: Mapping[str, Any] | None,
     metadata: Any,
-    steps: _Steps,
+    steps: Steps,
 ) -> int:
     name = path or getattr(fp, "name", "<file>")
     layout = _Layout(fp, str(name))
@@ -560,7 +406,7 @@ def _append(
         for offset, n in regions
     ]
     if path is not None:
-        _write_journal(path, fp, originals, steps)
+        write_journal(path, fp, originals, steps)
     try:
         _write_append(
             fp, layout, plan, args, last_data, new_fp, new_size, write_from, new_metadata, steps
@@ -568,10 +414,10 @@ def _append(
     except BaseException:
         if path is None:
             raise
-        _roll_back(path, fp)
+        roll_back(path, fp)
         raise
     if path is not None:
-        _remove_journal(path, steps)
+        remove_journal(path, steps)
     return plan.new_chunks
 
 
@@ -585,7 +431,7 @@ def _write_append(
     new_size: int,
     write_from: int,
     new_metadata: bytes | None,
-    steps: _Steps,
+    steps: Steps,
 ) -> None:
     """Write the chunks, offsets, metadata and header of a planned append, then fsync."""
     header, checksum = layout.header, layout.checksum
@@ -656,4 +502,12 @@ def _readinto_exactly(new_fp: IO[bytes], view: memoryview, name: str) -> None:
         got += n
 
 
-__all__ = ["JOURNAL_SUFFIX", "append", "append_fp", "journal_path", "needs_recovery", "recover"]
+__all__ = [
+    "JOURNAL_SUFFIX",
+    "KILL_AFTER_ENV",
+    "append",
+    "append_fp",
+    "journal_path",
+    "needs_recovery",
+    "recover",
+]

@@ -37,8 +37,9 @@ from .b2nd_meta import METALAYER_NAME
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
 from .containers.b2nd import B2ndArray, open_frame
+from .containers.registry import describe, detect, detect_source
+from .containers.registry import module as format_module
 from .containers.sframe import SparseFrame
-from .dispatch import detect, detect_source
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -48,6 +49,7 @@ from .errors import (
     UnsupportedError,
 )
 from .io import ByteSource, PathLike, shared_lock
+from .journal import in_one_state, recover
 from .selection import (
     AxisSelection,
     chunk_ranges,
@@ -993,8 +995,6 @@ class BloscArray:
         opened: Any = None
         if isinstance(source, (str, os.PathLike)):
             self.path: str | None = os.fspath(source)
-            from .append import recover
-
             recover(self.path)  # an append that was interrupted is rolled back first
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.path = None
@@ -1090,20 +1090,13 @@ class BloscArray:
         """The container's description, as :func:`bloscpack.info` gives it."""
         self._check_open()
         if self.path is not None:
-            from .dispatch import info
-
-            return info(self.path)
+            return in_one_state(describe, self.path)
         data = self._view
         if self.format == "chunk":
             from .chunks import inspect_chunk
 
             return {"format": "chunk", **inspect_chunk(data)}
-        from .containers import b2nd, bloscpack, frame
-
-        describe: dict[str, Callable[[Any], dict[str, Any]]] = {
-            "blp": bloscpack.info, "b2nd": b2nd.info, "b2frame": frame.info,
-        }  # fmt: skip
-        return {"format": self.format, **describe[self.format](data)}
+        return {"format": self.format, **format_module(self.format).info(data)}
 
     def __len__(self) -> int:
         if not self.shape:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .b2nd_meta import MAX_BLOCK_NBYTES, MAX_CHUNK_NBYTES, check_geometry
+from .errors import ArgumentError
 from .selection import normalize_index as selection_index
 
 Shape = tuple[int, ...]
@@ -473,9 +474,9 @@ def partition(
     """Split a budget of ``nitems`` items over ``maxshape``, from the last dimension: whole
     dimensions while the budget lasts, then the budget, snapped to a divisor of the dimension."""
     if 0 in maxshape:
-        raise ValueError("shapes with 0 dims are not supported")
+        raise ArgumentError("shapes with 0 dims are not supported")
     if nitems == 0:
-        raise ValueError("zero-sized partitions are not supported")
+        raise ArgumentError("zero-sized partitions are not supported")
     minpart = list(minpart) if minpart is not None else [1] * len(maxshape)
     budget = nitems
     result = [1] * len(maxshape)
@@ -513,15 +514,15 @@ def default_chunks_blocks(
         if given is None:
             continue
         if len(given) != len(shape):
-            raise ValueError(f"{name} {tuple(given)} must have the same length as shape {shape}")
+            raise ArgumentError(f"{name} {tuple(given)} must have the same length as shape {shape}")
         for g, s in zip(given, shape, strict=True):
             if g < 0 or (g == 0 and s != 0):
-                raise ValueError(
+                raise ArgumentError(
                     f"{name} {tuple(given)} cannot contain {g} for a dimension of size {s}"
                 )
     if chunks is not None and blocks is not None:
         if any(b > c for b, c in zip(blocks, chunks, strict=True)):
-            raise ValueError(
+            raise ArgumentError(
                 f"blocks {tuple(blocks)} cannot be greater than chunks {tuple(chunks)}"
             )
         return tuple(int(c) for c in chunks), tuple(int(b) for b in blocks)
@@ -531,7 +532,7 @@ def default_chunks_blocks(
     else:
         block_nbytes = math.prod(blocks) * itemsize
     if block_nbytes > MAX_BLOCK_NBYTES:
-        raise ValueError(
+        raise ArgumentError(
             f"blocksize {block_nbytes} exceeds the maximum of {MAX_BLOCK_NBYTES} bytes"
         )
     new_blocks = partition(block_nbytes // itemsize, shape if chunks is None else chunks)

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import FormatError, ObjectNumpyArrayRejection, TruncatedError, UnsupportedError
+from .errors import (
+    ArgumentError,
+    FormatError,
+    ObjectNumpyArrayRejection,
+    TruncatedError,
+    UnsupportedError,
+)
 
 METALAYER_NAME = "b2nd"
 METALAYER_VERSION = 0
@@ -157,7 +163,7 @@ def pack_metalayer(
     """Encode a ``b2nd`` metalayer (length ``12 + 19*ndim + len(dtype)``)."""
     ndim = len(shape)
     if not 0 <= ndim <= MAX_DIM or len(chunks) != ndim or len(blocks) != ndim:
-        raise ValueError(
+        raise ArgumentError(
             f"b2nd: bad ndim or lengths: shape {shape}, chunks {chunks}, blocks {blocks}"
         )
     marker = bytes([0x90 + ndim])

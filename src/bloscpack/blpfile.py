@@ -37,7 +37,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from . import engine
-from .append import append_fp, recover
+from .append import append_fp
 from .args import (
     DEFAULT_CHUNK_SIZE,
     BloscArgs,
@@ -74,6 +74,7 @@ from .headers import (
     header_typesize,
 )
 from .io import ByteSource, PathLike, atomic_write
+from .journal import recover
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -157,11 +158,11 @@ class BloscFile(io.BufferedIOBase):
         self._reader: _Reader | None = None
         self._writer: _ContainerSink | _AppendSink | None = None
         if mode not in _MODES:
-            raise ValueError(f"invalid mode {mode!r}: expected 'rb', 'wb' or 'ab'")
+            raise ArgumentError(f"invalid mode {mode!r}: expected 'rb', 'wb' or 'ab'")
         self.mode = _MODES[mode]
         unknown = set(options) - {*_BLOSC_OPTIONS, *_BLOSCPACK_OPTIONS, "codec"}
         if unknown:
-            raise TypeError(f"unexpected option(s): {', '.join(sorted(unknown))}")
+            raise ArgumentError(f"unexpected option(s): {', '.join(sorted(unknown))}")
         self._path: str | None = None
         self._fp: IO[bytes] | None = None
         if isinstance(file, (str, os.PathLike)):
@@ -172,7 +173,7 @@ class BloscFile(io.BufferedIOBase):
             name = getattr(file, "name", "<file object>")
             self.name = f"<fd {name}>" if isinstance(name, int) else str(name)
         else:
-            raise TypeError(
+            raise ArgumentError(
                 f"file must be a path or a binary file object, not {type(file).__name__}"
             )
         self._pos = 0
@@ -355,9 +356,9 @@ class BloscFile(io.BufferedIOBase):
         elif whence == io.SEEK_END:
             position = self._reader.remaining(0) + offset
         else:
-            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+            raise ArgumentError(f"invalid whence ({whence}, should be 0, 1 or 2)")
         if position < 0:
-            raise ValueError(f"negative seek position {position}")
+            raise ArgumentError(f"negative seek position {position}")
         self._pos = position
         return position
 
@@ -433,9 +434,9 @@ def open_file(
     text = "t" in mode
     binary_mode = mode.replace("t", "")
     if text and "b" in mode:
-        raise ValueError(f"invalid mode {mode!r}: both text and binary")
+        raise ArgumentError(f"invalid mode {mode!r}: both text and binary")
     if not text and (encoding is not None or errors is not None or newline is not None):
-        raise ValueError("encoding, errors and newline apply only to text modes")
+        raise ArgumentError("encoding, errors and newline apply only to text modes")
     binary = BloscFile(file, binary_mode, **options)
     if not text:
         return binary

@@ -18,7 +18,6 @@ from typing import Any
 from . import engine
 from .blosc.header import (
     BLOSC2_HEADER_SIZE,
-    CODEC_CODES,
     FLAG_BITSHUFFLE,
     FLAG_DELTA,
     FLAG_MEMCPYED,
@@ -134,14 +133,14 @@ def compress_chunk(
                 " use blosc_version=2 for other filters"
             )
         if codec not in BLOSC1_CODECS:
-            raise NoSuchCodec(f"unknown codec {codec!r}; known: {', '.join(BLOSC1_CODECS)}")
+            raise engine.codec_error(codec, "Blosc1 chunks", BLOSC1_CODECS)
         return engine.compress_blosc1(data, typesize=typesize, clevel=clevel,
                                       shuffle=_SHUFFLES[ids], codec=codec,
                                       blocksize=blocksize)  # fmt: skip
     if blosc_version != 2:
         raise ArgumentError(f"blosc_version must be 1 or 2, got {blosc_version!r}")
-    if codec not in CODEC_CODES:
-        raise NoSuchCodec(f"unknown codec {codec!r}; known: {', '.join(BLOSC1_CODECS)}")
+    if codec not in engine.WRITABLE_CODECS:
+        raise engine.codec_error(codec, "Blosc2 chunks")
     if len(filters_meta) > len(pipeline):
         raise ArgumentError(
             f"filters_meta {list(filters_meta)} has more entries than filters {list(filters)}"

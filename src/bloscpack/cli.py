@@ -35,6 +35,7 @@ from .args import (
     double_pretty_size,
 )
 from .checksums import CHECKSUMS_AVAIL
+from .containers import registry as _registry
 
 if TYPE_CHECKING:
     from .blosc.header import ChunkHeader
@@ -49,15 +50,9 @@ PROG = "blpk"
 EXTENSION = ".blp"
 STDIO = "-"  # stdin as an input, stdout as an output
 STDIN_NAME = "<stdin>"  # how messages name data read from stdin
-FORMATS = ("blp", "b2frame", "b2nd", "sframe", "bcolz")
+FORMATS = tuple(_registry.FORMATS)
 # Output suffix added by ``compress`` and removed by ``decompress``, per format.
-FORMAT_EXTENSIONS = {
-    "blp": ".blp",
-    "b2frame": ".b2frame",
-    "b2nd": ".b2nd",
-    "sframe": ".b2sframe",
-    "bcolz": ".bcolz",
-}
+FORMAT_EXTENSIONS = {f.name: f.extension for f in _registry.FORMATS.values()}
 CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")  # python-blosc 1.x (0.16 offered these)
 MAX_THREADS = 256
 
@@ -242,6 +237,16 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
     )
 
 
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(n) for n in text.split(",") if n.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a shape: {text!r} (e.g. 1000,3)") from None
+    if not shape or any(n < 0 for n in shape):
+        raise argparse.ArgumentTypeError(f"not a shape: {text!r} (e.g. 1000,3)")
+    return shape
+
+
 def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     """``-v | -d | -q``, ``-f`` and ``-n``: before the subcommand (as in bloscpack 0.16) or,
     with ``suppress`` (no defaults, so they do not override), after it."""
@@ -319,7 +324,26 @@ def build_parser() -> argparse.ArgumentParser:
         return [main, short]
 
     for p in add("compress", "c", "perform compression on file"):
-        _add_blosc_options(p, f"typesize for blosc (default: {DEFAULT_TYPESIZE})")
+        _add_blosc_options(
+            p,
+            f"typesize for blosc (default: {DEFAULT_TYPESIZE}; raw input to the array\n"
+            "formats: 1, or the item size of --dtype)",
+        )
+        group = p.add_argument_group("raw input as an array")
+        group.add_argument(
+            "--dtype",
+            metavar="<dtype>",
+            default=None,
+            help="numpy dtype of the raw input's items (e.g. f8, <i4, float32): it is\n"
+            "stored as an array of that dtype, which load() and python-blosc2 see",
+        )
+        group.add_argument(
+            "--shape",
+            metavar="<n,n,...>",
+            type=_shape,
+            default=None,
+            help="shape of that array, C order (default: 1-d); needs --dtype",
+        )
         group = p.add_argument_group("bloscpack settings")
         group.add_argument(
             "-z",
@@ -356,9 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
         group.add_argument(
             "--format",
             choices=FORMATS,
-            default="blp",
-            help="container format to write (default: blp); the others take their\n"
-            "own defaults for -l, -c, -z and shuffle unless given",
+            default=None,
+            help="container format to write (default: the one the suffix of <out_file>\n"
+            "names, else blp); the others take their own defaults for -l, -c, -z\n"
+            "and shuffle unless given",
         )
         p.add_argument("in_file", metavar="<in_file>", help="file to be compressed ('-': stdin)")
         p.add_argument(
@@ -427,8 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("src", metavar="<src>", help="the container to convert ('-': stdin)")
     convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
     convert.add_argument(
-        "--format", choices=("blp", "b2frame", "sframe", "b2nd", "bcolz"), default=None,
-        help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd, .bcolz)",
+        "--format", choices=FORMATS, default=None,
+        help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd,\n"
+        ".b2sframe, .bcolz; else blp)",
     )  # fmt: skip
     convert.add_argument("--sparse", action="store_true", help="b2nd: write a sparse directory")
     convert.add_argument(
@@ -688,6 +714,7 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
     stdout."""
     in_file = args.in_file
     from_stdin = in_file == STDIO
+    args.format = _output_format(args.out_file, args.format)
     out_file = args.out_file or (STDIO if from_stdin else in_file + FORMAT_EXTENSIONS[args.format])
     to_stdout = out_file == STDIO
     if not from_stdin:
@@ -715,12 +742,12 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
         source, stream = in_file, None
         if _streamed(in_file):
             stream = _input_stream(stack, in_file)
-            if args.format != "blp" or in_file.endswith(".npy"):  # these need the whole input
+            if not _streams_to_blp(args, in_file):  # these need the whole input
                 source, stream = _spool_input(stack, console, stream, in_file), None
         in_size = os.path.getsize(source) if stream is None else _regular_file_size(stream)
         if in_size is not None:
             console.verbose(f"input file size: {double_pretty_size(in_size)}")
-        if args.format == "blp":
+        if _streams_to_blp(args, in_file):
             _compress_blp(args, console, source, stream, out or out_file, metadata)
         else:
             target = out_file
@@ -764,6 +791,17 @@ def _copy_file(path: str, out: IO[bytes]) -> None:
     with open(path, "rb") as fh:
         shutil.copyfileobj(fh, out, 1 << 20)
     out.flush()
+
+
+def _streams_to_blp(args: argparse.Namespace, in_file: str) -> bool:
+    """Whether ``compress`` writes a ``.blp`` file from the input's bytes as they come."""
+    if args.shape is not None and args.dtype is None:
+        raise CLIError("--shape needs --dtype (the item type of the raw input)", EXIT_USAGE)
+    if args.dtype is not None and in_file.endswith(".npy"):
+        raise CLIError("--dtype does not apply to .npy input: its dtype is used", EXIT_USAGE)
+    if args.dtype is not None and args.typesize is not None:
+        raise CLIError("-t does not apply with --dtype: the item size is used", EXIT_USAGE)
+    return args.format == "blp" and args.dtype is None
 
 
 def _compress_blp(
@@ -845,8 +883,24 @@ def _compress_stream_blp(
         copy_into_blp(stream, blp, buffer_size(parse_chunk_size(chunk_size)))
 
 
+def _output_format(out_file: str | None, format: str | None) -> str:
+    """``--format``, or the format the suffix of ``out_file`` names, else ``blp``."""
+    from .errors import BloscpackError
+
+    if out_file is None or out_file == STDIO:
+        return format or _registry.DEFAULT.name
+    try:
+        return _registry.output_format(out_file, format).name
+    except BloscpackError as exc:
+        raise CLIError(str(exc), EXIT_USAGE) from None
+
+
 def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metadata: Any) -> None:
-    """``--format b2frame|b2nd|sframe|bcolz``: unset options take the format's own defaults."""
+    """``--format b2frame|b2nd|sframe|bcolz``, or an array (``--dtype``) to ``.blp``: unset
+    options take the format's own defaults."""
+    if args.format == "blp":
+        _compress_raw_array_blp(args, in_file, out_file, metadata)
+        return
     for flag, value in (
         ("-k", args.checksum),
         ("-o", None if args.offsets else True),
@@ -854,13 +908,13 @@ def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metad
     ):
         if value is not None:
             raise CLIError(f"{flag} applies to --format blp only", EXIT_USAGE)
-    if metadata is not None and not (isinstance(metadata, dict) and args.format != "b2frame"):
-        raise CLIError("-m needs a JSON object and --format blp, b2nd, sframe or bcolz", EXIT_USAGE)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise CLIError(f"-m needs a JSON object with --format {args.format}", EXIT_USAGE)
     shuffle_filters = [0, 0, 0, 0, 0, 0 if args.shuffle is False else 1]
     options: dict[str, Any] = {}
     if args.clevel is not None:
         options["clevel"] = args.clevel
-    if args.format == "b2frame":
+    if args.format in ("b2frame", "sframe"):
         from .dispatch import compress_file
 
         if not in_file.endswith(".npy"):
@@ -872,13 +926,18 @@ def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metad
             options["codec"] = args.cname
         if args.chunk_size is not None:
             options["chunksize"] = args.chunk_size
-        compress_file(in_file, out_file, format="b2frame", **options)
+        if metadata is not None:
+            options["metadata"] = metadata
+        if args.dtype is not None:
+            options.update(dtype=args.dtype, shape=args.shape)
+            options.pop("typesize", None)  # the item size
+        compress_file(in_file, out_file, format=args.format, **options)
         return
     import numpy as np
 
     from .dispatch import save
 
-    array = _input_array(in_file, args.typesize)
+    array = _input_array(in_file, args.typesize, args.dtype, args.shape)
     rows = None
     if args.chunk_size is not None:
         row_bytes = array.itemsize * int(np.prod(array.shape[1:], dtype=np.int64))
@@ -903,15 +962,41 @@ def _compress_other(args: argparse.Namespace, in_file: str, out_file: str, metad
     save(array, out_file, format=args.format, **options)
 
 
-def _input_array(path: str, typesize: int | None) -> Any:
-    """A ``.npy`` file's array (memory-mapped), or a raw file as unsigned ints of ``typesize``
-    bytes (default 1)."""
+def _compress_raw_array_blp(
+    args: argparse.Namespace, in_file: str, out_file: str, metadata: Any
+) -> None:
+    """``--dtype`` to ``.blp``: the raw input stored as an array, with 0.16's numpy metadata."""
+    from .dispatch import compress_file
+
+    if metadata is not None:
+        raise CLIError("-m does not apply with --dtype: the metadata holds the array's dtype"
+                       " and shape", EXIT_USAGE)  # fmt: skip
+    options: dict[str, Any] = {
+        "chunk_size": args.chunk_size or DEFAULT_CHUNK_SIZE,
+        "clevel": DEFAULT_CLEVEL if args.clevel is None else args.clevel,
+        "shuffle": True if args.shuffle is None else args.shuffle,
+        "cname": args.cname or DEFAULT_CNAME,
+        "checksum": args.checksum or DEFAULT_CHECKSUM,
+        "offsets": args.offsets,
+    }
+    if args.max_app_chunks is not None:
+        options["max_app_chunks"] = args.max_app_chunks
+    compress_file(in_file, out_file, "blp", dtype=args.dtype, shape=args.shape, **options)
+
+
+def _input_array(path: str, typesize: int | None, dtype: Any = None, shape: Any = None) -> Any:
+    """A ``.npy`` file's array (memory-mapped), a raw file as an array of ``dtype`` (and
+    ``shape``), or as unsigned ints of ``typesize`` bytes (default 1)."""
     import numpy as np
 
     if path.endswith(".npy"):
         if typesize is not None:
             raise CLIError("-t does not apply to .npy input: its dtype is used", EXIT_USAGE)
         return np.load(path, mmap_mode="r", allow_pickle=False)
+    if dtype is not None:
+        from . import ndarray as nd
+
+        return nd.raw_array(path, dtype, shape)
     if typesize not in (None, 1, 2, 4, 8):
         raise CLIError("-t must be 1, 2, 4 or 8 for the array formats", EXIT_USAGE)
     dtype = np.dtype(f"<u{typesize or 1}")
@@ -990,7 +1075,7 @@ def _decompress_into(
     metadata, if any.  ``.blp`` data is written as stored, chunk by chunk; other formats and
     ``.npy`` outputs as the array in C order, a slab of rows at a time."""
     if isinstance(source, str):  # in one state of the file: appends and edits wait
-        from .dispatch import in_one_state
+        from .journal import in_one_state
 
         return in_one_state(lambda path: _write_contents(args, console, path, out, npy), source)
     return _write_contents(args, console, source, out, npy)
@@ -1221,19 +1306,13 @@ def _print_verify_report(report: dict[str, Any], console: Console) -> None:
 
 def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     """``convert``: a container into another format (see :func:`bloscpack.convert`)."""
-    from .convert import convert, target_format
-    from .errors import ArgumentError
+    from .convert import convert
 
     if args.dst == STDIO:
         raise CLIError("convert writes files and directories, not stdout", EXIT_USAGE)
     if args.src != STDIO:
         _check_input(args.src)
-    try:
-        fmt = target_format(args.dst, args.format)
-    except ArgumentError:
-        raise CLIError(
-            f"cannot tell the format of '{args.dst}' from its extension: pass --format", EXIT_USAGE
-        ) from None
+    fmt = _output_format(args.dst, args.format)
     directory = fmt if fmt in ("sframe", "bcolz") or args.sparse else None
     _check_output(args.dst, args, console, directory)
     options: dict[str, Any] = {}
@@ -1305,10 +1384,9 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         for fmt in FORMATS:
             path = os.path.join(directory, "example" + FORMAT_EXTENSIONS[fmt])
             written = read = float("inf")
-            options = {"overwrite": True} if fmt == "bcolz" else {}
             for _ in range(3):  # best of three
                 start = time.perf_counter()
-                save(array, path, format=fmt, **options)
+                save(array, path, format=fmt)
                 written = min(written, time.perf_counter() - start)
                 start = time.perf_counter()
                 back = load(path)

@@ -48,6 +48,8 @@ from .b2nd_layout import ChunkGrid, array_to_chunk, default_chunks_blocks
 from .b2nd_meta import METALAYER_NAME, B2ndMeta
 from .blosc.header import ChunkHeader, Special
 from .blosc.layout import validate_chunk
+from .containers import registry
+from .containers.registry import detect
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -59,10 +61,11 @@ from .errors import (
 )
 from .headers import header_typesize
 from .io import PathLike, is_written_in_place, sized_input, staged_output
+from .journal import in_one_state
 
-FORMATS = ("blp", "b2frame", "sframe", "b2nd", "bcolz")
+FORMATS = tuple(registry.FORMATS)
 #: Target format by file name extension, when ``format`` is not given.
-EXTENSIONS = {".blp": "blp", ".b2frame": "b2frame", ".b2nd": "b2nd", ".bcolz": "bcolz"}
+EXTENSIONS = {f.extension: f.name for f in registry.FORMATS.values()}
 #: The metadata keys (``.blp`` metadata dict, frame vlmetalayers) that describe a numpy array.
 NUMPY_KEYS = ("dtype", "shape", "order", "container")
 #: Default chunk size of frames written from a source whose chunks cannot be copied.
@@ -496,6 +499,25 @@ class _SingleChunkSource(_ChunkedSource):
         return self.data
 
 
+class _ArraySource(_Source):
+    """A numpy array in memory (what :func:`bloscpack.save` writes), read without copies."""
+
+    fmt = "array"
+
+    def __init__(self, array: np.ndarray) -> None:
+        super().__init__("array")
+        nd.check_storable(array.dtype)
+        self.array = nd.contiguous(array)
+        self.spec = nd.ArraySpec(self.array.dtype, self.array.shape, nd.memory_order(self.array))
+        self._bytes = nd.byte_view(self.array).data
+
+    def read_into(self, start: int, out: memoryview) -> None:
+        out[:] = self._bytes[start : start + len(out)]
+
+    def _whole_array(self) -> np.ndarray:
+        return self.array
+
+
 def open_source(path: str, fmt: str) -> _Source:
     """The conversion source for the container ``path`` in format ``fmt``."""
     if fmt == "blp":
@@ -620,12 +642,7 @@ def _metalayers(source: _Source, dropped: list[str], room: int, keep: bool
 
 def _take(options: dict[str, Any], allowed: Mapping[str, Any], fmt: str) -> dict[str, Any]:
     """The target's options with defaults; unknown names are refused."""
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise ArgumentError(
-            f"unknown option(s) for format {fmt!r}: {', '.join(unknown)};"
-            f" known: {', '.join(sorted(allowed))}"
-        )
+    registry.check_options(fmt, options, allowed)
     return {**allowed, **options}
 
 
@@ -800,17 +817,19 @@ class _FrameTarget(_Target):
         opts = _take(options, self.OPTIONS, fmt)
         spec = source.spec
         itemsize = max(spec.dtype.itemsize, 1)
-        typesize = opts.pop("typesize") or source.frame_typesize or itemsize
+        typesize = opts.pop("typesize") or source.frame_typesize or min(itemsize, 255)
         self.nthreads = int(opts.pop("nthreads"))
         chunksize = opts.pop("chunksize")
         try:
             self.cparams = CParams.make(typesize=typesize, **opts)
+        except BloscpackError:
+            raise
         except (TypeError, ValueError) as exc:
             raise ArgumentError(str(exc)) from None
         if chunksize is None and source.spans and self._copyable(source.first_chunk_header()):
             self.spans = [span for span in source.spans if span[1]]  # the source's layout
         else:
-            size = int(chunksize or FRAME_CHUNK_NBYTES)
+            size = FRAME_CHUNK_NBYTES if chunksize is None else int(chunksize)
             if size < 1:
                 raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
             size = max(itemsize, size - size % itemsize)
@@ -1114,8 +1133,6 @@ def _staged_output(dst: str, overwrite: bool) -> Iterator[str]:
 
 
 def _check_replaceable(dst: str, overwrite: bool) -> None:
-    from .dispatch import detect
-
     target = os.path.abspath(dst)
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
@@ -1137,18 +1154,9 @@ def _check_replaceable(dst: str, overwrite: bool) -> None:
 
 
 def target_format(dst: PathLike, format: str | None) -> str:
-    """The format to write: ``format``, or the one the extension of ``dst`` names."""
-    if format is None:
-        ext = os.path.splitext(os.fspath(dst).rstrip("/" + os.sep))[1].lower()
-        if ext not in EXTENSIONS:
-            raise ArgumentError(
-                f"cannot tell the target format from {os.fspath(dst)!r}: pass format= one of"
-                f" {', '.join(FORMATS)}"
-            )
-        return EXTENSIONS[ext]
-    if format not in FORMATS:
-        raise ArgumentError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
-    return format
+    """The format to write: ``format``, or the one the extension of ``dst`` names, or ``blp``
+    (see :func:`bloscpack.containers.registry.output_format`)."""
+    return registry.output_format(dst, format).name
 
 
 def _no_progress(nbytes: int) -> None:
@@ -1170,7 +1178,7 @@ def convert(
     dst: PathLike,
     format: str | None = None,
     *,
-    overwrite: bool = False,
+    overwrite: bool = True,
     copy_chunks: bool = True,
     progress: Callable[[int], None] | None = None,
     **options: Any,
@@ -1178,11 +1186,12 @@ def convert(
     """Convert the container ``src`` (any format bloscpack reads) into ``dst`` in ``format``.
 
     ``format`` is ``"blp"``, ``"b2frame"``, ``"sframe"``, ``"b2nd"`` (``sparse=True`` for a
-    sparse directory) or ``"bcolz"``; by default it follows the extension of ``dst``
-    (``.blp``, ``.b2frame``, ``.b2nd``, ``.bcolz``).  ``options`` are the target's
-    compression and layout options (see the documentation); stored chunks the target accepts
-    as they are are copied without recompression unless ``copy_chunks=False``.  An existing
-    ``dst`` is replaced only with ``overwrite=True``; a failed conversion leaves nothing.
+    sparse directory) or ``"bcolz"``; by default the suffix of ``dst`` names it (``.blp``,
+    ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  ``options`` are the
+    target's compression and layout options (see the documentation); stored chunks the target
+    accepts as they are are copied without recompression unless ``copy_chunks=False``.  An
+    existing ``dst`` is replaced atomically, as :func:`bloscpack.save` replaces;
+    ``overwrite=False`` refuses it.  A failed conversion leaves nothing.
     ``progress``, if given, is called with the number of uncompressed source bytes each step
     has written (they add up to the source's size).
 
@@ -1191,13 +1200,31 @@ def convert(
     metadata the target could not hold.
     """
     fmt = target_format(dst, format)
-    from .dispatch import in_one_state
 
     def read(src_path: str) -> dict[str, Any]:
         return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options)
 
     with sized_input(src) as src_path:
         return in_one_state(read, src_path)
+
+
+def write_array(array: np.ndarray, dst: PathLike, fmt: str, overwrite: bool = True, *,
+                metadata: Mapping[str, Any] | None = None, raw: bool = False,
+                **options: Any) -> dict[str, Any]:  # fmt: skip
+    """Write the in-memory ``array`` to ``dst`` in format ``fmt`` through the same targets as
+    :func:`convert` (a staged output, replaced atomically), with the user ``metadata``; ``raw``
+    bytes are stored without numpy metadata."""
+    source = _ArraySource(np.asanyarray(array))
+    source.is_array = not raw
+    source.user = dict(metadata or {})
+    target = _make_target(fmt, source, dict(options), copy_chunks=False)
+    with _staged_output(os.fspath(dst), overwrite) as path:
+        previous = engine.get_nthreads()
+        try:
+            target.write(path)
+        finally:
+            engine.set_nthreads(previous)
+    return {"format": fmt, "dropped": target.dropped}
 
 
 def _convert(
@@ -1210,8 +1237,6 @@ def _convert(
     options: dict[str, Any],
 ) -> dict[str, Any]:
     """:func:`convert` from a file whose size is known."""
-    from .dispatch import detect
-
     source_format = detect(src_path)
     source = open_source(src_path, source_format)
     try:
@@ -1236,4 +1261,4 @@ def _convert(
     }
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "convert", "open_source", "target_format"]
+__all__ = ["EXTENSIONS", "FORMATS", "convert", "open_source", "target_format", "write_array"]

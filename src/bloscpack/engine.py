@@ -33,12 +33,13 @@ from .blosc.header import (
     MAX_BLOCKSIZE,
     MAX_BUFFERSIZE,
     MAX_TYPESIZE,
+    SNAPPY_FORMAT,
     ChunkHeader,
     Filter,
 )
 from .blosc.layout import ChunkKind, check_header, chunk_kind, validate_blocks, validate_chunk
 from .blosc.special import decode_special_into, fill_special_items
-from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError
+from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError, UnwritableCodec
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -272,7 +273,6 @@ def _address(arr: np.ndarray) -> int | None:
 
 # --- decompression ------------------------------------------------------------------------
 
-SNAPPY_FORMAT = 2  # codec format of snappy chunks (flags bits 5-7), which C-Blosc2 cannot read
 
 
 def _snappy_stream_decoder() -> pydecode.StreamDecoder:
@@ -452,14 +452,30 @@ BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD 
 SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
 
 
+#: The codecs every writer compresses with (snappy chunks are only read: no maintained
+#: C-Blosc writes them, and C-Blosc2 cannot read them).
+WRITABLE_CODECS = tuple(name for name in CODEC_CODES if name != "snappy")
+
+
+def codec_error(codec: Any, where: str, writable: Sequence[str] = WRITABLE_CODECS) -> NoSuchCodec:
+    """The one error for a codec that ``where`` (e.g. "Blosc2 chunks") cannot be written with."""
+    names = ", ".join(writable)
+    if codec in CODEC_CODES:
+        return UnwritableCodec(f"codec {codec!r} cannot be written to {where} (it is only"
+                               f" read); use one of {names}")  # fmt: skip
+    return NoSuchCodec(f"unknown codec {codec!r}; {where} are written with {names}")
+
+
 def codec_code(codec: str | int) -> int:
-    """The Blosc2 code of a codec name (``"zstd"`` -> 5); integers pass through."""
+    """The Blosc2 code of a codec to compress with (``"zstd"`` -> 5); integers (plugin ids)
+    pass through, snappy's excepted."""
+    if codec == CODEC_CODES["snappy"]:
+        codec = "snappy"
     if isinstance(codec, int):
         return codec
-    try:
-        return CODEC_CODES[codec]
-    except KeyError:
-        raise NoSuchCodec(f"unknown codec {codec!r}; known: {', '.join(CODEC_CODES)}") from None
+    if codec not in WRITABLE_CODECS:
+        raise codec_error(codec, "Blosc2 chunks")
+    return CODEC_CODES[codec]
 
 
 def _check_clevel_blocksize(clevel: int, blocksize: int) -> None:
@@ -613,8 +629,7 @@ def blosc1_compressor(
     import blosc
 
     if codec not in blosc.compressor_list():
-        known = ", ".join(blosc.compressor_list())
-        raise NoSuchCodec(f"codec {codec!r} is not available for Blosc1 chunks; known: {known}")
+        raise codec_error(codec, "Blosc1 chunks", blosc.compressor_list())
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= 255:
         raise ArgumentError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")

@@ -75,6 +75,10 @@ class NoSuchCodec(BloscpackError, ValueError):
     """Unknown codec name or id."""
 
 
+class UnwritableCodec(NoSuchCodec, UnsupportedError):
+    """A codec that is read but cannot be written (snappy)."""
+
+
 class NoSuchSerializer(BloscpackError, ValueError):
     """Unknown metadata serializer (magic format)."""
 
@@ -135,6 +139,7 @@ __all__ = [
     "ArgumentError",
     "AttributeValueError",
     "BloscpackError",
+    "UnwritableCodec",
     "ChecksumLengthMismatch",
     "ChecksumMismatch",
     "ChunkError",

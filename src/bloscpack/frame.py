@@ -30,7 +30,7 @@ from .containers.frame import (
     unpack_value,
 )
 from .containers.sframe import INDEX_FILE, SparseFrame
-from .errors import NotAContainer
+from .errors import ArgumentError, NotAContainer
 from .io import PathLike, is_stream, run_inside
 
 Source = PathLike | bytes | bytearray | memoryview | None
@@ -146,18 +146,20 @@ class Frame:
         **options: Any,
     ) -> None:
         if mode not in ("r", "a", "w"):
-            raise ValueError(f"mode must be 'r', 'a' or 'w', got {mode!r}")
+            raise ArgumentError(f"mode must be 'r', 'a' or 'w', got {mode!r}")
         self.mode = mode
         self._core: ContiguousFrame | SparseFrame
         if mode == "w":
             if offset:
-                raise ValueError("offset is for reading or changing an existing frame, not 'w'")
+                raise ArgumentError("offset is for reading or changing an existing frame, not 'w'")
             self._core = self._create(source, bool(sparse), options)
         else:
             if options:
-                raise TypeError(f"options {', '.join(sorted(options))} are only used with mode='w'")
+                raise ArgumentError(
+                    f"options {', '.join(sorted(options))} are only used with mode='w'"
+                )
             if source is None:
-                raise ValueError("mode 'r'/'a' need a path or bytes")
+                raise ArgumentError("mode 'r'/'a' need a path or bytes")
             self._core = self._open(source, mode == "a", offset, sparse)
         self.meta = Meta(self._core)
         self.vlmeta = VLMeta(self._core)
@@ -176,7 +178,7 @@ class Frame:
     ) -> ContiguousFrame | SparseFrame:
         if isinstance(source, (bytes, bytearray, memoryview)):
             if sparse:
-                raise ValueError("a sparse frame is a directory, not bytes")
+                raise ArgumentError("a sparse frame is a directory, not bytes")
             return ContiguousFrame(source, writable=writable, offset=offset)
         path = os.fspath(source)
         if not os.path.exists(path):
@@ -192,7 +194,7 @@ class Frame:
             raise NotAContainer(f"{path}: is {kind}, but sparse={sparse} was asked")
         if is_sparse:
             if offset:
-                raise ValueError("offset applies to contiguous frames only")
+                raise ArgumentError("offset applies to contiguous frames only")
             return SparseFrame(where, writable=writable)
         return ContiguousFrame(where, writable=writable, offset=offset)
 
@@ -212,10 +214,10 @@ class Frame:
         kwargs = {"chunksize": chunksize, "metalayers": layers, "vlmeta": vl, "nthreads": nthreads}
         if sparse:
             if source is None or isinstance(source, (bytes, bytearray, memoryview)):
-                raise ValueError("a sparse frame needs a directory path")
+                raise ArgumentError("a sparse frame needs a directory path")
             return SparseFrame.create(source, cparams, **kwargs)
         if isinstance(source, (bytes, bytearray, memoryview)):
-            raise ValueError("mode 'w' takes a path, or None for a frame in memory")
+            raise ArgumentError("mode 'w' takes a path, or None for a frame in memory")
         return ContiguousFrame.create(source, cparams, **kwargs)
 
     # --- properties ------------------------------------------------------------------------

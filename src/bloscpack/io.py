@@ -90,16 +90,18 @@ class FileLock:
 @contextlib.contextmanager
 def shared_lock(path: PathLike) -> Iterator[None]:
     """A shared ``flock`` on the regular file or directory ``path`` for the block (nothing for
-    other paths, or one that cannot be opened: the read inside reports it)."""
+    other paths, which are never opened here: opening a FIFO would count as its reader, or
+    one that cannot be opened: the read inside reports it)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        mode = os.stat(path).st_mode
+        fd = os.open(path, os.O_RDONLY) if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else None
     except OSError:
+        fd = None
+    if fd is None:
         yield
         return
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-            lock_file(fd, exclusive=False)
+        lock_file(fd, exclusive=False)
         yield
     finally:
         os.close(fd)  # releases the lock

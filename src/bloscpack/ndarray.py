@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,13 @@ from typing import Any
 import numpy as np
 from numpy.lib.format import descr_to_dtype
 
-from .errors import FormatError, NotANumpyArray, ObjectNumpyArrayRejection, UnsupportedError
+from .errors import (
+    ArgumentError,
+    FormatError,
+    NotANumpyArray,
+    ObjectNumpyArrayRejection,
+    UnsupportedError,
+)
 
 CONTAINER = "numpy"
 MAX_BLOSC1_TYPESIZE = 255
@@ -262,8 +269,46 @@ def decode_metadata(metadata: Any) -> ArraySpec:
     return ArraySpec(dtype_from_metadata(metadata["dtype"]), tuple(shape), order)
 
 
+def parse_dtype(value: Any) -> np.dtype:
+    """The numpy dtype ``value`` names (``"f8"``, ``"<i4"``, ``"float32"``, a ``np.dtype``),
+    checked storable; ``ArgumentError`` for a name numpy does not know."""
+    try:
+        dtype = np.dtype(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"dtype {value!r} is not a numpy dtype (e.g. 'f8', '<i4')") from None
+    check_storable(dtype)
+    if dtype.itemsize == 0:
+        raise ArgumentError(f"dtype {value!r} has items of 0 bytes")
+    return dtype
+
+
+def raw_array(path: str, dtype: Any, shape: Any = None) -> np.ndarray:
+    """The bytes of the file ``path`` as a read-only array of ``dtype`` (memory-mapped), 1-d or
+    of ``shape`` (C order); ``ArgumentError`` if its size does not fit."""
+    dtype = parse_dtype(dtype)
+    size = os.path.getsize(path)
+    if size % dtype.itemsize:
+        raise ArgumentError(
+            f"{path}: {size} bytes are not whole items of dtype {dtype} ({dtype.itemsize} bytes)"
+        )
+    count = size // dtype.itemsize
+    if shape is None:
+        shape = (count,)
+    try:
+        shape = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"shape {shape!r} is not a sequence of integers") from None
+    if any(n < 0 for n in shape) or math.prod(shape) != count:
+        raise ArgumentError(f"{path}: {count} items of dtype {dtype} do not fill shape {shape}")
+    if not size:
+        return np.empty(shape, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", shape=shape)
+
+
 __all__ = [
     "ArraySpec",
+    "parse_dtype",
+    "raw_array",
     "blosc1_typesize",
     "chunk_typesize",
     "byte_view",

@@ -20,6 +20,7 @@ MAX_TYPESIZE = 536866816
 BLOSC1_VERSION = 2
 BLOSC2_VERSION = 5
 BLOSC2_VL_VERSION = 6
+SNAPPY_FORMAT = 2  # codec format of snappy chunks (flags bits 5-7), which C-Blosc2 cannot read
 
 _BASE = struct.Struct("<BBBBiii")
 _EXTENDED = struct.Struct("<6sBB6sBB")

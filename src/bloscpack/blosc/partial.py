@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import SNAPPY_FORMAT
 from ..errors import BloscpackError
-from .header import ChunkHeader, Filter
+from .header import SNAPPY_FORMAT, ChunkHeader, Filter
 from .layout import ChunkKind, check_header, chunk_kind
 
 #: Chunks up to this size are read whole (one positioned read costs little more than two).

@@ -37,7 +37,14 @@ from ..b2nd_layout import (
 from ..b2nd_meta import METALAYER_NAME, B2ndMeta, dtype_to_string
 from ..blosc.header import ChunkHeader, Filter, Special
 from ..blosc.layout import validate_chunk
-from ..errors import BloscpackError, FormatError, NotAContainer, UnsupportedError
+from ..errors import (
+    ArgumentError,
+    BloscpackError,
+    FormatError,
+    NotAContainer,
+    OutputExistsError,
+    UnsupportedError,
+)
 from ..io import ByteSource, PathLike, staged_output
 from .frame import (
     EDGE_READ,
@@ -112,7 +119,7 @@ def _frame_core(frame: Any) -> ContiguousFrame | SparseFrame:
     """The frame object behind ``frame`` (a :class:`bloscpack.Frame` or a frame reader)."""
     core = getattr(frame, "core", frame)
     if not isinstance(core, (ContiguousFrame, SparseFrame)):
-        raise TypeError(f"expected a Blosc2 frame, got {type(frame).__name__}")
+        raise ArgumentError(f"expected a Blosc2 frame, got {type(frame).__name__}")
     return core
 
 
@@ -346,12 +353,12 @@ class B2ndArray:
                     f" {self.dtype} ({exc})"
                 ) from None
         if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != self.dtype:
-            raise ValueError(
+            raise ArgumentError(
                 f"out must be a numpy array of shape {shape} and dtype {self.dtype}, got"
                 f" {getattr(out, 'shape', None)} {getattr(out, 'dtype', type(out).__name__)}"
             )
         if not out.flags.writeable:
-            raise ValueError("out is read-only")
+            raise ArgumentError("out is read-only")
         return out
 
     def read(self, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
@@ -596,7 +603,9 @@ def save_b2nd(
     target = os.fspath(path)
     replacing_dir = os.path.isdir(target) and not os.path.islink(target)
     if replacing_dir and os.listdir(target) and not sniff_dir(target):
-        raise FileExistsError(f"{target!r} is a directory that is not a sparse frame; not replaced")
+        raise OutputExistsError(
+            f"{target!r} is a directory that is not a sparse frame; not replaced"
+        )
     with staged_output(target) as build:
         writer_class = SparseFrameWriter if sparse else FrameWriter
         with writer_class(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,

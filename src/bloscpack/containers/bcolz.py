@@ -42,6 +42,7 @@ from ..errors import (
     FormatError,
     IntegrityError,
     ObjectNumpyArrayRejection,
+    OutputExistsError,
     TruncatedError,
     UnsupportedError,
 )
@@ -237,9 +238,7 @@ class Cparams:
     def make(cls, clevel: int, shuffle: int, cname: str, quantize: int = 0) -> Cparams:
         """Check the compression arguments of new chunks (codecs bcolz-zipline reads only)."""
         if cname not in WRITABLE_CODECS:
-            raise UnsupportedError(
-                f"codec {cname!r} cannot be written for bcolz; use one of {WRITABLE_CODECS}"
-            )
+            raise engine.codec_error(cname, "bcolz carrays", WRITABLE_CODECS)
         if not _is_int(clevel) or not 0 <= clevel <= 9:
             raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
         if isinstance(shuffle, bool):
@@ -1305,7 +1304,7 @@ def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
     if is_written_in_place(rootdir):
         raise ArgumentError(f"{rootdir}: is a FIFO or a device, not a directory")
     if os.path.lexists(rootdir) and not overwrite:
-        raise FileExistsError(f"{rootdir}: already exists (pass overwrite=True to replace it)")
+        raise OutputExistsError(f"{rootdir}: already exists (pass overwrite=True to replace it)")
     with staged_output(rootdir) as target:
         yield target
 
@@ -1324,6 +1323,7 @@ def save_bcolz(
     attrs: Mapping[str, Any] | None = None,
     overwrite: bool = False,
     durable: bool = True,
+    codec: str | None = None,
 ) -> None:
     """Write ``array`` as a bcolz directory that bcolz 1.x opens, the way bcolz writes it.
 
@@ -1335,11 +1335,12 @@ def save_bcolz(
     The directory appears whole or not at all (it is written under a temporary name, then
     renamed); ``overwrite`` replaces an existing one.  ``durable`` flushes every file to disk
     before the rename (``False`` is faster for many small chunks and still atomic for other
-    processes, but a power loss may then lose the directory).
+    processes, but a power loss may then lose the directory).  ``codec`` is an alias of
+    ``cname``, the name every other writer uses.
     """
     rootdir = os.fspath(rootdir)
     data = np.asarray(array)
-    cparams = Cparams.make(clevel, shuffle, cname, quantize)
+    cparams = Cparams.make(clevel, shuffle, codec or cname, quantize)
     _attrs_blob(attrs)  # checked now: nothing is made unless every argument is valid
     layout = functools.partial(
         _column_layout, chunklen=chunklen, expectedlen=expectedlen, cparams=cparams

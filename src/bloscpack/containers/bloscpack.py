@@ -40,7 +40,6 @@ from ..blosc.header import (
     BLOSC1_HEADER_SIZE,
     BLOSC2_HEADER_SIZE,
     BLOSC2_VL_VERSION,
-    CODEC_CODES,
     EXTENDED_MARK,
     MAX_BUFFERSIZE,
     ChunkHeader,
@@ -60,7 +59,6 @@ from ..errors import (
     MetadataSectionTooSmall,
     NoChangeInMetadata,
     NoMetadataFound,
-    NoSuchCodec,
     NoSuchSerializer,
     TruncatedError,
 )
@@ -73,6 +71,7 @@ from ..headers import (
     MetadataHeader,
 )
 from ..io import ByteSource, PathLike, consistent_read
+from ..journal import recover
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -244,7 +243,6 @@ class BloscpackReader:
     def __init__(self, source: SourceLike, *, verify_metadata: bool = True) -> None:
         self._owns_source = not isinstance(source, ByteSource)
         if not isinstance(source, (ByteSource, bytes, bytearray, memoryview)):
-            from ..append import recover  # roll back an append that was interrupted
 
             recover(source)
         self.source = source if isinstance(source, ByteSource) else ByteSource(source)
@@ -795,7 +793,6 @@ def reading(source: SourceLike, *, verify_metadata: bool = True) -> Iterator[Blo
     library (which waits for the block to end) is seen entirely or not at all."""
     with contextlib.ExitStack() as stack:
         if isinstance(source, (str, os.PathLike)):
-            from ..append import recover  # roll back an append that was interrupted
 
             recover(source)
             source = stack.enter_context(ByteSource(source))
@@ -907,11 +904,11 @@ def check_blosc_args(blosc_args: BloscArgs) -> None:
     if blosc_args.blosc_version == 1:
         import blosc
 
-        known = blosc.compressor_list()
+        known, kind = blosc.compressor_list(), "Blosc1 chunks"
     else:
-        known = [c for c in CODEC_CODES if c != "snappy"]
+        known, kind = list(engine.WRITABLE_CODECS), "Blosc2 chunks"
     if blosc_args.cname not in known:
-        raise NoSuchCodec(f"codec {blosc_args.cname!r} is not available; known: {', '.join(known)}")
+        raise engine.codec_error(blosc_args.cname, f".blp files of {kind}", known)
     if blosc_args.filters is not None:
         _filter_ids(blosc_args.filters)
 

@@ -41,6 +41,7 @@ from ..blosc.header import (
 from ..blosc.layout import check_header, validate_chunk
 from ..blosc.special import special_chunk, stune_blocksize
 from ..errors import (
+    ArgumentError,
     BloscpackError,
     FileChangedError,
     FormatError,
@@ -307,7 +308,7 @@ def build_fixed_header(
 def _six(values: Sequence[int]) -> list[int]:
     out = [int(v) & 0xFF for v in values]
     if len(out) > 6:
-        raise ValueError(f"at most 6 filter slots, got {len(out)}")
+        raise ArgumentError(f"at most 6 filter slots, got {len(out)}")
     return out + [0] * (6 - len(out))
 
 
@@ -332,7 +333,7 @@ def general_flags(chunksize: int, vl_blocks: bool) -> int:
 def _check_name(name: str) -> bytes:
     encoded = name.encode("utf-8")
     if not 0 < len(encoded) <= MAX_NAME_LEN:
-        raise ValueError(f"metalayer name {name!r} must be 1..{MAX_NAME_LEN} bytes of UTF-8")
+        raise ArgumentError(f"metalayer name {name!r} must be 1..{MAX_NAME_LEN} bytes of UTF-8")
     return encoded
 
 
@@ -356,7 +357,7 @@ def _pack_layers(layers: Sequence[tuple[str, bytes]], base: int) -> tuple[bytes,
 def pack_metalayers(layers: Sequence[tuple[str, bytes]]) -> bytes:
     """The metalayers block that follows the 87 fixed header bytes."""
     if len(layers) > MAX_METALAYERS:
-        raise ValueError(f"at most {MAX_METALAYERS} metalayers, got {len(layers)}")
+        raise ArgumentError(f"at most {MAX_METALAYERS} metalayers, got {len(layers)}")
     block, map_end = _pack_layers(layers, HEADER_FIXED_LEN)
     return block[:2] + struct.pack(">H", map_end) + block[4:]
 
@@ -459,7 +460,7 @@ def pack_value(value: Any) -> bytes:
             return bytes(obj)
         if isinstance(obj, np.str_):
             return str(obj)
-        raise TypeError(f"cannot store {type(obj).__name__} in frame metadata")
+        raise ArgumentError(f"cannot store {type(obj).__name__} in frame metadata")
 
     packed: bytes = msgpack.packb(value, default=default, strict_types=True, use_bin_type=True)
     return packed
@@ -516,7 +517,7 @@ def special_value(kind: Any, typesize: int) -> tuple[Special, bytes | None]:
     a ``typesize``-byte integer or float when its default numpy type has another size)."""
     if isinstance(kind, str):
         if kind not in SPECIAL_KINDS:
-            raise ValueError(
+            raise ArgumentError(
                 f"special kind must be one of {', '.join(SPECIAL_KINDS)} or a value, got {kind!r}"
             )
         return SPECIAL_KINDS[kind], None
@@ -530,13 +531,13 @@ def special_value(kind: Any, typesize: int) -> tuple[Special, bytes | None]:
             elif isinstance(kind, (float, np.floating)) and typesize in (2, 4, 8):
                 item = np.array([kind], dtype=f"<f{typesize}")
             else:
-                raise ValueError(
+                raise ArgumentError(
                     f"value {kind!r} has {item.dtype.itemsize} bytes, the frame's typesize is"
                     f" {typesize}"
                 )
         raw = item.tobytes()
     if len(raw) != typesize:
-        raise ValueError(f"value has {len(raw)} bytes, the frame's typesize is {typesize}")
+        raise ArgumentError(f"value has {len(raw)} bytes, the frame's typesize is {typesize}")
     return Special.VALUE, raw
 
 
@@ -650,13 +651,13 @@ def check_new_chunk(chunk: Any) -> tuple[memoryview, ChunkHeader]:
     mv = memoryview(chunk).cast("B")
     header = validate_chunk(mv)
     if not header.extended:
-        raise ValueError(
+        raise ArgumentError(
             "frames store Blosc2 chunks (32-byte header); compress with compress_blosc2"
         )
     if header.lazy:
-        raise ValueError("a lazy chunk has no data and cannot be stored in a frame")
+        raise ArgumentError("a lazy chunk has no data and cannot be stored in a frame")
     if header.nbytes == 0:
-        raise ValueError("an empty chunk (nbytes 0) cannot be stored in a frame")
+        raise ArgumentError("an empty chunk (nbytes 0) cannot be stored in a frame")
     return mv[: header.cbytes], header
 
 
@@ -715,7 +716,7 @@ class CParams:
         splitmode = options.pop("splitmode", 3)
         if isinstance(splitmode, str):
             if splitmode not in SPLITMODE_CODES:
-                raise ValueError(
+                raise ArgumentError(
                     f"splitmode must be one of {sorted(SPLITMODE_CODES)}, got {splitmode!r}"
                 )
             splitmode = SPLITMODE_CODES[splitmode]
@@ -729,17 +730,17 @@ class CParams:
             use_dict=bool(options.pop("use_dict", False)),
         )  # fmt: skip
         if options:
-            raise TypeError(f"unknown frame options: {', '.join(sorted(options))}")
+            raise ArgumentError(f"unknown frame options: {', '.join(sorted(options))}")
         if not 1 <= params.typesize <= 536866816:
-            raise ValueError(f"typesize must be 1..536866816, got {params.typesize}")
+            raise ArgumentError(f"typesize must be 1..536866816, got {params.typesize}")
         if not 0 <= params.clevel <= 9:
-            raise ValueError(f"clevel must be 0..9, got {params.clevel}")
+            raise ArgumentError(f"clevel must be 0..9, got {params.clevel}")
         if params.splitmode not in SPLITMODE_NAMES:
-            raise ValueError(f"splitmode must be 1..4, got {params.splitmode}")
+            raise ArgumentError(f"splitmode must be 1..4, got {params.splitmode}")
         if not 0 <= params.codec <= 255:
-            raise ValueError(f"codec code must be 0..255, got {params.codec}")
+            raise ArgumentError(f"codec code must be 0..255, got {params.codec}")
         if params.blocksize < 0:
-            raise ValueError(f"blocksize must be >= 0, got {params.blocksize}")
+            raise ArgumentError(f"blocksize must be >= 0, got {params.blocksize}")
         return params
 
     @classmethod
@@ -1145,7 +1146,7 @@ class FrameBase:
         for k, (n, old) in enumerate(self.metalayers):
             if n == name:
                 if len(old) != len(content):
-                    raise ValueError(
+                    raise ArgumentError(
                         f"metalayer {name!r}: new content has {len(content)} bytes, the stored one"
                         f" {len(old)} (the length cannot change)"
                     )
@@ -1153,11 +1154,11 @@ class FrameBase:
                 self._write_metalayers(grew=False)
                 return
         if self.header.cbytes > 0 or self.nchunks:
-            raise ValueError(
+            raise ArgumentError(
                 f"metalayer {name!r}: metalayers can only be added before chunks are stored"
             )
         if len(self.metalayers) >= MAX_METALAYERS:
-            raise ValueError(f"at most {MAX_METALAYERS} metalayers")
+            raise ArgumentError(f"at most {MAX_METALAYERS} metalayers")
         _check_name(name)
         self.metalayers.append((name, content))
         self._write_metalayers(grew=True)
@@ -1173,7 +1174,7 @@ class FrameBase:
                 self._write_trailer()
                 return
         if len(self.vlmeta) >= MAX_VLMETALAYERS_WRITE:
-            raise ValueError(f"at most {MAX_VLMETALAYERS_WRITE} vlmetalayers")
+            raise ArgumentError(f"at most {MAX_VLMETALAYERS_WRITE} vlmetalayers")
         _check_name(name)
         self.vlmeta.append((name, chunk))
         self._write_trailer()
@@ -1281,30 +1282,32 @@ class FrameBase:
         self._require_writable()
         h = self.header
         if h.nbytes > 0 or h.cbytes > 0 or self.nchunks:
-            raise ValueError(f"{self.name}: fill_special needs an empty frame")
+            raise ArgumentError(f"{self.name}: fill_special needs an empty frame")
         if chunksize is None:
             chunksize = h.chunksize
         elif h.chunksize > 0 and chunksize != h.chunksize:
-            raise ValueError(f"chunksize {chunksize} differs from the frame's {h.chunksize}")
+            raise ArgumentError(f"chunksize {chunksize} differs from the frame's {h.chunksize}")
         ts = h.typesize
         if chunksize <= 0:
-            raise ValueError(f"{self.name}: fill_special needs a chunk size (the frame has none)")
+            raise ArgumentError(
+                f"{self.name}: fill_special needs a chunk size (the frame has none)"
+            )
         if chunksize % ts or chunksize > MAX_BUFFERSIZE:
-            raise ValueError(
+            raise ArgumentError(
                 f"chunksize {chunksize} must be a multiple of typesize {ts} and at most"
                 f" {MAX_BUFFERSIZE}"
             )
         nitems = int(nitems)
         if nitems < 0:
-            raise ValueError(f"nitems must be >= 0, got {nitems}")
+            raise ArgumentError(f"nitems must be >= 0, got {nitems}")
         if nitems * ts // chunksize > INT_MAX:
-            raise ValueError("nitems is too large for this chunk size")
+            raise ArgumentError("nitems is too large for this chunk size")
         kind_, value = special_value(kind, ts)
         if nitems == 0:
             return 0
         full, left = divmod(nitems * ts, chunksize)
         if 8 * (full + 1) > MAX_INDEX_NBYTES:
-            raise ValueError(
+            raise ArgumentError(
                 f"fill_special of {full + (1 if left else 0)} chunks: at most"
                 f" {MAX_INDEX_NBYTES // 8} (use a larger chunk size)"
             )
@@ -1551,7 +1554,7 @@ class ContiguousFrame(FrameBase):
     ) -> None:
         if isinstance(source, ByteSource):  # read-only; the frame closes it
             if writable:
-                raise ValueError("a frame read from a ByteSource cannot be writable")
+                raise ArgumentError("a frame read from a ByteSource cannot be writable")
             self.name = source.name
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.name = "<bytes>"
@@ -1563,7 +1566,7 @@ class ContiguousFrame(FrameBase):
         else:
             self.name = os.fspath(source)
         if offset < 0:
-            raise ValueError(f"offset must be >= 0, got {offset}")
+            raise ArgumentError(f"offset must be >= 0, got {offset}")
         self.writable = writable
         self._storage = _Storage(source, offset, writable, self.name)
         self._partial_reads = 0
@@ -1721,7 +1724,7 @@ def check_order(order: Sequence[int], n: int) -> np.ndarray:
     """Validate a permutation of ``range(n)``."""
     perm = np.asarray(order, dtype=np.int64)
     if perm.shape != (n,) or not np.array_equal(np.sort(perm), np.arange(n)):
-        raise ValueError(f"order must be a permutation of range({n})")
+        raise ArgumentError(f"order must be a permutation of range({n})")
     return perm
 
 
@@ -1734,9 +1737,11 @@ def new_frame_image(
     values are given as stored (compressed) chunks."""
     cs = -1 if chunksize is None else int(chunksize)
     if cs < -1 or cs > MAX_BUFFERSIZE:
-        raise ValueError(f"chunksize must be 0 (variable) or 1..{MAX_BUFFERSIZE}, got {chunksize}")
+        raise ArgumentError(
+            f"chunksize must be 0 (variable) or 1..{MAX_BUFFERSIZE}, got {chunksize}"
+        )
     if len(vlmeta_chunks) > MAX_VLMETALAYERS_WRITE:
-        raise ValueError(f"at most {MAX_VLMETALAYERS_WRITE} vlmetalayers")
+        raise ArgumentError(f"at most {MAX_VLMETALAYERS_WRITE} vlmetalayers")
     raw = build_fixed_header(
         frame_type=frame_type, typesize=cparams.typesize, codec=cparams.codec,
         clevel=cparams.clevel, splitmode=cparams.splitmode, filters=cparams.filters,
@@ -1746,7 +1751,7 @@ def new_frame_image(
     layers = [(name, bytes(content)) for name, content in metalayers]
     names = [n for n, _ in layers]
     if len(set(names)) != len(names):
-        raise ValueError("metalayer names must be unique")
+        raise ArgumentError("metalayer names must be unique")
     meta = pack_metalayers(layers)
     vl = [(name, bytes(chunk)) for name, chunk in vlmeta_chunks]
     trailer = pack_trailer(vl)
@@ -1936,10 +1941,10 @@ def save_bytes(
     mv = memoryview(data).cast("B")
     chunksize = int(chunksize)
     if not 0 < chunksize <= MAX_BUFFERSIZE:
-        raise ValueError(f"chunksize must be 1..{MAX_BUFFERSIZE}, got {chunksize}")
+        raise ArgumentError(f"chunksize must be 1..{MAX_BUFFERSIZE}, got {chunksize}")
     chunksize -= chunksize % params.typesize or 0
     if chunksize <= 0:
-        raise ValueError(f"chunksize must hold at least one item of typesize {params.typesize}")
+        raise ArgumentError(f"chunksize must hold at least one item of typesize {params.typesize}")
     with FrameWriter(path, params, chunksize=chunksize) as writer:
         for start in range(0, len(mv), chunksize):
             writer.append_data(mv[start : start + chunksize])
@@ -1967,7 +1972,7 @@ def read_all(frame: FrameBase, out: Any = None) -> Any:
             ) from None
     view = memoryview(out).cast("B")
     if len(view) < total:
-        raise ValueError(f"out holds {len(view)} bytes, the frame has {total}")
+        raise ArgumentError(f"out holds {len(view)} bytes, the frame has {total}")
     pos = 0
     for i in range(frame.nchunks):
         chunk = frame.read_chunk(i)

@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from ..blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
-from ..errors import BloscpackError, FileChangedError, FileNotFound, FormatError, TruncatedError
+from ..errors import (
+    BloscpackError,
+    FileChangedError,
+    FileNotFound,
+    FormatError,
+    OutputExistsError,
+    TruncatedError,
+)
 from ..io import FileLock, PathLike, atomic_write, file_identity, fsync_directory
 from .frame import (
     FRAME_SPARSE,
@@ -370,9 +377,9 @@ def _replace_dir(new: str, path: str) -> None:
     """Move directory ``new`` to ``path``, replacing a sparse frame (or empty directory) there."""
     if os.path.lexists(path):
         if not os.path.isdir(path):
-            raise FileExistsError(f"{path!r} exists and is not a directory")
+            raise OutputExistsError(f"{path!r} exists and is not a directory")
         if os.listdir(path) and not sniff_dir(path):
-            raise FileExistsError(
+            raise OutputExistsError(
                 f"{path!r} is a non-empty directory that is not a sparse frame; not replacing it"
             )
         old = tempfile.mkdtemp(

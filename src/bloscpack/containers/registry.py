@@ -1,0 +1,215 @@
+"""The formats this library reads and writes: one table of names, aliases and file extensions,
+and the one rule that picks the format of an output from ``format=`` and its name.
+
+Every name here means the same thing everywhere (``save``, ``convert``, ``detect``, ``info``,
+``blpk --format``): the name :func:`bloscpack.detect` gives a container of that format.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ArgumentError, NotAContainer, UnsupportedError
+from ..io import ByteSource, PathLike
+
+
+@dataclass(frozen=True)
+class Format:
+    """One container format: its name, the suffix files written in it get, whether it is a
+    directory, other names it answers to, and the module of ``bloscpack.containers`` that
+    reads and writes it."""
+
+    name: str
+    title: str
+    extension: str
+    module: str
+    directory: bool = False
+    aliases: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("blp", "Bloscpack file", ".blp", "bloscpack", aliases=("bloscpack",)),
+        Format("b2frame", "Blosc2 contiguous frame", ".b2frame", "frame", aliases=("frame",)),
+        Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",)),
+        Format("sframe", "Blosc2 sparse frame (a directory)", ".b2sframe", "sframe",
+               directory=True, aliases=("sparse",)),  # fmt: skip
+        Format("bcolz", "bcolz carray or ctable (a directory)", ".bcolz", "bcolz",
+               directory=True),  # fmt: skip
+    )
+}
+#: The format an output gets when neither ``format=`` nor its name says one.
+DEFAULT = FORMATS["blp"]
+#: Extensions of other tools' formats: an output named so is refused, with how to write it.
+FOREIGN = {
+    ".npy": "numpy.save",
+    ".npz": "numpy.savez",
+    ".zarr": "zarr",
+    ".h5": "h5py",
+    ".hdf5": "h5py",
+    ".nc": "xarray or netCDF4",
+    ".parquet": "pandas or pyarrow",
+    ".feather": "pandas or pyarrow",
+}
+_BY_NAME = {alias: f for f in FORMATS.values() for alias in (f.name, *f.aliases)}
+_BY_EXTENSION = {f.extension: f for f in FORMATS.values()}
+
+
+def names() -> str:
+    """The format names, for messages: ``blp, b2frame, b2nd, sframe, bcolz``."""
+    return ", ".join(FORMATS)
+
+
+def get(name: str) -> Format:
+    """The format called ``name`` (or one of its aliases); ``ArgumentError`` naming the valid
+    ones otherwise."""
+    found = _BY_NAME.get(str(name).lower()) if isinstance(name, str) else None
+    if found is None:
+        raise ArgumentError(f"unknown format {name!r}; choose one of {names()}")
+    return found
+
+
+def extension_of(path: PathLike) -> str:
+    """The lower-cased suffix of ``path`` (a trailing slash ignored): ``.b2nd``, or ``""``."""
+    return os.path.splitext(os.fspath(path).rstrip("/" + os.sep))[1].lower()
+
+
+def by_extension(path: PathLike) -> Format | None:
+    """The format whose suffix ``path`` ends with, if any."""
+    return _BY_EXTENSION.get(extension_of(path))
+
+
+def output_format(path: PathLike, format: str | None = None) -> Format:
+    """The format to write ``path`` in: ``format`` if given (which must agree with a known
+    suffix of ``path``), else the one its suffix names, else :data:`DEFAULT`.  A suffix of
+    another tool's format (``.npy``, ``.zarr``, ...) is refused, saying what writes it."""
+    ext = extension_of(path)
+    if ext in FOREIGN:
+        raise UnsupportedError(
+            f"{os.fspath(path)!r}: {ext} is the suffix of another format (written by"
+            f" {FOREIGN[ext]}); name the output with one of"
+            f" {', '.join(_BY_EXTENSION)} or none"
+        )
+    named = _BY_EXTENSION.get(ext)
+    if format is None:
+        return named or DEFAULT
+    chosen = get(format)
+    if named is not None and named is not chosen and not _compatible(chosen, named):
+        raise ArgumentError(
+            f"{os.fspath(path)!r}: format {chosen.name!r} was asked, but the suffix {ext} names"
+            f" {named.name!r}; drop one or make them agree"
+        )
+    return chosen
+
+
+# --- recognising a container by its bytes and layout ----------------------------------------
+
+FRAME_MAGIC = b"\xa8b2frame\x00"
+
+
+def detect(path: PathLike) -> str:
+    """Name of the format of ``path``: ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz`` or
+    ``chunk`` (one raw Blosc chunk).  File names do not matter, only bytes and layout."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, "chunks.b2frame")):
+            from . import b2nd
+
+            return "b2nd" if b2nd.sniff_b2nd(path) else "sframe"
+        from . import bcolz
+
+        if bcolz.sniff_dir(path):
+            return "bcolz"
+        raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
+    with ByteSource(path) as source:
+        return detect_source(source)
+
+
+def detect_source(source: ByteSource, *, whole_chunk: bool = False,
+                  frame_kind: bool = True) -> str:  # fmt: skip
+    """The format of the single-file container ``source`` holds, from its first bytes (a frame's
+    metalayers tell ``b2nd`` from ``b2frame``): ``blp``, ``b2frame``, ``b2nd`` or ``chunk``.
+    With ``whole_chunk`` a Blosc chunk must fill the source exactly; with ``frame_kind=False``
+    a contiguous frame is ``frame``, its metalayers unread (for a caller that opens it)."""
+    head = bytes(source.read_upto(0, 32))
+    if head[:4] == b"blpk":
+        return "blp"
+    if head[1:10] == FRAME_MAGIC and not frame_kind:
+        return "frame"
+    if head[1:10] == FRAME_MAGIC:
+        from .b2nd import sniff_b2nd
+
+        return "b2nd" if sniff_b2nd(source) else "b2frame"
+    from ..chunks import is_chunk
+
+    if is_chunk(head, source.size() if whole_chunk else None):
+        return "chunk"
+    raise NotAContainer(f"{source.name}: not a Blosc container (first bytes {head[:16].hex(' ')})")
+
+
+def check_options(fmt: str, options: Iterable[str], known: Iterable[str]) -> None:
+    """Refuse option names a writer of ``fmt`` does not know, listing those it does."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ArgumentError(
+            f"unknown option(s) for format {fmt!r}: {', '.join(unknown)};"
+            f" known: {', '.join(sorted(known))}"
+        )
+
+
+def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:
+    """The names ``function`` takes as options: its parameters after the first
+    ``positional`` ones."""
+    params = list(inspect.signature(function).parameters.values())[positional:]
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in params if p.kind in kinds]
+
+
+def module(fmt: str) -> Any:
+    """The module of ``bloscpack.containers`` that reads and writes format ``fmt``."""
+    return importlib.import_module(f"{__package__}.{get(fmt).module}")
+
+
+def describe(path: str) -> dict[str, Any]:
+    """A JSON-able description of the container at ``path``: its format, then what its
+    format's ``info`` says (a raw chunk: its header)."""
+    fmt = detect(path)
+    if fmt == "chunk":
+        from ..chunks import inspect_chunk
+
+        with open(path, "rb") as fh:
+            return {"format": fmt, **inspect_chunk(fh.read())}
+    return {"format": fmt, **module(fmt).info(path)}
+
+
+def _compatible(chosen: Format, named: Format) -> bool:
+    """A sparse frame may also be named ``.b2frame`` (python-blosc2 names both so)."""
+    return chosen.name == "sframe" and named.name == "b2frame"
+
+
+__all__ = [
+    "DEFAULT",
+    "FOREIGN",
+    "FORMATS",
+    "Format",
+    "by_extension",
+    "check_options",
+    "describe",
+    "detect",
+    "detect_source",
+    "extension_of",
+    "get",
+    "keyword_options",
+    "module",
+    "names",
+    "output_format",
+]

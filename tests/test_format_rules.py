@@ -1,0 +1,251 @@
+"""The rules written once above the formats, checked over every format: the format an output
+gets from ``format=`` and its name, the refusal of other tools' suffixes and of contradictions,
+the overwrite rule of ``save``/``convert`` and of ``blpk``, and the error for unknown names."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers import registry
+from bloscpack.convert import convert
+from bloscpack.dispatch import compress_file
+from bloscpack.errors import ArgumentError, BloscpackError, OutputExistsError, UnsupportedError
+
+FORMATS = list(registry.FORMATS)
+ARRAY = np.arange(12_000, dtype="<f8").reshape(4000, 3)
+
+
+def blpk(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bloscpack", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)  # fmt: skip
+
+
+def test_one_table_of_names_and_suffixes():
+    assert FORMATS == ["blp", "b2frame", "b2nd", "sframe", "bcolz"]
+    assert [f.extension for f in registry.FORMATS.values()] == [
+        ".blp", ".b2frame", ".b2nd", ".b2sframe", ".bcolz"
+    ]  # fmt: skip
+    assert tuple(FORMATS) == bloscpack.dispatch.FORMATS
+    assert tuple(FORMATS) == importlib.import_module("bloscpack.convert").FORMATS
+    from bloscpack import cli
+
+    assert tuple(FORMATS) == cli.FORMATS
+    assert registry.get("bloscpack").name == "blp"
+    assert registry.get("B2ND").name == "b2nd"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_save_takes_the_format_from_the_suffix(tmp_path: Path, fmt: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path)
+    assert bloscpack.detect(path) == fmt
+    assert path.is_dir() == registry.FORMATS[fmt].directory
+    loaded = bloscpack.load(path)
+    assert loaded.dtype == ARRAY.dtype and np.array_equal(loaded, ARRAY)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_convert_takes_the_format_from_the_suffix(tmp_path: Path, fmt: str):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    assert convert(tmp_path / "a.blp", path)["format"] == fmt
+    assert bloscpack.detect(path) == fmt
+    assert np.array_equal(bloscpack.load(path), ARRAY)
+
+
+@pytest.mark.parametrize("name", ["x.dat", "x", "x.BLP.tmp"])
+def test_no_known_suffix_gives_blp(tmp_path: Path, name: str):
+    bloscpack.save(ARRAY, tmp_path / name)
+    assert bloscpack.detect(tmp_path / name) == "blp"
+
+
+@pytest.mark.parametrize("ext", sorted(registry.FOREIGN))
+def test_other_tools_suffixes_are_refused(tmp_path: Path, ext: str):
+    path = tmp_path / f"x{ext}"
+    with pytest.raises(UnsupportedError, match=rf"\{ext} is the suffix of another format"):
+        bloscpack.save(ARRAY, path)
+    assert not path.exists()
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    with pytest.raises(UnsupportedError, match="name the output with one of .blp, "):
+        convert(tmp_path / "a.blp", path)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_format_contradicting_the_suffix_is_refused(tmp_path: Path, fmt: str):
+    other = next(f for f in FORMATS if f != fmt and {f, fmt} != {"sframe", "b2frame"})
+    path = tmp_path / f"x{registry.FORMATS[other].extension}"
+    message = f"format '{fmt}' was asked, but the suffix .* names '{other}'"
+    with pytest.raises(ArgumentError, match=message):
+        bloscpack.save(ARRAY, path, format=fmt)
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    with pytest.raises(ArgumentError, match=message):
+        convert(tmp_path / "a.blp", path, format=fmt)
+    assert not path.exists()
+    # a name without a known suffix takes any format
+    bloscpack.save(ARRAY, tmp_path / "plain", format=fmt)
+    assert bloscpack.detect(tmp_path / "plain") == fmt
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_save_replaces_an_existing_output_and_overwrite_false_refuses(tmp_path: Path, fmt: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path)
+    bloscpack.save(ARRAY * 2, path)  # as numpy.save does
+    assert np.array_equal(bloscpack.load(path), ARRAY * 2)
+    with pytest.raises(OutputExistsError, match="already exists"):
+        bloscpack.save(ARRAY * 3, path, overwrite=False)
+    assert np.array_equal(bloscpack.load(path), ARRAY * 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_convert_replaces_an_existing_output_and_overwrite_false_refuses(tmp_path: Path,
+                                                                         fmt: str):  # fmt: skip
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    bloscpack.save(ARRAY * 2, tmp_path / "b.blp")
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    convert(tmp_path / "a.blp", path)
+    convert(tmp_path / "b.blp", path)
+    assert np.array_equal(bloscpack.load(path), ARRAY * 2)
+    with pytest.raises(OutputExistsError, match="already exists"):
+        convert(tmp_path / "a.blp", path, overwrite=False)
+    assert np.array_equal(bloscpack.load(path), ARRAY * 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.blp", "b.blp", path.name])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_blpk_compress_takes_the_format_from_the_output_name(tmp_path: Path, fmt: str):
+    np.save(tmp_path / "a.npy", ARRAY)
+    name = f"out{registry.FORMATS[fmt].extension}"
+    proc = blpk("c", "a.npy", name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert bloscpack.detect(tmp_path / name) == fmt
+    assert np.array_equal(bloscpack.load(tmp_path / name), ARRAY)
+    proc = blpk("c", "a.npy", name, cwd=tmp_path)  # 0.16's rule: refuse unless -f
+    assert (proc.returncode, proc.stderr) == (1, f"blpk: error: output file '{name}' exists!\n")
+    proc = blpk("c", "-f", "a.npy", name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(bloscpack.load(tmp_path / name), ARRAY)
+
+
+def test_blpk_compress_refuses_other_tools_suffixes_and_contradictions(tmp_path: Path):
+    np.save(tmp_path / "a.npy", ARRAY)
+    proc = blpk("c", "a.npy", "b.npy", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.endswith(".npy is the suffix of another format (written by numpy.save);"
+                                " name the output with one of .blp, .b2frame, .b2nd, .b2sframe,"
+                                " .bcolz or none\n")  # fmt: skip
+    proc = blpk("c", "--format", "bcolz", "a.npy", "b.b2nd", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.endswith("format 'bcolz' was asked, but the suffix .b2nd names 'b2nd';"
+                                " drop one or make them agree\n")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda tmp: bloscpack.save(ARRAY, tmp / "x", format="zarr"),
+        lambda tmp: convert(tmp / "a.blp", tmp / "x", format="zarr"),
+        lambda tmp: compress_file(tmp / "a.blp", tmp / "x", format="zarr"),
+    ],
+    ids=["save", "convert", "compress_file"],
+)
+def test_an_unknown_format_name_gets_one_error(tmp_path: Path, call):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    with pytest.raises(ArgumentError) as caught:
+        call(tmp_path)
+    assert str(caught.value) == (
+        "unknown format 'zarr'; choose one of blp, b2frame, b2nd, sframe, bcolz"
+    )
+    assert isinstance(caught.value, BloscpackError) and isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_raw_input_gets_a_dtype_and_shape(tmp_path: Path, fmt: str):
+    ARRAY.tofile(tmp_path / "raw.bin")
+    name = f"out{registry.FORMATS[fmt].extension}"
+    proc = blpk("c", "--dtype", "<f8", "--shape", "4000,3", "raw.bin", name, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    loaded = bloscpack.load(tmp_path / name)
+    assert loaded.dtype == ARRAY.dtype and np.array_equal(loaded, ARRAY)
+    # the same from Python, 1-d by default; from stdin too
+    compress_file(tmp_path / "raw.bin", tmp_path / f"py{name}", fmt, dtype="float64")
+    assert np.array_equal(bloscpack.load(tmp_path / f"py{name}"), ARRAY.reshape(-1))
+    with open(tmp_path / "raw.bin", "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-m", "bloscpack", "c", "--dtype", "f8", "-",
+                               f"in{name}"], stdin=stdin, capture_output=True, cwd=tmp_path,
+                              timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(bloscpack.load(tmp_path / f"in{name}"), ARRAY.reshape(-1))
+
+
+def test_raw_input_dtype_errors(tmp_path: Path):
+    ARRAY.tofile(tmp_path / "raw.bin")
+    np.save(tmp_path / "a.npy", ARRAY)
+    cases = [
+        (("--dtype", "f8", "--shape", "7,3"), 1,
+         "blpk: error: raw.bin: 12000 items of dtype float64 do not fill shape (7, 3)\n"),
+        (("--dtype", "zz"), 1, "blpk: error: dtype 'zz' is not a numpy dtype (e.g. 'f8', '<i4')\n"),
+        (("--dtype", "O"), 1, "blpk: error: arrays of dtype object hold Python object"),
+        (("--shape", "3"), 2, "blpk: error: --shape needs --dtype (the item type of the raw"
+                              " input)\n"),
+        (("-t", "4", "--dtype", "f8"), 2,
+         "blpk: error: -t does not apply with --dtype: the item size is used\n"),
+        (("--dtype", "<f4", "--shape", "1,2,x"), 2, "not a shape: '1,2,x'"),
+    ]  # fmt: skip
+    for options, code, message in cases:
+        proc = blpk("c", *options, "raw.bin", "out.blp", cwd=tmp_path)
+        assert proc.returncode == code, (options, proc.stderr)
+        assert message in proc.stderr, (options, proc.stderr)
+    proc = blpk("c", "--dtype", "f8", "a.npy", "out.blp", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr.splitlines()[-1]) == (
+        2, "blpk: error: --dtype does not apply to .npy input: its dtype is used"
+    )  # fmt: skip
+    with pytest.raises(ArgumentError, match="bytes are not whole items of dtype float32"):
+        (tmp_path / "odd.bin").write_bytes(b"12345")
+        compress_file(tmp_path / "odd.bin", tmp_path / "x.b2nd", "b2nd", dtype="f4")
+    with pytest.raises(ArgumentError, match="a .npy file has its own dtype"):
+        compress_file(tmp_path / "a.npy", tmp_path / "x.b2nd", "b2nd", dtype="f4")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "odd.bin", "raw.bin"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unknown_option_names_the_known_ones(tmp_path: Path, fmt: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    with pytest.raises(ArgumentError, match=rf"unknown option\(s\) for format '{fmt}': colour;"
+                                            r" known: .*clevel"):  # fmt: skip
+        bloscpack.save(ARRAY, path, colour="red")
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    with pytest.raises(ArgumentError, match=rf"unknown option\(s\) for format '{fmt}': colour;"):
+        convert(tmp_path / "a.blp", path, colour="red")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.blp"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_codec_and_clevel_are_checked_alike(tmp_path: Path, fmt: str):
+    """``codec`` names the codec for every format; a bad one or a bad level is refused with
+    one error class before anything is written."""
+    from bloscpack.errors import NoSuchCodec
+
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path, codec="zlib")
+    assert np.array_equal(bloscpack.load(path), ARRAY)
+    with pytest.raises(NoSuchCodec, match=r"^unknown codec 'nope'; .* are written with blosclz,"
+                                          r" lz4, lz4hc, zlib, zstd$"):  # fmt: skip
+        bloscpack.save(ARRAY, path, codec="nope")
+    with pytest.raises(NoSuchCodec, match=r"^codec 'snappy' cannot be written to .* \(it is only"
+                                          r" read\); use one of blosclz, lz4, lz4hc, zlib, zstd$"):
+        bloscpack.save(ARRAY, path, codec="snappy")
+    with pytest.raises(ArgumentError, match="clevel"):
+        bloscpack.save(ARRAY, path, clevel=10)
+    assert np.array_equal(bloscpack.load(path), ARRAY)  # the earlier file is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
