@@ -23,13 +23,12 @@ import argparse
 import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 
 import blosc2
 import numpy as np
+from timing import best_of
 
 from bloscpack import Frame, engine
 from bloscpack.containers.frame import CParams, load_bytes, save_bytes
@@ -37,19 +36,6 @@ from bloscpack.containers.sframe import SparseFrameWriter
 
 MiB = 2**20
 CHUNKSIZE = 4 * MiB
-
-
-def best_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """Best wall time of each function over ``repeat`` interleaved rounds (after a warm-up)."""
-    for fn in fns.values():
-        fn()
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
-    return best
 
 
 def many_chunk_frame(path: Path, nchunks: int, sparse: bool) -> None:

@@ -22,31 +22,18 @@ import argparse
 import os
 import shutil
 import tempfile
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import blosc2
 import numpy as np
+from timing import best_of
 
 import bloscpack
 from bloscpack import engine
 
 MiB = 2**20
-
-
-def best_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """Best wall time of each function over ``repeat`` interleaved rounds (after a warm-up)."""
-    for fn in fns.values():
-        fn()
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
-    return best
 
 
 def fresh(path: Path) -> Path:
