@@ -391,7 +391,7 @@ def test_stdin_and_stdout_pipes_get_a_larger_buffer(tmp_path):
         widen_pipe(fp)  # not a pipe: left alone
     widen_pipe(io.BytesIO(b"no descriptor"))
     code = (
-        "import fcntl, sys; from bloscpack import cli; cli._stdin(); cli._stdout();"
+        "import fcntl, sys; from bloscpack.cli import files; files._stdin(); files._stdout();"
         "print(fcntl.fcntl(0, fcntl.F_GETPIPE_SZ), fcntl.fcntl(1, fcntl.F_GETPIPE_SZ),"
         " file=sys.stderr)"
     )

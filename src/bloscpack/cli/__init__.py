@@ -1,0 +1,39 @@
+"""The ``blpk`` command line: compress, decompress, append, info, verify, convert and demo.
+
+A thin layer over the public API.  Every subcommand, alias, option and default of bloscpack 0.16
+keeps working; messages go to stderr (``blpk: error: ...`` on one line), ``info``/``verify``
+reports and decompressed metadata go to stdout, unless stdout carries data (``-``), when they go
+to stderr too.  Exit codes: 0 success, 1 error, 2 usage error, 130 interrupted.  Output files
+are written through a temporary file and renamed into place, so a bad input or an interruption
+never leaves a partial or truncated output.  ``-`` is stdin or stdout (:mod:`bloscpack.streaming`
+moves the data chunk by chunk); long operations draw a progress bar on stderr
+(:mod:`bloscpack.progress`).
+
+The package holds one module per subcommand (``compress``, ``decompress``, ``append``,
+``info``, ``verify``, ``convert``, ``demo``), the parser (``options``), inputs and outputs
+(``files``), messages (``console``) and the entry point (``main``).
+"""
+
+from .console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Console
+from .info import format_blp_info, format_info
+from .main import COMMANDS, main, run
+from .options import FORMAT_EXTENSIONS, FORMATS, build_parser, parse_size, version_string
+
+__all__ = [
+    "COMMANDS",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "FORMATS",
+    "FORMAT_EXTENSIONS",
+    "CLIError",
+    "Console",
+    "build_parser",
+    "format_blp_info",
+    "format_info",
+    "main",
+    "parse_size",
+    "run",
+    "version_string",
+]

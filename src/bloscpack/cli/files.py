@@ -1,0 +1,265 @@
+"""Inputs and outputs of the subcommands: paths, stdin/stdout, streams, progress."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pprint
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+from ..containers import registry as _registry
+from .console import EXIT_USAGE, PROG, STDIN_NAME, STDIO, CLIError, Console
+from .options import FORMAT_EXTENSIONS
+
+if TYPE_CHECKING:
+    from ..progress import ProgressBar
+
+
+def _check_input(path: str, what: str = "input file") -> None:
+    if not os.path.exists(path):
+        raise CLIError(f"{what} '{path}' does not exist!")
+
+
+def _check_output(
+    path: str, args: argparse.Namespace, console: Console, directory: str | None = None
+) -> None:
+    """Refuse an existing output without ``-f``.  A FIFO or a device is written in place, with
+    or without ``-f``, unless ``directory`` (the format, when it writes a directory)."""
+    from ..io import is_written_in_place
+
+    if is_written_in_place(path):
+        if directory is not None:
+            raise CLIError(f"'{path}' is not a regular file: {directory} writes a directory")
+        return
+    if os.path.lexists(path):
+        if not args.force:
+            raise CLIError(f"output file '{path}' exists!")
+        console.verbose(f"overwriting existing file: '{path}'")
+
+
+def _read_metadata_file(path: str | None) -> Any:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise CLIError(f"metadata file '{path}' does not exist!") from None
+    except OSError as exc:
+        raise CLIError(f"cannot read metadata file '{path}': {exc.strerror}") from None
+    try:
+        return json.loads(text.strip())
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"metadata file '{path}' is not valid JSON: {exc}") from None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _format_metadata(metadata: Any) -> str:
+    return "Metadata:\n" + pprint.pformat(metadata, width=90)
+
+
+def _write_json(path: str, value: Any) -> None:
+    from ..io import atomic_write
+
+    with atomic_write(path, "w") as fh:
+        json.dump(value, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+def _size_of(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(
+            os.path.getsize(os.path.join(root, name))
+            for root, _, names in os.walk(path)
+            for name in names
+        )
+    return os.path.getsize(path)
+
+
+def _strip_extension(path: str) -> str | None:
+    for suffix in FORMAT_EXTENSIONS.values():
+        if path.endswith(suffix) and len(path) > len(suffix):
+            return path[: -len(suffix)]
+    return None
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _seekable(stream: Any) -> bool:
+    try:
+        return bool(stream.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _stdin() -> IO[bytes]:
+    from ..streaming import widen_pipe
+
+    widen_pipe(sys.stdin.buffer)
+    return sys.stdin.buffer
+
+
+def _stdout() -> IO[bytes]:
+    from ..streaming import widen_pipe
+
+    widen_pipe(sys.stdout.buffer)
+    return sys.stdout.buffer
+
+
+def _regular_file_size(stream: Any) -> int | None:
+    """The bytes left in ``stream`` if it is a file of known size (a redirection), else None."""
+    from ..io import has_known_size
+
+    try:
+        status = os.fstat(stream.fileno())
+        if has_known_size(status):
+            return max(0, status.st_size - stream.tell())
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
+def _streamed(path: str) -> bool:
+    """Whether the input ``path`` is read as a stream, start to end: ``-`` (stdin), or a file
+    whose size is unknown (a FIFO, a device, a ``/proc`` file, a process substitution)."""
+    from ..io import is_stream
+
+    return path == STDIO or is_stream(path)
+
+
+def _input_stream(stack: contextlib.ExitStack, path: str) -> IO[bytes]:
+    """The stream of the input ``path`` (see :func:`_streamed`), closed with ``stack``."""
+    if path == STDIO:
+        return _stdin()
+    from ..streaming import widen_pipe
+
+    stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 (closed with the stack)
+    widen_pipe(stream)
+    return stream
+
+
+def _input_name(path: str) -> str:
+    return STDIN_NAME if path == STDIO else path
+
+
+def _spool_input(
+    stack: contextlib.ExitStack, console: Console, stream: IO[bytes], name: str, head: bytes = b""
+) -> str:
+    """``head`` and then the rest of ``stream`` (the input ``name``) copied into a temporary
+    file, removed when ``stack`` closes; messages name it ``name``."""
+    from ..streaming import spool
+
+    spooled = "stdin" if name == STDIO else os.path.basename(name)  # keeps a .npy suffix
+    path = spool(head, stream, _scratch(stack), spooled)
+    console.aliases[path] = _input_name(name)
+    return path
+
+
+def _sized_input(stack: contextlib.ExitStack, console: Console, path: str) -> str:
+    """A path to read the input ``path`` from: itself, or for a stream, a temporary copy."""
+    if not _streamed(path):
+        return path
+    return _spool_input(stack, console, _input_stream(stack, path), path)
+
+
+@contextlib.contextmanager
+def _progress_bar(
+    args: argparse.Namespace, console: Console, label: str, total: Callable[[], int | None]
+) -> Iterator[ProgressBar | None]:
+    """A progress bar on stderr while the block runs, if wanted (see
+    :func:`bloscpack.progress.wanted`); ``total()`` is asked only then.  Finished with a newline
+    on success, erased on error."""
+    from ..progress import ProgressBar, wanted
+
+    quiet = console.level == Console.QUIET
+    if not wanted(getattr(args, "progress", None), quiet, console.err):
+        yield None
+        return
+    bar = ProgressBar(f"{PROG}: {label}", total(), console.err)
+    try:
+        yield bar
+    except BaseException:
+        bar.clear()
+        raise
+    bar.finish()
+
+
+@contextlib.contextmanager
+def _counting(bar: ProgressBar | None, kind: str) -> Iterator[None]:
+    """Every chunk of ``kind`` (``compress``/``decompress``) the engine does advances ``bar``."""
+    if bar is None:
+        yield
+        return
+    from ..engine import observe
+
+    with observe(bar.observer(kind)):
+        yield
+
+
+def _advance(bar: ProgressBar | None) -> Callable[[int], None] | None:
+    return None if bar is None else bar.advance
+
+
+def _array_nbytes(path: str) -> int | None:
+    """Uncompressed bytes of the container at ``path`` (None if it cannot be opened)."""
+    from ..array import BloscArray
+    from ..errors import BloscpackError
+
+    try:
+        with BloscArray(path) as array:
+            return array.nbytes
+    except (BloscpackError, OSError, ValueError):
+        return None
+
+
+def _scratch(stack: contextlib.ExitStack) -> str:
+    """A temporary directory, removed when ``stack`` closes."""
+    from ..streaming import temporary_directory
+
+    return stack.enter_context(temporary_directory())
+
+
+def _output_stream(stack: contextlib.ExitStack, path: str) -> IO[bytes] | None:
+    """The stream an output is written to as it is produced: stdout for ``-``, the file opened
+    where it is for a FIFO or a device; None for a file written through a temporary file."""
+    from ..io import is_written_in_place, write_in_place
+
+    if path == STDIO:
+        return _stdout()
+    if is_written_in_place(path):
+        return stack.enter_context(write_in_place(path))
+    return None
+
+
+def _copy_file(path: str, out: IO[bytes]) -> None:
+    with open(path, "rb") as fh:
+        shutil.copyfileobj(fh, out, 1 << 20)
+    out.flush()
+
+
+def _output_format(out_file: str | None, format: str | None) -> str:
+    """``--format``, or the format the suffix of ``out_file`` names, else ``blp``."""
+    from ..errors import BloscpackError
+
+    if out_file is None or out_file == STDIO:
+        return format or _registry.DEFAULT.name
+    try:
+        return _registry.output_format(out_file, format).name
+    except BloscpackError as exc:
+        raise CLIError(str(exc), EXIT_USAGE) from None

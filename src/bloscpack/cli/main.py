@@ -1,0 +1,122 @@
+"""The entry point: parse, run the subcommand, report errors and interruptions."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from .append import cmd_append
+from .compress import cmd_compress
+from .console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, CLIError, Console, _describe
+from .convert import cmd_convert
+from .decompress import cmd_decompress
+from .demo import cmd_demo
+from .info import cmd_info
+from .options import build_parser
+from .verify import cmd_verify
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
+    "compress": cmd_compress,
+    "c": cmd_compress,
+    "decompress": cmd_decompress,
+    "d": cmd_decompress,
+    "append": cmd_append,
+    "a": cmd_append,
+    "info": cmd_info,
+    "i": cmd_info,
+    "verify": cmd_verify,
+    "t": cmd_verify,
+    "convert": cmd_convert,
+    "demo": cmd_demo,
+}
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Raised by blpk's SIGINT/SIGTERM handler.
+
+    A subclass on purpose: CPython remembers a plain KeyboardInterrupt that lands inside
+    ``eval()`` (as ``namedtuple`` uses) and then exits by SIGINT instead of with blpk's code.
+    """
+
+
+def _on_signal(signum: int, frame: Any) -> NoReturn:
+    raise _Interrupted
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``blpk`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = Console.NORMAL
+    if args.quiet:
+        level = Console.QUIET
+    elif args.debug:
+        level = Console.DEBUG
+    elif args.verbose:
+        level = Console.VERBOSE
+    console = Console(level)
+    if args.subcommand is None:
+        parser.print_usage(sys.stderr)
+        console.error("too few arguments")
+        return EXIT_USAGE
+    console.debug("command line arguments are: ")
+    for key, value in sorted(vars(args).items()):
+        console.debug(f"    {key}: {value}")
+    with _terminate_as_interrupt():
+        try:
+            if args.nthreads is not None:
+                from ..engine import set_nthreads
+
+                set_nthreads(args.nthreads)
+            console.verbose(f"using {args.nthreads or os.cpu_count()} threads")
+            code = COMMANDS[args.subcommand](args, console)
+            console.verbose("done")
+            return code
+        except KeyboardInterrupt:
+            console.error("interrupted")
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_ERROR
+        except CLIError as exc:
+            if exc.exit_code == EXIT_USAGE:
+                parser.print_usage(sys.stderr)
+            console.error(str(exc))
+            return exc.exit_code
+        except Exception as exc:  # the last resort: still one line, traceback only with -d
+            if args.debug:
+                traceback.print_exc()
+            console.error(_describe(exc))
+            return EXIT_ERROR
+
+
+class _terminate_as_interrupt:
+    """SIGINT and SIGTERM raise KeyboardInterrupt while a command runs: outputs are cleaned up."""
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __enter__(self) -> None:
+        try:
+            self._old = [signal.signal(signum, _on_signal) for signum in self._SIGNALS]
+        except ValueError:  # not the main thread
+            self._old = []
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, old in zip(self._SIGNALS, self._old, strict=False):  # none off the main thread
+            signal.signal(signum, old)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, point stdout at /dev/null so the interpreter exits quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def run() -> NoReturn:
+    """Console-script style entry: ``sys.exit(main())``."""
+    sys.exit(main())

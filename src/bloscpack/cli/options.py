@@ -1,0 +1,386 @@
+"""The argument parser: subcommands, their options, and the value parsers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from ..args import (
+    DEFAULT_CLEVEL,
+    DEFAULT_CNAME,
+    DEFAULT_TYPESIZE,
+    MAX_CHUNK_SIZE,
+    SUFFIXES,
+)
+from ..checksums import CHECKSUMS_AVAIL
+from ..containers import registry as _registry
+from .console import EXIT_USAGE, PROG
+
+EXTENSION = ".blp"
+
+
+FORMATS = tuple(_registry.FORMATS)
+
+
+# Output suffix added by ``compress`` and removed by ``decompress``, per format.
+FORMAT_EXTENSIONS = {f.name: f.extension for f in _registry.FORMATS.values()}
+
+
+CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")  # python-blosc 1.x (0.16 offered these)
+
+
+MAX_THREADS = 256
+
+
+def parse_size(text: str) -> int:
+    """A chunk size: an integer, a number with a B/K/M/G/T suffix (``1.5M``) or ``max``."""
+    if text == "max":
+        return MAX_CHUNK_SIZE
+    try:
+        if text and text[-1] in SUFFIXES:
+            value = int(float(text[:-1]) * SUFFIXES[text[-1]])
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {text!r}: use an integer, a number with a B/K/M/G/T suffix, or 'max'"
+        ) from None
+    if not 1 <= value <= MAX_CHUNK_SIZE:
+        raise argparse.ArgumentTypeError(f"must be 1 <= size <= {MAX_CHUNK_SIZE}, got {text!r}")
+    return value
+
+
+def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low} <= n <= {high}, got {value}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def _non_negative(text: str) -> int:
+    return _int_in_range(0, 2**62, "max-app-chunks")(text)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: bloscpack and the C libraries it uses, then exit."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_string())
+        parser.exit()
+
+
+def version_string() -> str:
+    """The versions of bloscpack, python-blosc, C-Blosc, python-blosc2 and C-Blosc2."""
+    import blosc
+    import blosc2
+
+    from .. import __version__
+
+    return (
+        f"bloscpack: '{__version__}' python-blosc: '{blosc.__version__}'"
+        f" blosc: '{blosc.BLOSC_VERSION_STRING}' python-blosc2: '{blosc2.__version__}'"
+        f" blosc2: '{blosc2.VERSION_STRING}'"
+    )
+
+
+EPILOG = """\
+exit codes: 0 success, 1 error, 2 usage error, 130 interrupted
+Additional help for subcommands is available:
+  %(prog)s 'subcommand' [ -h | --help ]"""
+
+
+def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> None:
+    group = parser.add_argument_group("blosc settings")
+    group.add_argument(
+        "-t",
+        "--typesize",
+        metavar="<size>",
+        type=_int_in_range(1, 255, "typesize"),
+        default=None,
+        help=typesize_help,
+    )
+    group.add_argument(
+        "-l",
+        "--clevel",
+        metavar="[0, 9]",
+        type=_int_in_range(0, 9, "clevel"),
+        default=None,
+        help=f"compression level (default: {DEFAULT_CLEVEL})",
+    )
+    group.add_argument(
+        "-s",
+        "--no-shuffle",
+        action="store_false",
+        dest="shuffle",
+        default=None,
+        help="deactivate shuffle",
+    )
+    group.add_argument(
+        "-c",
+        "--codec",
+        metavar="<codec>",
+        choices=CODECS,
+        dest="cname",
+        default=None,
+        help=f"codec to be used by Blosc:\n{', '.join(CODECS)} (default: {DEFAULT_CNAME})",
+    )
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(n) for n in text.split(",") if n.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a shape: {text!r} (e.g. 1000,3)") from None
+    if not shape or any(n < 0 for n in shape):
+        raise argparse.ArgumentTypeError(f"not a shape: {text!r} (e.g. 1000,3)")
+    return shape
+
+
+def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """``-v | -d | -q``, ``-f`` and ``-n``: before the subcommand (as in bloscpack 0.16) or,
+    with ``suppress`` (no defaults, so they do not override), after it."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "-v", "--verbose", action="store_true", default=default(False),
+        help="be verbose about actions",
+    )  # fmt: skip
+    output.add_argument(
+        "-d", "--debug", action="store_true", default=default(False),
+        help="print debugging output too (and tracebacks)",
+    )  # fmt: skip
+    output.add_argument(
+        "-q", "--quiet", action="store_true", default=default(False),
+        help="print nothing but errors",
+    )  # fmt: skip
+    common = parser.add_argument_group("global options")
+    common.add_argument(
+        "-f", "--force", action="store_true", default=default(False),
+        help="disable overwrite checks for existing files\n(use with caution)",
+    )  # fmt: skip
+    common.add_argument(
+        "-n", "--nthreads", metavar=f"[1, {MAX_THREADS}]",
+        type=_int_in_range(1, MAX_THREADS, "-n"), default=default(None),
+        help="set number of threads (default: ncores)",
+    )  # fmt: skip
+    bar = common.add_mutually_exclusive_group()
+    bar.add_argument(
+        "--progress", action="store_true", dest="progress", default=default(None),
+        help="draw a progress bar on stderr\n(default: when stderr is a terminal, without -q)",
+    )  # fmt: skip
+    bar.add_argument(
+        "--no-progress", action="store_false", dest="progress", default=default(None),
+        help="never draw a progress bar",
+    )  # fmt: skip
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors: the usage, then one ``blpk: error: ...`` line (also for subcommands)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{PROG}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``blpk`` argument parser."""
+    parser = _Parser(
+        prog=PROG,
+        description="command line de/compression with blosc, for every Blosc container format",
+        formatter_class=argparse.RawTextHelpFormatter,
+        epilog=EPILOG,
+    )
+    parser.add_argument("--version", action=_VersionAction, help="show the versions and exit")
+    _add_global_options(parser, suppress=False)
+
+    sub = parser.add_subparsers(title="subcommands", metavar="", dest="subcommand")
+
+    def one(name: str, text: str, description: str | None = None) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, formatter_class=argparse.RawTextHelpFormatter, help=text,
+                                description=description or text)  # fmt: skip
+        _add_global_options(parser, suppress=True)
+        return parser
+
+    def add(name: str, alias: str, text: str) -> list[argparse.ArgumentParser]:
+        return [one(name, text), one(alias, f"alias for '{name}'", text)]
+
+    for p in add("compress", "c", "perform compression on file"):
+        _add_blosc_options(
+            p,
+            f"typesize for blosc (default: {DEFAULT_TYPESIZE}; raw input to the array\n"
+            "formats: 1, or the item size of --dtype)",
+        )
+        group = p.add_argument_group("raw input as an array")
+        group.add_argument(
+            "--dtype",
+            metavar="<dtype>",
+            default=None,
+            help="numpy dtype of the raw input's items (e.g. f8, <i4, float32): it is\n"
+            "stored as an array of that dtype, which load() and python-blosc2 see",
+        )
+        group.add_argument(
+            "--shape",
+            metavar="<n,n,...>",
+            type=_shape,
+            default=None,
+            help="shape of that array, C order (default: 1-d); needs --dtype",
+        )
+        group = p.add_argument_group("bloscpack settings")
+        group.add_argument(
+            "-z",
+            "--chunk-size",
+            metavar="<size>",
+            type=parse_size,
+            default=None,
+            help="set desired chunk size or 'max' (default: 1M)",
+        )
+        group.add_argument(
+            "-k",
+            "--checksum",
+            metavar="<checksum>",
+            choices=CHECKSUMS_AVAIL,
+            default=None,
+            help=f"set desired checksum:\n{', '.join(CHECKSUMS_AVAIL)} (default: adler32)",
+        )
+        group.add_argument(
+            "-o", "--no-offsets", action="store_false", dest="offsets", help="deactivate offsets"
+        )
+        group.add_argument(
+            "-m",
+            "--metadata",
+            metavar="<metadata>",
+            help="file containing the metadata, must contain valid JSON",
+        )
+        group.add_argument(
+            "--max-app-chunks",
+            metavar="<n>",
+            type=_non_negative,
+            default=None,
+            help="offset slots reserved for appends (default: 10 x nchunks)",
+        )
+        group.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="container format to write (default: the one the suffix of <out_file>\n"
+            "names, else blp); the others take their own defaults for -l, -c, -z\n"
+            "and shuffle unless given",
+        )
+        p.add_argument("in_file", metavar="<in_file>", help="file to be compressed ('-': stdin)")
+        p.add_argument(
+            "out_file",
+            metavar="<out_file>",
+            nargs="?",
+            default=None,
+            help="file to compress to ('-': stdout)\n(default: <in_file>.blp; stdout for stdin)",
+        )
+
+    for p in add("decompress", "d", "perform decompression on file"):
+        p.add_argument(
+            "-e",
+            "--no-check-extension",
+            action="store_true",
+            help="disable checking input file for extension (*.blp)\n(requires use of <out_file>)",
+        )
+        p.add_argument(
+            "-m",
+            "--metadata-out",
+            metavar="<file>",
+            default=None,
+            help="also save the metadata as JSON to this file",
+        )
+        p.add_argument("in_file", metavar="<in_file>", help="file to be decompressed ('-': stdin)")
+        p.add_argument(
+            "out_file", metavar="<out_file>", nargs="?", default=None,
+            help="file to decompress to ('-': stdout; a .npy name: a .npy file)\n"
+            "(default: <in_file> without its extension; stdout for stdin)",
+        )  # fmt: skip
+
+    for p in add("append", "a", "append data to a compressed file"):
+        _add_blosc_options(p, "typesize for blosc (default: the file's typesize)")
+        p.add_argument("original_file", metavar="<original_file>", help="file to append to")
+        p.add_argument("new_file", metavar="<new_file>", help="file to append from")
+        p.add_argument(
+            "-e",
+            "--no-check-extension",
+            action="store_true",
+            help="disable checking original file for extension (*.blp)",
+        )
+        p.add_argument(
+            "-m",
+            "--metadata",
+            metavar="<metadata>",
+            help="file containing the metadata, must contain valid JSON",
+        )
+
+    for p in add("info", "i", "print information about a compressed file"):
+        p.add_argument("--json", action="store_true", help="print the information as JSON")
+        p.add_argument("file_", metavar="<file>", help="file to show info for ('-': stdin)")
+
+    for p in add("verify", "t", "check every checksum and decode every chunk, write nothing"):
+        p.add_argument("--json", action="store_true", help="print the reports as JSON")
+        p.add_argument("files", metavar="<file>", nargs="+", help="files to verify ('-': stdin)")
+
+    convert = one(
+        "convert",
+        "rewrite a container in another format",
+        "Rewrite the container <src> (any format) as <dst> in --format (default:"
+        " from the\nextension of <dst>, else blp). Chunks the new format accepts are copied"
+        " without recompression;\nmetadata the new format cannot hold is listed as dropped.",
+    )
+    convert.add_argument("src", metavar="<src>", help="the container to convert ('-': stdin)")
+    convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
+    convert.add_argument(
+        "--format", choices=FORMATS, default=None,
+        help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd,\n"
+        ".b2sframe, .bcolz; else blp)",
+    )  # fmt: skip
+    convert.add_argument("--sparse", action="store_true", help="b2nd: write a sparse directory")
+    convert.add_argument(
+        "--codec", metavar="<codec>", default=None,
+        help="codec of recompressed chunks (default: the format's)",
+    )  # fmt: skip
+    convert.add_argument(
+        "--clevel", metavar="[0, 9]", type=_int_in_range(0, 9, "--clevel"), default=None,
+        help="compression level of recompressed chunks (default: the format's)",
+    )  # fmt: skip
+    convert.add_argument(
+        "--recompress", action="store_true", help="recompress every chunk, copy none"
+    )
+    convert.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    demo = one(
+        "demo",
+        "write, read and verify an example array in every format",
+        "Write a built-in example array (a float64 random walk) in every format, read each"
+        " back, verify it and print sizes, ratios and speeds.",
+    )
+    demo.add_argument(
+        "--size",
+        metavar="<size>",
+        type=parse_size,
+        default=8 * 2**20,
+        help="bytes of example data (default: 8M)",
+    )
+    demo.add_argument(
+        "--dir",
+        metavar="<dir>",
+        default=None,
+        help="write the files here and keep them (default: a temporary directory)",
+    )
+    return parser

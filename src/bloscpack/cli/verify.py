@@ -1,0 +1,76 @@
+"""``blpk verify``: every checksum and chunk of one or more containers."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from typing import Any
+
+from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, Console, _one_line
+from .files import _array_nbytes, _check_input, _counting, _progress_bar, _sized_input
+from .info import _json_default
+
+
+def cmd_verify(args: argparse.Namespace, console: Console) -> int:
+    """``verify``: check every checksum and decode every chunk; exit 1 if anything is wrong."""
+    reports = []
+    for name in args.files:
+        with contextlib.ExitStack() as stack:
+            if name != STDIO:
+                _check_input(name, "file")
+            path = _sized_input(stack, console, name)
+            report = _verify_one(args, console, path)
+        report = {"file": name, **console.unalias(report)}
+        reports.append(report)
+        if not args.json:
+            _print_verify_report(report, console)
+    if args.json:
+        console.plain(
+            json.dumps(reports if len(reports) > 1 else reports[0], indent=2, default=_json_default)
+        )
+    return EXIT_OK if all(r["ok"] for r in reports) else EXIT_ERROR
+
+
+def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[str, Any]:
+    """The :func:`bloscpack.verify` report of ``path``, with a progress bar."""
+    from ..dispatch import verify
+    from ..errors import BloscpackError
+
+    with (
+        _progress_bar(args, console, "verify", lambda: _array_nbytes(path)) as bar,
+        _counting(bar, "decompress"),
+    ):
+        try:
+            return verify(path)
+        except BloscpackError as exc:
+            return {
+                "format": None,
+                "ok": False,
+                "nchunks": None,
+                "bad_chunks": [],
+                "problems": [_one_line(str(exc))],
+            }
+
+
+def _chunks(n: int) -> str:
+    return f"{n} chunk" if n == 1 else f"{n} chunks"
+
+
+def _print_verify_report(report: dict[str, Any], console: Console) -> None:
+    path, nchunks = report["file"], report.get("nchunks")
+    nchunks = nchunks if isinstance(nchunks, int) else None
+    if report["ok"]:
+        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks or 0)})")
+        return
+    bad = report.get("bad_chunks") or []
+    problems = report.get("problems") or []
+    counted = f"{len(bad)} of {_chunks(nchunks)} bad" if nchunks is not None else "unreadable"
+    print(
+        f"{PROG}: {path}: FAILED ({report.get('format') or 'unknown format'}, {counted})",
+        file=console.out,
+    )
+    for entry in bad:
+        print(f"{PROG}:   chunk {entry['index']}: {_one_line(entry['error'])}", file=console.out)
+    for problem in problems:
+        print(f"{PROG}:   {_one_line(problem)}", file=console.out)
