@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ArgumentError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
+from .frame import MAGIC as FRAME_MAGIC
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,6 @@ def output_format(path: PathLike, format: str | None = None) -> Format:
 
 # --- recognising a container by its bytes and layout ----------------------------------------
 
-FRAME_MAGIC = b"\xa8b2frame\x00"
 
 
 def detect(path: PathLike) -> str:
