@@ -452,6 +452,7 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        fsync_directory(directory)  # the rename itself survives a crash
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
