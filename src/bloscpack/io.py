@@ -504,9 +504,9 @@ class _WritebackFile(io.FileIO):
     def write(self, data: Any) -> int:
         n = super().write(data) or 0
         self._unflushed += n
-        if self._unflushed >= WRITEBACK_STEP and _sync_file_range is not None:
+        if self._unflushed >= WRITEBACK_STEP:
             self._unflushed = 0
-            _sync_file_range(self.fileno(), 0, 0, _SYNC_FILE_RANGE_WRITE)
+            start_writeback(self.fileno())
         return n
 
 
@@ -523,6 +523,14 @@ def _libc_sync_file_range() -> Any:
 
 _sync_file_range = _libc_sync_file_range()
 _SYNC_FILE_RANGE_WRITE = 2
+
+
+def start_writeback(fd: int) -> None:
+    """Ask the kernel to start writing the dirty pages of ``fd`` to disk now, without waiting:
+    a later ``fsync`` (or ``sync``) then finds little left to do, and the disk works while the
+    caller goes on producing data."""
+    if _sync_file_range is not None:
+        _sync_file_range(fd, 0, 0, _SYNC_FILE_RANGE_WRITE)
 
 
 def _open_new(fd: int, mode: str) -> IO[Any]:

@@ -53,6 +53,7 @@ from ..io import (
     fsync_directory,
     is_written_in_place,
     staged_output,
+    start_writeback,
 )
 
 __all__ = [
@@ -1227,6 +1228,9 @@ class CarrayWriter:
         with open(_chunk_file(self.rootdir, self.nchunks), "wb") as fh:
             fh.write(BLPK_HEADER)
             fh.write(chunk)
+            if self.durable:  # the disk writes it while the next chunks are compressed
+                fh.flush()
+                start_writeback(fh.fileno())
         if rows == self.chunklen:
             self.cbytes += _chunk_cbytes(chunk)
         self.nchunks += 1
