@@ -25,26 +25,20 @@ import io
 import math
 import mmap
 import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from . import engine
-from . import ndarray as nd
-from .b2nd_meta import METALAYER_NAME
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
-from .containers.b2nd import B2ndArray, open_frame
-from .containers.registry import describe, detect, detect_source
+from .containers.base import ArrayDescription, ChunkSizes, ContainerReader
+from .containers.registry import describe, detect, detect_source, open_reader
 from .containers.registry import module as format_module
-from .containers.sframe import SparseFrame
 from .errors import (
-    ArgumentError,
     BloscpackError,
     FileNotFound,
-    FormatError,
     IntegrityError,
     UnsupportedError,
 )
@@ -74,160 +68,9 @@ ITER_BYTES = 4 << 20
 _UNIT_DTYPES: dict[int, np.dtype] = {k: np.dtype(f"u{k}") for k in (1, 2, 4, 8)}
 
 
-# --- chunk sources of flat layouts --------------------------------------------------------
-
-
-class ChunkSource(Protocol):
-    """The stored Blosc chunks of a flat layout."""
-
-    name: str
-    nchunks: int
-    longer_last_ok: bool  # the last chunk may hold more bytes than the layout uses (bcolz)
-
-    def chunk(self, index: int) -> Buffer:
-        """The stored bytes of chunk ``index``, valid until :meth:`release`."""
-        ...
-
-    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
-        """:meth:`chunk`, or a buffer of its size holding at least the bytes that decoding
-        its uncompressed bytes ``[lo, hi)`` reads."""
-        ...
-
-    def release(self) -> None:
-        """Let go of the chunk :meth:`chunk` returned last."""
-        ...
-
-    def check_sizes(self) -> None:
-        """Check every chunk's size against what the container announces (before a large
-        result is allocated from those announcements)."""
-        ...
-
-    def close(self) -> None:
-        """Release the input."""
-        ...
-
-
 #: Result size above which a read first checks every chunk's size (cheap next to decoding that
 #: much), so that sizes a damaged header claims are not allocated.
 _CHECKED_READ = 16 * 1024 * 1024
-
-
-class _KeptChunks:
-    """Chunk sources whose chunks are views of an input kept open until :meth:`close`."""
-
-    def chunk(self, index: int) -> Buffer:
-        raise NotImplementedError
-
-    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
-        return self.chunk(index)
-
-    def release(self) -> None:
-        pass
-
-    def check_sizes(self) -> None:
-        """Frames and single chunks check each chunk's size when they decode it."""
-
-
-class _BlpChunks(_KeptChunks):
-    """Chunks of a ``.blp`` file, located through its offsets; digests checked on first use
-    when ``verify`` is set."""
-
-    longer_last_ok = False
-
-    def __init__(self, reader: Any, verify: bool) -> None:
-        self.reader = reader
-        self.name = reader.name
-        self.nchunks = reader.nchunks
-        self.verify = verify
-        self._verified: set[int] = set()
-
-    def check_sizes(self) -> None:
-        self.reader.check_sizes()
-
-    def chunk(self, index: int) -> Buffer:
-        check = self.verify and index not in self._verified
-        data = self.reader.read_chunk(index, verify=check)
-        if check:
-            self._verified.add(index)
-        return data
-
-    def close(self) -> None:
-        self.reader.close()
-
-
-class _FrameChunks(_KeptChunks):
-    """Chunks of a Blosc2 frame (contiguous or sparse); special entries are synthesized."""
-
-    longer_last_ok = False
-
-    def __init__(self, core: Any) -> None:
-        self.core = core
-        self.name = core.name
-        self.nchunks = core.nchunks
-
-    def chunk(self, index: int) -> Buffer:
-        return self.core.read_chunk(index)
-
-    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
-        return self.core.read_chunk_items(index, lo, hi)
-
-    def close(self) -> None:
-        self.core.close()
-
-
-class _BcolzChunks:
-    """Chunks of a bcolz carray: one ``data/__<i>.blp`` file each, memory-mapped while in
-    use (each thread maps its own: a thread's chunk stays valid while others read theirs)."""
-
-    longer_last_ok = True
-
-    def __init__(self, reader: Any, length: int) -> None:
-        self.reader = reader
-        self.name = reader.path
-        self.nchunks = -(-length // reader.chunklen) if length else 0
-        self._in_use = threading.local()  # .source: this thread's open chunk file
-
-    def chunk(self, index: int) -> Buffer:
-        from .containers import bcolz
-
-        self.release()
-        path = self.reader.chunk_path(index)
-        source, header = bcolz.open_chunk_file(path)
-        self._in_use.source = source
-        return source.read(bcolz.BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
-
-    def chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
-        return self.chunk(index)
-
-    def release(self) -> None:
-        source = getattr(self._in_use, "source", None)
-        if source is not None:
-            source.close()
-            self._in_use.source = None
-
-    def check_sizes(self) -> None:
-        """Nothing to check up front: a carray's length comes from its own metadata, and each
-        chunk file is checked when it is opened."""
-
-    def close(self) -> None:
-        self.release()
-
-
-class _SingleChunk(_KeptChunks):
-    """A file or buffer that is one Blosc chunk."""
-
-    longer_last_ok = False
-    nchunks = 1
-
-    def __init__(self, source: ByteSource) -> None:
-        self.source = source
-        self.name = source.name
-
-    def chunk(self, index: int) -> Buffer:
-        return self.source.read(0, self.source.size(), "Blosc chunk")
-
-    def close(self) -> None:
-        self.source.close()
 
 
 # --- stores: what a BloscArray reads from -------------------------------------------------
@@ -310,28 +153,21 @@ class FlatStore:
     that straddle two chunks are read correctly; normally a unit is one item.
     """
 
-    def __init__(
-        self,
-        source: ChunkSource,
-        sizes: Sequence[int] | tuple[int, int],
-        dtype: np.dtype,
-        shape: tuple[int, ...],
-        order: str = "C",
-        *,
-        uniform: bool = False,
-    ) -> None:
-        """``sizes``: the uncompressed bytes of every chunk, or with ``uniform=True`` the pair
-        ``(chunk_nbytes, total_nbytes)`` of a layout whose chunks all hold ``chunk_nbytes``
-        bytes but the last."""
-        self.source = source
-        self.name = source.name
-        self.dtype = dtype
-        self.shape = shape
-        self.order = order
-        self.nchunks = nchunks = source.nchunks
+    def __init__(self, reader: ContainerReader, description: ArrayDescription | None = None,
+                 sizes: ChunkSizes | None = None) -> None:  # fmt: skip
+        """The items ``description`` (default: the reader's) in the chunks of ``reader``, of
+        ``sizes`` bytes (default: the reader's)."""
+        description = reader.description if description is None else description
+        sizes = reader.sizes if sizes is None else sizes
+        self.source = reader
+        self.name = reader.name
+        self.dtype = dtype = description.dtype
+        self.shape = shape = description.shape
+        self.order = description.order
+        self.nchunks = nchunks = reader.nchunks
         self._uniform: tuple[int, int] | None = None
-        if uniform:
-            chunk_nbytes, total = (int(n) for n in sizes)
+        if sizes.every is not None:
+            chunk_nbytes, total = sizes.every, sizes.total
             self._uniform = chunk_nbytes, total
             # the boundaries are the multiples of chunk_nbytes below total, and total
             boundaries_gcd = (
@@ -340,8 +176,9 @@ class FlatStore:
                 else total
             )  # fmt: skip
         else:
-            bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
-            np.cumsum(np.asarray(sizes, dtype=np.int64), out=bounds[1:])
+            assert sizes.each is not None
+            bounds = np.zeros(len(sizes.each) + 1, dtype=np.int64)
+            np.cumsum(np.asarray(sizes.each, dtype=np.int64), out=bounds[1:])
             self.bounds = bounds
             total = int(bounds[-1])
             boundaries_gcd = int(np.gcd.reduce(bounds))
@@ -357,8 +194,8 @@ class FlatStore:
         self.unit_dtype: np.dtype = _UNIT_DTYPES.get(unit, np.dtype(f"V{unit}"))
         self.per_item = itemsize // unit if itemsize else 1
         self.chunk_units: int | None = None
-        if uniform and nchunks:
-            self.chunk_units = chunk_nbytes // unit
+        if self._uniform is not None and nchunks:
+            self.chunk_units = self._uniform[0] // unit
         elif nchunks == 1:
             self.chunk_units = int(self.ubounds[1])
         if self.chunk_units == 0:
@@ -566,7 +403,8 @@ class FlatStore:
         """Chunk ``c`` and its header, which announces the bytes the layout expects of it (the
         engine validates the parts it decodes); with ``lo < hi``, possibly only the parts that
         decoding its bytes ``[lo, hi)`` reads."""
-        data = self.source.chunk_items(c, lo, hi) if lo < hi else self.source.chunk(c)
+        source = self.source
+        data = source.stored_chunk_items(c, lo, hi) if lo < hi else source.stored_chunk(c)
         try:
             header = ChunkHeader.parse(data)
         except BloscpackError as exc:
@@ -639,20 +477,18 @@ class B2ndStore:
     boxes go to :class:`~bloscpack.containers.b2nd.B2ndArray`, which reads only the chunks,
     and in them the block runs, a box touches, and copies block by block."""
 
-    def __init__(self, array: Any) -> None:
-        self.array = array
-        self.name = array.frame.name
+    def __init__(self, reader: ContainerReader) -> None:
+        self.reader = reader
+        self.array = array = reader.array  # type: ignore[attr-defined]
+        self.name = reader.name
         self.shape = array.shape
         self.dtype = array.dtype
         self.chunks = array.chunks
-        self.grid = grid = array.grid
+        self.grid = grid = reader.grid
         self._frame_items: FlatStore | None = None
         if grid.nchunks and self.dtype.itemsize and self.shape:
-            self._frame_items = FlatStore(
-                _FrameChunks(array.frame), (grid.chunk_nbytes, grid.nchunks * grid.chunk_nbytes),
-                self.dtype, (grid.nchunks * grid.chunk_nbytes // self.dtype.itemsize,),
-                uniform=True,
-            )  # fmt: skip
+            items = grid.nchunks * grid.chunk_nbytes // self.dtype.itemsize
+            self._frame_items = FlatStore(reader, ArrayDescription(self.dtype, (items,)))
 
     def _frame_positions(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
         """Item numbers in the frame's chunks of the selected items (box shape, C order)."""
@@ -718,7 +554,7 @@ class B2ndStore:
 
     def close(self) -> None:
         """Release the array's frame."""
-        self.array.close()
+        self.reader.close()
 
 
 class TableStore:
@@ -728,30 +564,31 @@ class TableStore:
     def __init__(
         self, reader: Any, names: Sequence[str], columns: dict[str, FlatStore] | None = None
     ) -> None:
-        """``columns``: the column stores of the table this one selects from (shared)."""
+        """``reader``: a table reader (its ``columns`` and ``column(name)``); ``columns``: the
+        column stores of the table this one selects from (shared)."""
         self.reader = reader
-        self.name = reader.path
+        self.name = reader.name
         self.names = list(names)
-        self.shape: tuple[int, ...] = (len(reader),)
-        carrays = [reader.carray(name) for name in self.names]
-        self.dtype = np.dtype(
-            [(n, c.dtype, c.shape[1:]) for n, c in zip(self.names, carrays, strict=True)]
-        )
-        chunklens = {c.chunklen for c in carrays}
-        self.chunklen = carrays[0].chunklen
-        self.chunks: tuple[int, ...] | None = (
-            (min(self.chunklen, len(reader)),) if len(chunklens) == 1 else None
-        )
         self._columns: dict[str, FlatStore] = {} if columns is None else columns
+        described = [self.column(name).source.description for name in self.names]
+        self.shape: tuple[int, ...] = described[0].shape[:1]
+        self.dtype = np.dtype(
+            [(n, d.dtype, d.shape[1:]) for n, d in zip(self.names, described, strict=True)]
+        )
+        chunklens = {d.chunks[0] for d in described if d.chunks}
+        self.chunklen = described[0].chunks[0] if described[0].chunks else 1
+        self.chunks: tuple[int, ...] | None = (
+            (min(self.chunklen, self.shape[0]),) if len(chunklens) == 1 else None
+        )
 
     def select(self, names: Sequence[str]) -> TableStore:
         """A store of the columns ``names`` of this table, sharing its column stores."""
         return TableStore(self.reader, names, self._columns)
 
     def column(self, name: str) -> FlatStore:
-        """The store of column ``name`` (its files are read only when it is indexed)."""
+        """The store of column ``name`` (its chunk files are read only when it is indexed)."""
         if name not in self._columns:
-            self._columns[name] = _carray_store(self.reader.carray(name), len(self.reader))
+            self._columns[name] = FlatStore(self.reader.column(name))
         return self._columns[name]
 
     def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
@@ -779,150 +616,29 @@ class TableStore:
             column.close()
 
 
-# --- opening each format ------------------------------------------------------------------
-
-#: The vlmetalayers that make a raw frame an array (the same dict ``.blp`` files store).
-FRAME_ARRAY_VLMETA = ("container", "dtype", "shape", "order")
+# --- opening ------------------------------------------------------------------------------
 
 
-def _raw_or_array(metadata: Any, total: int) -> tuple[np.dtype, tuple[int, ...], str]:
-    """dtype, shape and order: from numpy metadata, else raw bytes (1-d uint8).  User metadata
-    that only looks like numpy metadata (entries missing) leaves the bytes raw."""
-    if nd.describes_array(metadata):
-        spec = nd.decode_metadata(metadata)
-        return spec.dtype, spec.shape, spec.order
-    return np.dtype(np.uint8), (total,), "C"
-
-
-def _blp_store(source: Any, verify: bool) -> tuple[FlatStore, Any]:
-    from .containers.bloscpack import BloscpackReader
-
-    reader = BloscpackReader(source)
-    try:
-        chunks = _BlpChunks(reader, verify)
-        header = reader.header
-        n = chunks.nchunks
-        sizes: Sequence[int] | tuple[int, int]
-        uniform = (
-            header.nchunks != -1 and header.chunk_size >= 0
-            and 0 <= header.last_chunk <= header.chunk_size and (n == 1 or header.last_chunk > 0)
-        )  # fmt: skip
-        if uniform:
-            sizes = (header.chunk_size, (n - 1) * header.chunk_size + header.last_chunk if n else 0)
-        else:
-            sizes = [loc.nbytes for loc in reader.locations()]
-        total = sizes[1] if uniform else sum(sizes)
-        metadata = reader.metadata
-        dtype, shape, order = _raw_or_array(metadata, total)
-        return FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform), lambda: metadata
-    except BaseException:
-        reader.close()
-        raise
-
-
-def _frame_store(core: Any) -> tuple[FlatStore, Any]:
-    from .frame import VLMeta
-
-    try:
-        chunks = _FrameChunks(core)
-        header = core.header
-        n = chunks.nchunks
-        sizes: Sequence[int] | tuple[int, int]
-        if header.chunksize > 0:
-            if not (n - 1) * header.chunksize < header.nbytes <= n * header.chunksize and n:
-                raise FormatError(
-                    f"{core.name}: {n} chunks of chunksize {header.chunksize} cannot hold the"
-                    f" {header.nbytes} bytes the header announces"
-                )
-            sizes, uniform = (header.chunksize, header.nbytes), True
-        else:
-            sizes, uniform = [core.chunk_nbytes(i) for i in range(n)], False
-            if sum(sizes) != header.nbytes:
-                raise FormatError(
-                    f"{core.name}: chunks hold {sum(sizes)} bytes, the header announces"
-                    f" {header.nbytes}"
-                )
-        names = {name for name, _ in core.vlmeta}
-        metadata = dict(VLMeta(core)) if names.issuperset(FRAME_ARRAY_VLMETA) else None
-        dtype, shape, order = _raw_or_array(metadata, header.nbytes)
-        store = FlatStore(chunks, sizes, dtype, shape, order, uniform=uniform)
-        return store, (lambda: metadata) if metadata is not None else (lambda: dict(VLMeta(core)))
-    except BaseException:
-        core.close()
-        raise
-
-
-def _carray_store(reader: Any, length: int) -> FlatStore:
-    reader.refuse_objects()
-    shape = (length,) + tuple(reader.shape[1:])
-    chunk_nbytes = reader.chunklen * reader.atomsize
-    chunks = _BcolzChunks(reader, length if reader.atomsize else 0)
-    return FlatStore(chunks, (chunk_nbytes, length * reader.atomsize), reader.dtype, shape,
-                     uniform=True)  # fmt: skip
-
-
-def _chunk_store(source: ByteSource) -> FlatStore:
-    try:
-        header = ChunkHeader.parse(source.read_upto(0, 32))
-        return FlatStore(_SingleChunk(source), [header.nbytes], np.dtype(np.uint8),
-                         (header.nbytes,))  # fmt: skip
-    except BaseException:
-        source.close()
-        raise
-
-
-def _open_store(
-    source: Any, fmt: str, verify: bool, columns: Sequence[str] | None
-) -> tuple[Store, Callable[[], Any], str]:
-    """(store, a function giving its metadata, the format) for a path (any format) or an
-    in-memory buffer (single-file formats).  Format ``frame``: a contiguous frame file, opened
-    once and found to be ``b2nd`` or ``b2frame`` by its metalayers."""
-    if columns is not None and fmt != "bcolz":
-        kind = "a Blosc2 frame" if fmt == "frame" else fmt
-        raise ArgumentError(f"columns= selects ctable columns; this container is {kind}")
-    if fmt == "frame":
-        core = open_frame(source)
-        if not any(name == METALAYER_NAME for name, _ in core.metalayers):
-            return (*_frame_store(core), "b2frame")
-        source, fmt = core, "b2nd"
-    if fmt == "blp":
-        return (*_blp_store(source, verify), fmt)
-    if fmt == "b2nd":
-        array = B2ndArray(source, owns_frame=True)
-        try:
-            return B2ndStore(array), lambda: array.vlmeta, fmt
-        except BaseException:
-            array.close()
-            raise
-    if fmt in ("b2frame", "sframe"):
-        core = source if isinstance(source, SparseFrame) else open_frame(source)
-        return (*_frame_store(core), fmt)
-    if fmt == "bcolz":
-        from .containers.bcolz import CtableReader, open_bcolz
-
-        reader = open_bcolz(source)
-        if isinstance(reader, CtableReader):
-            names = reader.names if columns is None else list(columns)
-            return TableStore(reader, names), lambda: reader.attrs.to_dict(), fmt
-        if columns is not None:
-            raise ArgumentError(f"{reader.path}: a carray has no columns")
-        return _carray_store(reader, len(reader)), lambda: reader.attrs.to_dict(), fmt
-    source = source if isinstance(source, ByteSource) else ByteSource(source)
-    return _chunk_store(source), lambda: None, fmt
+def _store(reader: ContainerReader) -> Store:
+    """The store that reads ``reader``'s array: by columns for a table, by chunk boxes for an
+    N-d chunk grid, else by item positions in its flat layout."""
+    if reader.columns is not None:
+        return TableStore(reader, reader.columns)
+    if reader.grid is not None:
+        return B2ndStore(reader)
+    return FlatStore(reader)
 
 
 def _open_path(path: str) -> tuple[str | None, Any]:
-    """(format, what to open it from) for a path: a bcolz directory's path and its format, a
-    sparse frame, or the one :class:`~bloscpack.io.ByteSource` a file's reader reads (format
-    None: detected under :meth:`~bloscpack.io.ByteSource.consistent`, with the rest of the
-    opening)."""
+    """(format, what to open it from) for a path: a directory's format and its path, or the
+    one :class:`~bloscpack.io.ByteSource` a file's reader reads (format None: detected under
+    :meth:`~bloscpack.io.ByteSource.consistent`, with the rest of the opening)."""
     try:
         return None, ByteSource(path)
     except FileNotFound:
         if not os.path.isdir(path):
             raise
-    fmt = detect(path)
-    return fmt, path if fmt == "bcolz" else open_frame(path)
+    return detect(path), path
 
 
 def detect_buffer(data: Buffer) -> str:
@@ -1014,26 +730,28 @@ class BloscArray:
         with shared_lock(self.path) if self.path is not None else contextlib.nullcontext():
             if self.path is not None:
                 fmt, opened = _open_path(self.path)
-            # What reads lock and check: the file, or a sparse frame's directory.
-            self._source = opened if isinstance(opened, (ByteSource, SparseFrame)) else None
+            self._source = opened if isinstance(opened, ByteSource) else None  # closed with us
             try:
-                with self._consistent():
+                with self._source.consistent() if self._source else contextlib.nullcontext():
                     if fmt is None:  # a file: format ``frame`` for a contiguous frame
                         fmt = detect_source(opened, frame_kind=False)
-                    self._store, self._load_metadata, self.format = _open_store(
-                        opened, fmt, verify, columns
-                    )
+                    self._reader = open_reader(opened, fmt, verify=verify, columns=columns)
             except BaseException:
                 self._release_mapping()
                 raise
+        try:
+            self._store = _store(self._reader)
+        except BaseException:
+            self._reader.close()
+            self._release_mapping()
+            raise
+        self.format = self._reader.format
         self._closed = False
 
     def _consistent(self) -> contextlib.AbstractContextManager[None]:
         """The block every read runs in: an append or an edit by this library waits for it,
         and a file changed since it was opened raises ``FileChangedError``."""
-        if self._source is None:
-            return contextlib.nullcontext()
-        return self._source.consistent()
+        return self._reader.consistent()
 
     @classmethod
     def _derived(cls, parent: BloscArray, store: Any, key: Any) -> BloscArray:
@@ -1083,7 +801,7 @@ class BloscArray:
         arrays), the decoded vlmetalayers of frames and b2nd arrays, bcolz attributes."""
         if not hasattr(self, "_metadata"):
             with self._consistent():
-                self._metadata = self._load_metadata()
+                self._metadata = self._reader.metadata()
         return self._metadata
 
     def info(self) -> dict[str, Any]:
@@ -1091,12 +809,7 @@ class BloscArray:
         self._check_open()
         if self.path is not None:
             return in_one_state(describe, self.path)
-        data = self._view
-        if self.format == "chunk":
-            from .chunks import inspect_chunk
-
-            return {"format": "chunk", **inspect_chunk(data)}
-        return {"format": self.format, **format_module(self.format).info(data)}
+        return {"format": self.format, **format_module(self.format).info(self._view)}
 
     def __len__(self) -> int:
         if not self.shape:

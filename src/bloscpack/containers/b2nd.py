@@ -46,6 +46,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..io import ByteSource, PathLike, staged_output
+from .base import ArrayDescription, ChunkSizes, ReaderBase
 from .frame import (
     EDGE_READ,
     HEADER_FIXED_LEN,
@@ -477,6 +478,47 @@ class B2ndArray:
         )
 
 
+class B2ndReader(ReaderBase):
+    """A b2nd array through the container protocol: ``grid`` and ``array`` (the
+    :class:`B2ndArray`) for N-d reads; its chunks, in frame order, hold the padded chunk
+    boxes (blocks in C order, items in C order inside a block)."""
+
+    format = "b2nd"
+
+    def __init__(self, source: Any) -> None:
+        self.array = array = B2ndArray(source, owns_frame=True)
+        self.core = array.frame
+        self.grid = grid = array.grid
+        self.name = self.core.name
+        self.nchunks = grid.nchunks
+        self.sizes = ChunkSizes.uniform(grid.chunk_nbytes, grid.nchunks * grid.chunk_nbytes)
+        self.description = ArrayDescription(array.dtype, array.shape, "C", array.chunks,
+                                            array.blocks)  # fmt: skip
+
+    def stored_chunk(self, index: int) -> memoryview | bytes:
+        return self.core.read_chunk(index)
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
+        return self.core.read_chunk_items(index, lo, hi)
+
+    def metadata(self) -> dict[str, Any]:
+        """The variable-length metalayers."""
+        return self.array.vlmeta
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return self.core.consistent()
+
+    def close(self) -> None:
+        self.array.close()
+
+
+def open_reader(source: Any) -> B2ndReader:
+    """The b2nd array in ``source`` (a path, bytes, a :class:`~bloscpack.io.ByteSource` or an
+    open frame, which the reader then owns) as a
+    :class:`~bloscpack.containers.base.ContainerReader`."""
+    return B2ndReader(source)
+
+
 def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
     """Read the NDArray at ``path`` (``.b2nd`` file, sparse directory, or frame bytes) into a
     new numpy array, or into ``out``; ``nthreads`` as for :meth:`B2ndArray.read`."""
@@ -662,6 +704,6 @@ def verify(path: Source) -> dict[str, Any]:
 
 
 __all__ = [
-    "B2ndArray", "info", "load_b2nd", "open_frame", "read_b2nd_metalayer", "read_b2nd_selection",
-    "save_b2nd", "sniff_b2nd", "verify",
+    "B2ndArray", "B2ndReader", "info", "load_b2nd", "open_frame", "open_reader",
+    "read_b2nd_metalayer", "read_b2nd_selection", "save_b2nd", "sniff_b2nd", "verify",
 ]  # fmt: skip

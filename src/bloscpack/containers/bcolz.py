@@ -25,6 +25,7 @@ import math
 import os
 import re
 import struct
+import threading
 import warnings
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -55,8 +56,11 @@ from ..io import (
     staged_output,
     start_writeback,
 )
+from .base import ArrayDescription, ChunkSizes, ReaderBase
 
 __all__ = [
+    "BcolzCarrayReader",
+    "BcolzTableReader",
     "BcolzAttrs",
     "CarrayReader",
     "CarrayWriter",
@@ -69,6 +73,7 @@ __all__ = [
     "info",
     "load_bcolz",
     "open_bcolz",
+    "open_reader",
     "read_bcolz_column",
     "save_bcolz",
     "sniff_dir",
@@ -821,6 +826,100 @@ def open_bcolz(path: PathLike) -> CarrayReader | CtableReader:
             f" nor {STORAGE_FILE} and {SIZES_FILE})"
         )
     return CarrayReader(path)
+
+
+class BcolzCarrayReader(ReaderBase):
+    """A bcolz carray (or one column of a ctable, ``length`` rows) through the container
+    protocol: one ``data/__<i>.blp`` file per chunk, memory-mapped while in use (each thread
+    maps its own: a thread's chunk stays valid while others read theirs)."""
+
+    format = "bcolz"
+    longer_last_ok = True  # the leftover chunk file may hold more rows than the carray
+
+    def __init__(self, carray: CarrayReader, length: int | None = None) -> None:
+        self.carray = carray
+        self.name = carray.path
+        length = len(carray) if length is None else length
+        self.nchunks = -(-length // carray.chunklen) if length and carray.atomsize else 0
+        self.sizes = ChunkSizes.uniform(carray.chunklen * carray.atomsize, length * carray.atomsize)
+        shape = (length, *carray.shape[1:])
+        self.description = ArrayDescription(carray.dtype, shape, "C",
+                                            (carray.chunklen, *carray.shape[1:]))  # fmt: skip
+        self._in_use = threading.local()  # .source: this thread's open chunk file
+
+    def stored_chunk(self, index: int) -> memoryview:
+        self.release()
+        self.carray.refuse_objects()
+        path = self.carray.chunk_path(index)
+        source, header = open_chunk_file(path)
+        self._in_use.source = source
+        return source.read(BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
+
+    def release(self) -> None:
+        source = getattr(self._in_use, "source", None)
+        if source is not None:
+            source.close()
+            self._in_use.source = None
+
+    def metadata(self) -> dict[str, Any]:
+        """The user attributes."""
+        return self.carray.attrs.to_dict()
+
+    def close(self) -> None:
+        self.release()
+
+
+class BcolzTableReader:
+    """A bcolz ctable through the container protocol: ``columns`` (names, in order) and
+    ``column(name)``, a :class:`BcolzCarrayReader` of that column."""
+
+    format = "bcolz"
+    grid = None
+
+    def __init__(self, table: CtableReader) -> None:
+        self.table = table
+        self.name = table.path
+        self.columns: list[str] | None = list(table.names)
+        self.description = ArrayDescription(table.dtype, table.shape)
+
+    def column(self, name: str) -> BcolzCarrayReader:
+        """A reader of column ``name``."""
+        return BcolzCarrayReader(self.table.carray(name), len(self.table))
+
+    def metadata(self) -> dict[str, Any]:
+        """The user attributes."""
+        return self.table.attrs.to_dict()
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def close(self) -> None:
+        """Nothing is held open between reads."""
+
+    def __enter__(self) -> BcolzTableReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_reader(path: PathLike, *, columns: Sequence[str] | None = None
+                ) -> BcolzCarrayReader | BcolzTableReader:  # fmt: skip
+    """The carray or ctable directory ``path`` as a
+    :class:`~bloscpack.containers.base.ContainerReader` (a ctable: a table of them;
+    ``columns`` picks and orders its columns)."""
+    found = open_bcolz(path)
+    if isinstance(found, CarrayReader):
+        if columns is not None:
+            raise ArgumentError(f"{found.path}: a carray has no columns")
+        found.refuse_objects()
+        return BcolzCarrayReader(found)
+    reader = BcolzTableReader(found)
+    if columns is not None:
+        for name in columns:
+            found.carray(name)  # an unknown name is refused here, listing the columns
+        reader.columns = list(columns)
+    return reader
 
 
 def load_bcolz(path: PathLike, columns: Sequence[str] | None = None) -> np.ndarray:

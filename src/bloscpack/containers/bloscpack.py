@@ -72,6 +72,7 @@ from ..headers import (
 )
 from ..io import ByteSource, PathLike, consistent_read
 from ..journal import recover
+from .base import ArrayDescription, ChunkSizes, ReaderBase
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -702,6 +703,63 @@ class BloscpackReader:
         self.close()
 
 
+
+class BlpReader(ReaderBase):
+    """A ``.blp`` file through the container protocol: chunks located through its offsets,
+    digests checked when a chunk is first read if ``verify`` is set."""
+
+    format = "blp"
+
+    def __init__(self, source: SourceLike, *, verify: bool = True) -> None:
+        self.reader = reader = BloscpackReader(source)
+        try:
+            self.name = reader.name
+            self.nchunks = n = reader.nchunks
+            self.verify = verify
+            self._verified: set[int] = set()
+            header = reader.header
+            uniform = (
+                header.nchunks != -1 and header.chunk_size >= 0
+                and 0 <= header.last_chunk <= header.chunk_size
+                and (n == 1 or header.last_chunk > 0)
+            )  # fmt: skip
+            if uniform:
+                total = (n - 1) * header.chunk_size + header.last_chunk if n else 0
+                self.sizes = ChunkSizes.uniform(header.chunk_size, total)
+            else:
+                self.sizes = ChunkSizes.listed([loc.nbytes for loc in reader.locations()])
+            self._metadata = reader.metadata
+            self.description = ArrayDescription.from_metadata(self._metadata, self.sizes.total)
+        except BaseException:
+            reader.close()
+            raise
+
+    def check_sizes(self) -> None:
+        self.reader.check_sizes()
+
+    def stored_chunk(self, index: int) -> memoryview:
+        check = self.verify and index not in self._verified
+        data = self.reader.read_chunk(index, verify=check)
+        if check:
+            self._verified.add(index)
+        return data
+
+    def metadata(self) -> Any:
+        return self._metadata
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return self.reader.source.consistent()
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+def open_reader(source: SourceLike, *, verify: bool = True) -> BlpReader:
+    """The ``.blp`` file ``source`` (path, bytes or :class:`~bloscpack.io.ByteSource`) as a
+    :class:`~bloscpack.containers.base.ContainerReader`."""
+    return BlpReader(source, verify=verify)
+
+
 _NO_OFFSETS = np.empty(0, np.int64)
 
 
@@ -1246,6 +1304,7 @@ def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> 
 
 __all__ = [
     "BloscpackReader",
+    "BlpReader",
     "BloscpackWriter",
     "ChunkLocation",
     "check_blosc_args",
@@ -1255,6 +1314,7 @@ __all__ = [
     "encode_offsets",
     "info",
     "metadata_section_length",
+    "open_reader",
     "read_metadata_section",
     "replacement_metadata_section",
     "rewrite_metadata",

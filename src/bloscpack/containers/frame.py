@@ -49,6 +49,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..io import ByteSource, FileLock, PathLike, atomic_write, run_inside
+from .base import ArrayDescription, ChunkSizes, ReaderBase
 
 MAGIC = b"\xa8b2frame\x00"
 HEADER_FIXED_LEN = 87
@@ -1950,6 +1951,76 @@ def save_bytes(
             writer.append_data(mv[start : start + chunksize])
 
 
+class FrameReader(ReaderBase):
+    """A contiguous or sparse frame through the container protocol (``format`` ``b2frame`` or
+    ``sframe``): its chunks, special entries synthesized; numpy metadata in its vlmetalayers
+    (as :func:`bloscpack.save` writes them) make it an array, else its bytes are 1-d uint8."""
+
+    def __init__(self, core: Any) -> None:
+        """``core``: an open :class:`ContiguousFrame` or sparse frame, which the reader owns."""
+        self.core = core
+        try:
+            self.format = "sframe" if core.sparse else "b2frame"
+            self.name = core.name
+            self.nchunks = n = core.nchunks
+            header = core.header
+            if header.chunksize > 0:
+                if n and not (n - 1) * header.chunksize < header.nbytes <= n * header.chunksize:
+                    raise FormatError(
+                        f"{core.name}: {n} chunks of chunksize {header.chunksize} cannot hold"
+                        f" the {header.nbytes} bytes the header announces"
+                    )
+                self.sizes = ChunkSizes.uniform(header.chunksize, header.nbytes)
+            else:
+                self.sizes = ChunkSizes.listed([core.chunk_nbytes(i) for i in range(n)])
+                if self.sizes.total != header.nbytes:
+                    raise FormatError(
+                        f"{core.name}: chunks hold {self.sizes.total} bytes, the header"
+                        f" announces {header.nbytes}"
+                    )
+            names = {name for name, _ in core.vlmeta}
+            numpy = self._vlmeta() if names.issuperset(ARRAY_VLMETA) else None
+            self.description = ArrayDescription.from_metadata(numpy, header.nbytes)
+            self._numpy = numpy
+        except BaseException:
+            core.close()
+            raise
+
+    def _vlmeta(self) -> dict[str, Any]:
+        core = self.core
+        return {
+            name: unpack_value(core.vlmeta_raw(name), f"{core.name}: vlmetalayer {name!r}")
+            for name, _ in core.vlmeta
+        }
+
+    def stored_chunk(self, index: int) -> memoryview | bytes:
+        return self.core.read_chunk(index)
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
+        return self.core.read_chunk_items(index, lo, hi)
+
+    def metadata(self) -> dict[str, Any]:
+        """The numpy metadata when the vlmetalayers hold it, else all vlmetalayers."""
+        return self._numpy if self._numpy is not None else self._vlmeta()
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return self.core.consistent()
+
+    def close(self) -> None:
+        self.core.close()
+
+
+def open_reader(source: Any) -> FrameReader:
+    """The contiguous frame ``source`` (a path, bytes, a :class:`~bloscpack.io.ByteSource` or
+    an open frame, which the reader then owns) as a
+    :class:`~bloscpack.containers.base.ContainerReader`."""
+    return FrameReader(source if isinstance(source, FrameBase) else ContiguousFrame(source))
+
+
+#: The vlmetalayers that make a raw frame an array (the same dict ``.blp`` files store).
+ARRAY_VLMETA = ("container", "dtype", "shape", "order")
+
+
 def load_bytes(path: PathLike) -> bytes:
     """The concatenated data of every chunk of the frame at ``path``."""
     frame = ContiguousFrame(path)
@@ -1989,6 +2060,7 @@ def read_all(frame: FrameBase, out: Any = None) -> Any:
 
 
 __all__ = [
-    "CParams", "ContiguousFrame", "FrameBase", "FrameHeader", "FrameWriter", "OnePassWriter",
-    "info", "load_bytes", "read_all", "save_bytes", "sniff", "verify",
+    "ARRAY_VLMETA", "CParams", "ContiguousFrame", "FrameBase", "FrameHeader", "FrameReader",
+    "FrameWriter", "OnePassWriter",
+    "info", "load_bytes", "open_reader", "read_all", "save_bytes", "sniff", "verify",
 ]  # fmt: skip

@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ArgumentError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
+from .base import ContainerReader
 from .frame import MAGIC as FRAME_MAGIC
 
 
@@ -48,6 +49,8 @@ FORMATS: dict[str, Format] = {
                directory=True),  # fmt: skip
     )
 }
+#: Containers that are read but never written: a Blosc chunk stored on its own.
+READ_ONLY = {"chunk": Format("chunk", "one Blosc chunk", "", "chunk")}
 #: The format an output gets when neither ``format=`` nor its name says one.
 DEFAULT = FORMATS["blp"]
 #: Extensions of other tools' formats: an output named so is refused, with how to write it.
@@ -175,19 +178,37 @@ def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:
 
 
 def module(fmt: str) -> Any:
-    """The module of ``bloscpack.containers`` that reads and writes format ``fmt``."""
-    return importlib.import_module(f"{__package__}.{get(fmt).module}")
+    """The module of ``bloscpack.containers`` that reads (and writes) format ``fmt``."""
+    found = READ_ONLY.get(fmt) or get(fmt)
+    return importlib.import_module(f"{__package__}.{found.module}")
+
+
+def open_reader(source: Any, fmt: str, *, verify: bool = True,
+                columns: Sequence[str] | None = None) -> ContainerReader:  # fmt: skip
+    """The container in ``source`` (what ``fmt``'s reader opens: a path, a
+    :class:`~bloscpack.io.ByteSource` or an open frame) as a
+    :class:`~bloscpack.containers.base.ContainerReader`.  Format ``frame``: a contiguous
+    frame, found to be ``b2nd`` or ``b2frame`` by its metalayers once opened.  ``verify``
+    checks chunk digests where the format stores them; ``columns`` picks a table's columns."""
+    if fmt == "frame":
+        b2nd = module("b2nd")
+        source = b2nd.open_frame(source)
+        fmt = "b2nd" if b2nd.sniff_b2nd(source) else "b2frame"
+    opener = module(fmt).open_reader
+    accepted = keyword_options(opener, 1)
+    options: dict[str, Any] = {"verify": verify} if "verify" in accepted else {}
+    if columns is not None:
+        if "columns" not in accepted:
+            raise ArgumentError(f"columns= selects ctable columns; this container is {fmt}")
+        options["columns"] = columns
+    reader: ContainerReader = opener(source, **options)
+    return reader
 
 
 def describe(path: str) -> dict[str, Any]:
     """A JSON-able description of the container at ``path``: its format, then what its
     format's ``info`` says (a raw chunk: its header)."""
     fmt = detect(path)
-    if fmt == "chunk":
-        from ..chunks import inspect_chunk
-
-        with open(path, "rb") as fh:
-            return {"format": fmt, **inspect_chunk(fh.read())}
     return {"format": fmt, **module(fmt).info(path)}
 
 
@@ -201,6 +222,7 @@ __all__ = [
     "FOREIGN",
     "FORMATS",
     "Format",
+    "READ_ONLY",
     "by_extension",
     "check_options",
     "describe",
@@ -211,5 +233,6 @@ __all__ = [
     "keyword_options",
     "module",
     "names",
+    "open_reader",
     "output_format",
 ]

@@ -34,6 +34,7 @@ from .frame import (
     HEADER_FIXED_LEN,
     CParams,
     FrameBase,
+    FrameReader,
     FrameWriter,
     OnePassWriter,
     compress_vlmeta,
@@ -396,6 +397,12 @@ def _replace_dir(new: str, path: str) -> None:
     fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 
+def open_reader(source: Any) -> FrameReader:
+    """The sparse frame ``source`` (its directory, or an open :class:`SparseFrame`, which the
+    reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
+    return FrameReader(source if isinstance(source, SparseFrame) else SparseFrame(source))
+
+
 def info(path: PathLike) -> dict[str, Any]:
     """JSON-able description of the sparse frame at ``path`` (header, metalayers,
     vlmetalayers, index = chunk-file ids)."""
@@ -430,4 +437,7 @@ def verify(path: PathLike) -> dict[str, Any]:
     return {"format": "sframe", **report}
 
 
-__all__ = ["SparseFrame", "SparseFrameWriter", "chunk_file_name", "info", "sniff_dir", "verify"]
+__all__ = [
+    "SparseFrame", "SparseFrameWriter", "chunk_file_name", "info", "open_reader", "sniff_dir",
+    "verify",
+]  # fmt: skip

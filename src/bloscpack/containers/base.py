@@ -1,0 +1,196 @@
+"""The container protocol: what every format's reader gives the layers above it.
+
+A container is an ordered sequence of Blosc chunks plus metadata.  Each format implements
+:class:`ContainerReader` once (``open_reader`` in its module, found through
+:mod:`bloscpack.containers.registry`); the lazy arrays, conversions and integrations are written
+against this protocol and name no format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Self
+
+import numpy as np
+
+from .. import engine
+from .. import ndarray as nd
+from ..blosc.header import ChunkHeader
+from ..errors import IntegrityError
+
+Buffer = Any  # any object exporting the buffer protocol
+
+
+@dataclass(frozen=True)
+class ChunkSizes:
+    """The uncompressed bytes of a container's chunks: ``every`` bytes each but the last (which
+    holds the rest of ``total``), or each chunk's own size in ``each``."""
+
+    total: int
+    every: int | None = None
+    each: Sequence[int] | None = None
+
+    @classmethod
+    def uniform(cls, every: int, total: int) -> ChunkSizes:
+        """Chunks of ``every`` bytes, the last holding the rest of ``total``."""
+        return cls(total=int(total), every=int(every))
+
+    @classmethod
+    def listed(cls, each: Sequence[int]) -> ChunkSizes:
+        """Chunks of the sizes ``each``."""
+        return cls(total=int(sum(each)), each=each)
+
+    def of(self, index: int, nchunks: int) -> int:
+        """The uncompressed bytes of chunk ``index`` of ``nchunks``."""
+        if self.each is not None:
+            return int(self.each[index])
+        assert self.every is not None
+        end = self.total if index + 1 == nchunks else min((index + 1) * self.every, self.total)
+        return end - min(index * self.every, self.total)
+
+
+@dataclass(frozen=True)
+class ArrayDescription:
+    """The array a container holds: item type, shape and the order its items are stored in.
+    Containers without numpy metadata hold their bytes as a 1-d ``uint8`` array."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    order: str = "C"
+    chunks: tuple[int, ...] | None = None  # the box one chunk holds, when the format says
+    blocks: tuple[int, ...] | None = None  # the box one block holds, when the format says
+
+    @classmethod
+    def from_metadata(cls, metadata: Any, total: int) -> ArrayDescription:
+        """The array numpy metadata (as ``.blp`` files and frames store it) describes, else
+        ``total`` raw bytes.  User metadata that only looks like numpy metadata (entries
+        missing) leaves the bytes raw."""
+        if nd.describes_array(metadata):
+            spec = nd.decode_metadata(metadata)
+            return cls(spec.dtype, spec.shape, spec.order)
+        return cls.raw(total)
+
+    @classmethod
+    def raw(cls, nbytes: int) -> ArrayDescription:
+        """``nbytes`` bytes as a 1-d ``uint8`` array."""
+        return cls(np.dtype(np.uint8), (int(nbytes),))
+
+
+class ContainerReader(Protocol):
+    """An open container, read chunk by chunk.  Safe to use from many threads at once.
+
+    Formats whose chunks are boxes of an N-d grid (b2nd) also give ``grid`` (a
+    :class:`~bloscpack.b2nd_layout.ChunkGrid`) and ``array`` (the N-d reader); tables (bcolz
+    ctables) give ``columns`` (their names) and ``column(name)`` (a reader of one column).
+    Both are None elsewhere.
+    """
+
+    format: str  # the registry name of the format
+    name: str  # the path or a description, for messages
+    nchunks: int
+    sizes: ChunkSizes
+    description: ArrayDescription
+    longer_last_ok: bool  # the last chunk may hold more bytes than the layout uses (bcolz)
+    grid: Any
+    columns: list[str] | None
+
+    def stored_chunk(self, index: int) -> Buffer:
+        """The compressed bytes of chunk ``index``, valid until :meth:`release` (in this
+        thread)."""
+        ...
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
+        """:meth:`stored_chunk`, or a buffer of its size holding at least the bytes that
+        decoding its uncompressed bytes ``[lo, hi)`` reads (block-granular reads)."""
+        ...
+
+    def read_chunk(self, index: int, out: Buffer = None) -> Buffer:
+        """Chunk ``index`` decompressed, into ``out`` when given."""
+        ...
+
+    def release(self) -> None:
+        """Let go of the chunk :meth:`stored_chunk` returned last in this thread."""
+        ...
+
+    def check_sizes(self) -> None:
+        """Check every chunk's size against what the container announces, before a large
+        result is allocated from those announcements."""
+        ...
+
+    def metadata(self) -> Any:
+        """The container's metadata (user metadata, numpy metadata, vlmetalayers or
+        attributes)."""
+        ...
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        """The block reads run in: edits by this library wait, and a file changed since it
+        was opened raises :class:`~bloscpack.errors.FileChangedError`."""
+        ...
+
+    def close(self) -> None:
+        """Release the input."""
+        ...
+
+
+class ReaderBase:
+    """What most readers share: no grid, no columns, chunks read whole, nothing to release,
+    decompression through the engine checked against the layout."""
+
+    longer_last_ok = False
+    grid: Any = None
+    columns: list[str] | None = None
+
+    name: str
+    nchunks: int
+    sizes: ChunkSizes
+
+    def stored_chunk(self, index: int) -> Buffer:
+        raise NotImplementedError
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
+        return self.stored_chunk(index)
+
+    def release(self) -> None:
+        pass
+
+    def check_sizes(self) -> None:
+        """Nothing to check up front: each chunk's size is checked when it is decoded."""
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def read_chunk(self, index: int, out: Buffer = None) -> Buffer:
+        expected = self.sizes.of(index, self.nchunks)
+        try:
+            data = self.stored_chunk(index)
+            nbytes = ChunkHeader.parse(data).nbytes
+            last = index == self.nchunks - 1
+            if nbytes != expected and not (self.longer_last_ok and last and nbytes > expected):
+                raise IntegrityError(
+                    f"{self.name}: chunk {index} holds {nbytes} bytes, the layout needs {expected}"
+                )
+            reuse = out is not None and nbytes == expected
+            whole: Any = out if reuse else np.empty(nbytes, np.uint8)
+            engine.decompress_into(data, whole)
+        finally:
+            self.release()
+        if whole is out:
+            return out
+        if out is None:
+            return whole[:expected]
+        memoryview(out).cast("B")[:expected] = whole[:expected]
+        return out
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["ArrayDescription", "ChunkSizes", "ContainerReader", "ReaderBase"]

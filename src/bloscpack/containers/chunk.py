@@ -1,0 +1,54 @@
+"""One Blosc chunk (v1 or v2 header) stored on its own, read through the container protocol:
+a container of one chunk whose bytes are a 1-d ``uint8`` array."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..blosc.header import ChunkHeader
+from ..chunks import inspect_chunk
+from ..io import ByteSource, PathLike
+from .base import ArrayDescription, ChunkSizes, ReaderBase
+
+
+class ChunkReader(ReaderBase):
+    """A file or buffer that is one Blosc chunk."""
+
+    format = "chunk"
+    nchunks = 1
+
+    def __init__(self, source: ByteSource) -> None:
+        self.source = source
+        self.name = source.name
+        try:
+            nbytes = ChunkHeader.parse(source.read_upto(0, 32)).nbytes
+        except BaseException:
+            source.close()
+            raise
+        self.sizes = ChunkSizes.listed([nbytes])
+        self.description = ArrayDescription.raw(nbytes)
+
+    def stored_chunk(self, index: int) -> memoryview:
+        return self.source.read(0, self.source.size(), "Blosc chunk")
+
+    def metadata(self) -> None:
+        """A chunk carries no metadata."""
+        return None
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def open_reader(source: Any) -> ChunkReader:
+    """The Blosc chunk ``source`` (a path, bytes or a :class:`~bloscpack.io.ByteSource`, which
+    the reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
+    return ChunkReader(source if isinstance(source, ByteSource) else ByteSource(source))
+
+
+def info(source: PathLike | Any) -> dict[str, Any]:
+    """The header of the Blosc chunk ``source`` (a path or bytes), as a JSON-able dict."""
+    with ByteSource(source) as data:
+        return inspect_chunk(data.read(0, data.size(), "Blosc chunk"))
+
+
+__all__ = ["ChunkReader", "info", "open_reader"]
