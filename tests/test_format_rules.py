@@ -249,3 +249,103 @@ def test_codec_and_clevel_are_checked_alike(tmp_path: Path, fmt: str):
         bloscpack.save(ARRAY, path, clevel=10)
     assert np.array_equal(bloscpack.load(path), ARRAY)  # the earlier file is untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+# --- one set of option names --------------------------------------------------------------
+
+COLUMNS = np.arange(120_000, dtype="<f8").reshape(30_000, 4)
+#: Each format's own name for the bytes or rows of a chunk, which ``chunks`` stands for.
+OWN_CHUNK_OPTION = {"blp": "chunk_size", "b2frame": "chunksize", "sframe": "chunksize",
+                    "bcolz": "chunklen"}  # fmt: skip
+
+
+def first_chunk(path: Path) -> tuple[int, dict]:
+    from bloscpack.chunks import inspect_chunk
+
+    with registry.open_reader(str(path), registry.detect(path)) as reader:
+        return reader.nchunks, inspect_chunk(bytes(reader.stored_chunk(0)))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("write", ["save", "convert"])
+def test_common_options_mean_the_same_in_every_format(tmp_path: Path, fmt: str, write: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    options = {"codec": "zstd", "clevel": 3, "filters": ["bitshuffle"], "chunks": 5000}
+    if write == "save":
+        bloscpack.save(COLUMNS, path, **options)
+    else:
+        bloscpack.save(COLUMNS, tmp_path / "a.blp")
+        convert(tmp_path / "a.blp", path, **options)
+    nchunks, header = first_chunk(path)
+    assert nchunks == 6
+    assert (header["codec"], header["filters"], header["nbytes"]) == ("zstd", ["bitshuffle"],
+                                                                       5000 * 4 * 8)  # fmt: skip
+    assert np.array_equal(bloscpack.load(path), COLUMNS)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_filters_in_every_format(tmp_path: Path, fmt: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(COLUMNS, path, filters=[], chunks=(10_000, 4))
+    nchunks, header = first_chunk(path)
+    assert (nchunks, header["filters"]) == (3, [])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_chunks_that_cut_rows(tmp_path: Path, fmt: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    if fmt == "b2nd":
+        bloscpack.save(COLUMNS, path, chunks=(5000, 2))
+        assert first_chunk(path)[0] == 12
+        return
+    with pytest.raises(ArgumentError, match=r"format '\w+' cuts arrays along their first axis"
+                       r" only: chunks must be rows or \(rows, 4\), got \(5000, 2\)"):  # fmt: skip
+        bloscpack.save(COLUMNS, path, chunks=(5000, 2))
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("fmt", sorted(OWN_CHUNK_OPTION))
+def test_a_common_option_and_its_own_name_together_are_refused(tmp_path: Path, fmt: str):
+    own = OWN_CHUNK_OPTION[fmt]
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    with pytest.raises(ArgumentError, match=f"give chunks or {own}, not both"):
+        bloscpack.save(COLUMNS, path, chunks=5000, **{own: 1000})
+    bloscpack.save(COLUMNS, path, **{own: 5000 if own == "chunklen" else 5000 * 32})
+    assert first_chunk(path)[0] == 6
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_blosc2_filters(tmp_path: Path, fmt: str):
+    """Filter pipelines beyond one shuffle need Blosc2 chunks: frames and b2nd write them,
+    .blp with blosc_version=2; Blosc1 writers refuse them, naming the reason."""
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    filters = ["delta", "shuffle"]
+    if fmt in ("blp", "bcolz"):
+        with pytest.raises(ArgumentError, match=f"format '{fmt}' writes Blosc1 chunks, whose"
+                           " only filters are shuffle or bitshuffle; got filters"):  # fmt: skip
+            bloscpack.save(COLUMNS, path, filters=filters)
+        if fmt == "bcolz":
+            return
+        bloscpack.save(COLUMNS, path, filters=filters, blosc_version=2)
+    else:
+        bloscpack.save(COLUMNS, path, filters=filters)
+    assert first_chunk(path)[1]["filters"] == filters
+    assert np.array_equal(bloscpack.load(path), COLUMNS)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"filters": ["sort"]}, "unknown filter 'sort'; known: nofilter, shuffle, bitshuffle"),
+        ({"filters": 3.5}, "filters must be filter names or ids, got 3.5"),
+        ({"chunks": 0}, "chunks must be positive ints, got 0"),
+        ({"chunks": "big"}, "chunks must be positive ints, got 'big'"),
+        ({"chunks": 2.5}, "chunks must be an int or a tuple of ints, got 2.5"),
+    ],
+)
+def test_bad_common_options(tmp_path: Path, fmt: str, options: dict, message: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    with pytest.raises(ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        bloscpack.save(COLUMNS, path, **options)
+    assert not path.exists()

@@ -49,12 +49,12 @@ from .b2nd_meta import METALAYER_NAME, B2ndMeta
 from .blosc.header import ChunkHeader, Special
 from .blosc.layout import validate_chunk
 from .containers import registry
+from .containers.base import NUMPY_KEYS, ContainerReader, StoredMetadata
 from .containers.registry import detect
 from .errors import (
     ArgumentError,
     BloscpackError,
     FileNotFound,
-    FormatError,
     IntegrityError,
     OutputExistsError,
     UnsupportedError,
@@ -67,7 +67,6 @@ FORMATS = tuple(registry.FORMATS)
 #: Target format by file name extension, when ``format`` is not given.
 EXTENSIONS = {f.extension: f.name for f in registry.FORMATS.values()}
 #: The metadata keys (``.blp`` metadata dict, frame vlmetalayers) that describe a numpy array.
-NUMPY_KEYS = ("dtype", "shape", "order", "container")
 #: Default chunk size of frames written from a source whose chunks cannot be copied.
 FRAME_CHUNK_NBYTES = 4 * 1024 * 1024
 #: Rows of a ctable target are moved in slabs of about this many bytes.
@@ -82,12 +81,10 @@ Buffer = Any
 class _Source:
     """A container opened for conversion.
 
-    ``spec`` is the array (raw-bytes containers: 1-d ``uint8``), ``is_array`` whether the
-    container says it holds one.  ``user`` maps user-metadata names to values and ``packed``
-    the same names to their stored msgpack bytes (frame sources); ``metalayers`` are fixed
-    frame metalayers other than ``b2nd``.  ``spans`` gives the flat byte range (in storage
-    order) each stored chunk holds, or None when chunks are not flat.  Data is read in *units*
-    (a stored chunk, or a slab of rows) through a one-unit cache.
+    ``spec`` is the array (raw-bytes containers: 1-d ``uint8``), ``meta`` the metadata to carry
+    over (:class:`~bloscpack.containers.base.StoredMetadata`).  ``spans`` gives the flat byte
+    range (in storage order) each stored chunk holds, or None when chunks are not flat.  Data
+    is read in *units* (a stored chunk, or a slab of rows) through a one-unit cache.
     """
 
     fmt = ""
@@ -96,14 +93,7 @@ class _Source:
     def __init__(self, name: str) -> None:
         self.name = name
         self.spec = nd.ArraySpec(np.dtype(np.uint8), (0,), "C")
-        self.is_array = True
-        self.user: dict[str, Any] = {}
-        self.packed: dict[str, bytes] = {}
-        self.blp_metadata: Any = None  # the metadata of a .blp source, as stored
-        self.raw_reason: str | None = None  # why numpy-looking metadata is not kept as such
-        self.frame_typesize: int | None = None  # the typesize of a frame source
-        self.metalayers: list[tuple[str, bytes]] = []
-        self.dropped: list[str] = []
+        self.meta = StoredMetadata()
         self._cache: tuple[int, Buffer] | None = None
         self._whole: np.ndarray | None = None
 
@@ -216,9 +206,18 @@ class _Source:
 
 
 class _ChunkedSource(_Source):
-    """A source whose units are its stored chunks, each holding a flat byte range."""
+    """A container whose units are its stored chunks, each holding a flat byte range."""
 
     spans: list[tuple[int, int]]
+
+    def __init__(self, reader: ContainerReader) -> None:
+        super().__init__(reader.name)
+        self.reader = reader
+        _describe(self, reader)
+        reader.check_sizes()
+        sizes, n = reader.sizes, reader.nchunks
+        self._set_spans([sizes.of(i, n) for i in range(n)])
+        self._check_total()
 
     def _set_spans(self, sizes: Sequence[int]) -> None:
         self.spans, pos = [], 0
@@ -242,113 +241,23 @@ class _ChunkedSource(_Source):
         start, size = self.spans[unit]
         return unit, start, start + size
 
-    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
-        chunk = self.stored_chunk(unit)
-        header = validate_chunk(chunk)
-        if header.nbytes == len(out):
-            engine.decompress_into(chunk, out, validated=True)
-            return
-        if header.nbytes < len(out):
-            raise IntegrityError(
-                f"{self.name}: chunk {unit} holds {header.nbytes} bytes, at least {len(out)}"
-                " are needed"
-            )
-        scratch = bytearray(header.nbytes)  # a bcolz leftover chunk longer than needed
-        engine.decompress_into(chunk, scratch, validated=True)
-        out[:] = memoryview(scratch)[: len(out)]
-
-
-def _array_from_metadata(source: _Source, metadata: Any, total: int) -> None:
-    """Set ``spec``/``is_array``/``user`` from ``.blp`` metadata or frame vlmetalayers."""
-    if nd.is_numpy_metadata(metadata):
-        try:
-            source.spec = nd.decode_metadata(metadata)
-        except FormatError as exc:  # e.g. 0.16's CLI wrote dtype and shape but no order
-            source.raw_reason = (
-                f"'container': the numpy metadata is incomplete ({exc}), so the data is"
-                " converted as raw bytes"
-            )
-        else:
-            source.user = {k: v for k, v in metadata.items() if k not in NUMPY_KEYS}
-            return
-    source.spec = nd.ArraySpec(np.dtype(np.uint8), (total,), "C")
-    source.is_array = False
-    if isinstance(metadata, dict):
-        source.user = {
-            k: v for k, v in metadata.items() if not source.raw_reason or k != "container"
-        }
-
-
-class _BlpSource(_ChunkedSource):
-    fmt = "blp"
-
-    def __init__(self, path: str) -> None:
-        from .containers.bloscpack import BloscpackReader
-
-        super().__init__(path)
-        self.reader = BloscpackReader(path)
-        try:
-            self.reader.check_sizes()
-            self._set_spans([loc.nbytes for loc in self.reader.locations()])
-            metadata = self.reader.metadata
-            _array_from_metadata(self, metadata, self._total)
-            self.blp_metadata = metadata
-            self._check_total()
-        except BaseException:
-            self.reader.close()
-            raise
-
     def stored_chunk(self, index: int) -> Buffer:
-        return self.reader.read_chunk(index)
+        return self.reader.stored_chunk(index)
+
+    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
+        self.reader.read_chunk(unit, out)
 
     def close(self) -> None:
         super().close()
         self.reader.close()
 
 
-class _FrameSource(_ChunkedSource):
-    """A Blosc2 frame without a ``b2nd`` metalayer (contiguous or sparse)."""
-
-    def __init__(self, path: str, fmt: str) -> None:
-        from .containers.b2nd import open_frame
-
-        super().__init__(path)
-        self.fmt = fmt
-        self.core = open_frame(path)
-        try:
-            core = self.core
-            self._set_spans([core.chunk_nbytes(i) for i in range(core.nchunks)])
-            if self._total != core.header.nbytes:
-                raise IntegrityError(
-                    f"{path}: the chunks hold {self._total} bytes, the header announces"
-                    f" {core.header.nbytes}"
-                )
-            self.packed, values = _frame_vlmeta(core)
-            _array_from_metadata(self, values, self._total)
-            self.packed = {k: v for k, v in self.packed.items() if k in self.user}
-            self.metalayers = list(core.metalayers)
-            self.frame_typesize = core.header.typesize
-            self._check_total()
-        except BaseException:
-            self.core.close()
-            raise
-
-    def stored_chunk(self, index: int) -> Buffer:
-        return self.core.read_chunk(index)
-
-    def close(self) -> None:
-        super().close()
-        self.core.close()
-
-
-def _frame_vlmeta(core: Any) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """(stored msgpack bytes, decoded values) of every vlmetalayer of a frame."""
-    from .containers.frame import unpack_value
-
-    packed = {name: bytes(core.vlmeta_raw(name)) for name, _ in core.vlmeta}
-    values = {name: unpack_value(raw, f"{core.name}: vlmetalayer {name!r}")
-              for name, raw in packed.items()}  # fmt: skip
-    return packed, values
+def _describe(source: _Source, reader: ContainerReader) -> None:
+    """Set ``source``'s array and metadata from ``reader``'s."""
+    described = reader.description
+    source.fmt = reader.format
+    source.spec = nd.ArraySpec(described.dtype, described.shape, described.order)
+    source.meta = reader.stored_metadata()
 
 
 class _SlabSource(_Source):
@@ -356,39 +265,40 @@ class _SlabSource(_Source):
 
     unit_rows = 1
 
+    def __init__(self, reader: Any) -> None:
+        super().__init__(reader.name)
+        self.reader = reader
+        _describe(self, reader)
+
     def _unit_of(self, offset: int) -> tuple[int, int, int]:
         unit_nbytes = self.unit_rows * self.row_nbytes
         unit = offset // unit_nbytes
         return unit, unit * unit_nbytes, min((unit + 1) * unit_nbytes, self.nbytes)
 
+    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
+        r0 = unit * self.unit_rows
+        rows = self.read_rows(r0, min(r0 + self.unit_rows, self.nrows))
+        out[:] = nd.byte_view(rows).data
 
-class _B2ndSource(_SlabSource):
-    """A python-blosc2 NDArray; units are slabs of one chunk of rows (axis 0)."""
+    def close(self) -> None:
+        super().close()
+        self.reader.close()
 
-    fmt = "b2nd"
 
-    def __init__(self, path: str) -> None:
-        from .containers.b2nd import B2ndArray
+class _GridSource(_SlabSource):
+    """An N-d array stored in a chunk grid (b2nd); units are slabs of one chunk of rows."""
 
-        super().__init__(path)
-        self.array = B2ndArray(path)
-        try:
-            array, self.grid = self.array, self.array.grid
-            self.spec = nd.ArraySpec(array.dtype, array.shape, "C")
-            self.packed, self.user = _frame_vlmeta(array.frame)
-            self.metalayers = [(n, c) for n, c in array.frame.metalayers if n != METALAYER_NAME]
-            self.frame_typesize = array.frame.header.typesize
-            self.unit_rows = max(self.grid.chunks[0], 1) if self.spec.shape else 1
-            if _row_flat(self.grid):
-                rb, c0 = self.row_nbytes, self.grid.chunks[0]
-                self.spans = [(i * c0 * rb, (min(c0, self.nrows - i * c0)) * rb)
-                              for i in range(self.grid.nchunks)]  # fmt: skip
-        except BaseException:
-            self.array.close()
-            raise
+    def __init__(self, reader: ContainerReader) -> None:
+        super().__init__(reader)
+        self.array, self.grid = reader.array, reader.grid  # type: ignore[attr-defined]
+        self.unit_rows = max(self.grid.chunks[0], 1) if self.spec.shape else 1
+        if _row_flat(self.grid):
+            rb, c0 = self.row_nbytes, self.grid.chunks[0]
+            self.spans = [(i * c0 * rb, (min(c0, self.nrows - i * c0)) * rb)
+                          for i in range(self.grid.nchunks)]  # fmt: skip
 
     def stored_chunk(self, index: int) -> Buffer:
-        return self.array.frame.read_chunk(index)
+        return self.reader.stored_chunk(index)
 
     def _decode_unit_into(self, unit: int, out: memoryview) -> None:
         r0 = unit * self.unit_rows
@@ -405,10 +315,6 @@ class _B2ndSource(_SlabSource):
             return self.array.read()
         return self.array.read_selection(slice(r0, r1))
 
-    def close(self) -> None:
-        super().close()
-        self.array.close()
-
 
 def _row_flat(grid: ChunkGrid) -> bool:
     """Each chunk (and each block) spans whole rows: chunk ``i`` holds a flat byte range."""
@@ -417,86 +323,18 @@ def _row_flat(grid: ChunkGrid) -> bool:
     )
 
 
-class _CarraySource(_ChunkedSource):
-    fmt = "bcolz"
+class _TableSource(_SlabSource):
+    """A table (bcolz ctable): rows are read column by column in slabs of ``unit_rows``."""
 
     def __init__(self, reader: Any) -> None:
-        super().__init__(reader.path)
-        reader.refuse_objects()
-        self.reader = reader
-        self.spec = nd.ArraySpec(reader.dtype, tuple(reader.shape), "C")
-        nchunks = reader.nchunks if reader.atomsize else 0
-        if nchunks:
-            reader.check_chunks(0, nchunks - 1)
-        self._set_spans([reader.chunk_rows(i) * reader.atomsize for i in range(nchunks)])
-        self._check_total()
-        self.user = reader.attrs.to_dict()
-
-    def stored_chunk(self, index: int) -> Buffer:
-        from .containers.bcolz import BLPK_HEADER_SIZE
-
-        path = self.reader.chunk_path(index)
-        with open(path, "rb") as fh:
-            data = fh.read()
-        chunk = memoryview(data)[BLPK_HEADER_SIZE:]
-        try:
-            header = validate_chunk(chunk)
-        except BloscpackError as exc:
-            raise type(exc)(f"{path}: {exc}") from None
-        return chunk[: header.cbytes]
-
-
-class _CtableSource(_SlabSource):
-    """A bcolz ctable: rows are read column by column in slabs of ``unit_rows`` rows."""
-
-    fmt = "bcolz"
-
-    def __init__(self, reader: Any) -> None:
-        super().__init__(reader.path)
-        self.reader = reader
-        self.spec = nd.ArraySpec(reader.dtype, tuple(reader.shape), "C")
-        self.user = reader.attrs.to_dict()
-        chunklens = []
-        for name in reader.names:
-            column = reader.carray(name)
-            chunklens.append(column.chunklen)
-            if column.attrs.to_dict():
-                self.dropped.append(
-                    f"attributes of column {name!r} (only table attributes are kept)"
-                )
+        super().__init__(reader)
+        chunklens = [reader.column(name).description.chunks[0] for name in reader.columns]
         self.unit_rows = max(
             1, min(max(chunklens, default=1), SLAB_NBYTES // max(self.row_nbytes, 1))
         )
 
-    def _decode_unit_into(self, unit: int, out: memoryview) -> None:
-        r0 = unit * self.unit_rows
-        rows = self.read_rows(r0, min(r0 + self.unit_rows, self.nrows))
-        out[:] = nd.byte_view(rows).data
-
     def read_rows(self, r0: int, r1: int) -> np.ndarray:
-        return np.ascontiguousarray(self.reader.read(start=r0, stop=r1))
-
-
-class _SingleChunkSource(_ChunkedSource):
-    """A file holding one Blosc chunk: raw bytes."""
-
-    fmt = "chunk"
-
-    def __init__(self, path: str) -> None:
-        super().__init__(path)
-        with open(path, "rb") as fh:
-            self.data = fh.read()
-        try:
-            header = validate_chunk(self.data)
-        except BloscpackError as exc:
-            raise type(exc)(f"{path}: {exc}") from None
-        self.data = self.data[: header.cbytes]
-        self._set_spans([header.nbytes])
-        self.spec = nd.ArraySpec(np.dtype(np.uint8), (header.nbytes,), "C")
-        self.is_array = False
-
-    def stored_chunk(self, index: int) -> Buffer:
-        return self.data
+        return self.reader.read_rows(r0, r1)
 
 
 class _ArraySource(_Source):
@@ -520,18 +358,16 @@ class _ArraySource(_Source):
 
 def open_source(path: str, fmt: str) -> _Source:
     """The conversion source for the container ``path`` in format ``fmt``."""
-    if fmt == "blp":
-        return _BlpSource(path)
-    if fmt in ("b2frame", "sframe"):
-        return _FrameSource(path, fmt)
-    if fmt == "b2nd":
-        return _B2ndSource(path)
-    if fmt == "bcolz":
-        from .containers.bcolz import CtableReader, open_bcolz
-
-        reader = open_bcolz(path)
-        return _CtableSource(reader) if isinstance(reader, CtableReader) else _CarraySource(reader)
-    return _SingleChunkSource(path)
+    reader = registry.open_reader(path, fmt)
+    try:
+        if reader.columns is not None:
+            return _TableSource(reader)
+        if reader.grid is not None:
+            return _GridSource(reader)
+        return _ChunkedSource(reader)
+    except BaseException:
+        reader.close()
+        raise
 
 
 # --- metadata -----------------------------------------------------------------------------
@@ -566,9 +402,9 @@ def _has_non_string_key(value: Any) -> bool:
 def _unreserved_user(source: _Source, dropped: list[str], reserved: Sequence[str]
                      ) -> Iterator[tuple[str, Any]]:  # fmt: skip
     """The source's user metadata but the names in ``reserved`` (told in ``dropped``)."""
-    for name, value in source.user.items():
+    for name, value in source.meta.user.items():
         if name in reserved:
-            dropped.append(f"{_entry(source)} {name!r}: the name is taken by the numpy metadata")
+            dropped.append(f"{source.meta.entry} {name!r}: the name is taken by the numpy metadata")
         else:
             yield name, value
 
@@ -580,7 +416,7 @@ def _json_user(source: _Source, what: str, dropped: list[str], reserved: Sequenc
     for name, value in _unreserved_user(source, dropped, reserved):
         problem = _json_problem(value)
         if problem is not None:
-            dropped.append(f"{_entry(source)} {name!r}: {what} cannot hold it ({problem})")
+            dropped.append(f"{source.meta.entry} {name!r}: {what} cannot hold it ({problem})")
             continue
         kept[name] = value
     return kept
@@ -591,11 +427,6 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _entry(source: _Source) -> str:
-    """How the source calls one user-metadata entry."""
-    return {"blp": "metadata key", "bcolz": "attribute"}.get(source.fmt, "vlmetalayer")
-
-
 def _packed_user(source: _Source, dropped: list[str], room: int, reserved: Sequence[str] = ()
                  ) -> list[tuple[str, bytes]]:  # fmt: skip
     """User metadata as frame vlmetalayers (msgpack bytes), at most ``room`` of them."""
@@ -604,19 +435,19 @@ def _packed_user(source: _Source, dropped: list[str], room: int, reserved: Seque
     layers: list[tuple[str, bytes]] = []
     for name, value in _unreserved_user(source, dropped, reserved):
         if len(name.encode("utf-8")) > MAX_NAME_LEN:
-            dropped.append(f"{_entry(source)} {name!r}: frame vlmetalayer names hold at most"
+            dropped.append(f"{source.meta.entry} {name!r}: frame vlmetalayer names hold at most"
                            f" {MAX_NAME_LEN} bytes")  # fmt: skip
             continue
         if len(layers) >= room:
-            dropped.append(f"{_entry(source)} {name!r}: a frame holds at most {room} user"
+            dropped.append(f"{source.meta.entry} {name!r}: a frame holds at most {room} user"
                            " vlmetalayers here")  # fmt: skip
             continue
-        packed = source.packed.get(name)
+        packed = source.meta.packed.get(name)
         if packed is None:
             try:
                 packed = pack_value(value)
             except (TypeError, ValueError, OverflowError) as exc:
-                dropped.append(f"{_entry(source)} {name!r}: msgpack cannot hold it ({exc})")
+                dropped.append(f"{source.meta.entry} {name!r}: msgpack cannot hold it ({exc})")
                 continue
         layers.append((name, packed))
     return layers
@@ -627,7 +458,7 @@ def _metalayers(source: _Source, dropped: list[str], room: int, keep: bool
     """The source's fixed metalayers the target keeps (``keep`` False: a target without
     metalayers)."""
     kept: list[tuple[str, bytes]] = []
-    for name, content in source.metalayers:
+    for name, content in source.meta.metalayers:
         if not keep:
             dropped.append(f"metalayer {name!r}: the target format has no metalayers")
         elif len(kept) >= room:
@@ -665,14 +496,14 @@ class _Target:
     def __init__(self, source: _Source, copy_chunks: bool) -> None:
         self.source = source
         self.copy_chunks = copy_chunks
-        self.dropped: list[str] = list(source.dropped)
+        self.dropped: list[str] = list(source.meta.dropped)
         self.copied = 0
         self.recompressed = 0
         self.progress: Callable[[int], None] = _no_progress  # told the source bytes written
-        other = source.blp_metadata
+        other = source.meta.verbatim
         verbatim = isinstance(self, _BlpTarget) and other is not None
-        if source.raw_reason and not verbatim:
-            self.dropped.append(f"{_entry(source)} {source.raw_reason}")
+        if source.meta.raw_reason and not verbatim:
+            self.dropped.append(f"{source.meta.entry} {source.meta.raw_reason}")
         if other is not None and not isinstance(other, dict) and not isinstance(self, _BlpTarget):
             self.dropped.append(
                 f"metadata {_short(other)}: only the .blp format holds metadata that is not a"
@@ -764,9 +595,9 @@ class _BlpTarget(_Target):
 
     def _metadata(self) -> Any:
         source = self.source
-        if source.blp_metadata is not None:  # .blp to .blp: the metadata as it was written
-            return source.blp_metadata
-        if not source.is_array:
+        if source.meta.verbatim is not None:  # .blp to .blp: the metadata as it was written
+            return source.meta.verbatim
+        if not source.meta.is_array:
             user = _json_user(source, "the .blp metadata (JSON)", self.dropped)
             return user or None
         metadata = _numpy_metadata(source.spec)
@@ -817,7 +648,7 @@ class _FrameTarget(_Target):
         opts = _take(options, self.OPTIONS, fmt)
         spec = source.spec
         itemsize = max(spec.dtype.itemsize, 1)
-        typesize = opts.pop("typesize") or source.frame_typesize or min(itemsize, 255)
+        typesize = opts.pop("typesize") or source.meta.typesize or min(itemsize, 255)
         self.nthreads = int(opts.pop("nthreads"))
         chunksize = opts.pop("chunksize")
         try:
@@ -835,11 +666,11 @@ class _FrameTarget(_Target):
             size = max(itemsize, size - size % itemsize)
             self.spans = _flat_spans(source.nbytes, size)
         vl: list[tuple[str, bytes]] = []
-        if source.is_array:
+        if source.meta.is_array:
             from .containers.frame import pack_value
 
             vl = [(k, pack_value(v)) for k, v in _numpy_metadata(spec).items()]
-        reserved = NUMPY_KEYS if source.is_array else ()
+        reserved = NUMPY_KEYS if source.meta.is_array else ()
         self.vlmeta = vl + _packed_user(
             source, self.dropped, MAX_VLMETALAYERS_WRITE - len(vl), reserved
         )
@@ -915,7 +746,7 @@ class _B2ndTarget(_Target):
         chunks, blocks = default_chunks_blocks(spec.shape, spec.dtype.itemsize, chunks, blocks)
         self.meta = B2ndMeta.from_array_params(spec.shape, chunks, blocks, spec.dtype)
         self.grid = ChunkGrid(spec.shape, self.meta.chunks, self.meta.blocks, spec.dtype.itemsize)
-        if isinstance(source, _B2ndSource):
+        if isinstance(source, _GridSource):
             self.same_geometry = source.grid == self.grid
         try:
             self.cparams = b2nd_cparams(
@@ -935,7 +766,7 @@ class _B2ndTarget(_Target):
         source = self.source
         if not self.copy_chunks:
             return None, None
-        if isinstance(source, _B2ndSource):
+        if isinstance(source, _GridSource):
             return source.grid.chunks, source.grid.blocks
         span, header = source.uniform_span(), source.first_chunk_header()
         rb = source.row_nbytes
@@ -968,7 +799,7 @@ class _B2ndTarget(_Target):
 
     def _write_same_geometry(self, append: Any) -> None:
         source = self.source
-        assert isinstance(source, _B2ndSource)
+        assert isinstance(source, _GridSource)
         scratch = bytearray(self.grid.chunk_nbytes)
         total, nchunks = source.nbytes, self.grid.nchunks
         for n in range(nchunks):
@@ -1164,6 +995,7 @@ def _no_progress(nbytes: int) -> None:
 
 
 def _make_target(fmt: str, source: _Source, options: dict[str, Any], copy_chunks: bool) -> _Target:
+    options = registry.writer_options(fmt, options, source.spec.dtype, source.spec.shape)
     if fmt == "blp":
         return _BlpTarget(source, options, copy_chunks)
     if fmt in ("b2frame", "sframe"):
@@ -1215,8 +1047,8 @@ def write_array(array: np.ndarray, dst: PathLike, fmt: str, overwrite: bool = Tr
     :func:`convert` (a staged output, replaced atomically), with the user ``metadata``; ``raw``
     bytes are stored without numpy metadata."""
     source = _ArraySource(np.asanyarray(array))
-    source.is_array = not raw
-    source.user = dict(metadata or {})
+    source.meta.is_array = not raw
+    source.meta.user = dict(metadata or {})
     target = _make_target(fmt, source, dict(options), copy_chunks=False)
     with _staged_output(os.fspath(dst), overwrite) as path:
         previous = engine.get_nthreads()

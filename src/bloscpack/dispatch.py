@@ -27,11 +27,14 @@ def save(
     ``b2nd``, ``sframe`` or ``bcolz``), else the one the suffix of ``path`` names (``.blp``,
     ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  An existing ``path`` is
     replaced atomically, as ``numpy.save`` replaces; ``overwrite=False`` refuses it with
-    ``OutputExistsError``.  ``options`` are the format's own (see the README's table)."""
+    ``OutputExistsError``.  ``options``: ``codec``, ``clevel``, ``filters`` and ``chunks`` mean
+    the same in every format; the others are the format's own (see the README's tables)."""
     fmt = registry.output_format(path, format).name
     array = np.asanyarray(array)
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(f"{os.fspath(path)}: already exists (overwrite=False)")
+    if fmt in ("blp", "b2nd", "bcolz"):  # the others write through convert, which does this
+        options = registry.writer_options(fmt, options, array.dtype, array.shape)
     if fmt == "blp":
         from .api import save_blp
 

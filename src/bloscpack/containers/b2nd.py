@@ -46,7 +46,7 @@ from ..errors import (
     UnsupportedError,
 )
 from ..io import ByteSource, PathLike, staged_output
-from .base import ArrayDescription, ChunkSizes, ReaderBase
+from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .frame import (
     EDGE_READ,
     HEADER_FIXED_LEN,
@@ -61,7 +61,9 @@ from .frame import (
     parse_layers,
     sniff,
     unpack_value,
+    vlmeta_items,
 )
+from .options import CompressionParams
 from .sframe import INDEX_FILE, SparseFrame, SparseFrameWriter, sniff_dir
 from .sframe import verify as sframe_verify
 
@@ -505,11 +507,31 @@ class B2ndReader(ReaderBase):
         """The variable-length metalayers."""
         return self.array.vlmeta
 
+    def stored_metadata(self) -> StoredMetadata:
+        items = vlmeta_items(self.core)
+        return StoredMetadata(
+            {name: value for name, (_, value) in items.items()}, "vlmetalayer",
+            packed={name: packed for name, (packed, _) in items.items()},
+            metalayers=[(n, c) for n, c in self.core.metalayers if n != METALAYER_NAME],
+            typesize=self.core.header.typesize,
+        )  # fmt: skip
+
     def consistent(self) -> contextlib.AbstractContextManager[None]:
         return self.core.consistent()
 
     def close(self) -> None:
         self.array.close()
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as the b2nd writer's: ``chunks`` (rows alone: whole rows),
+    ``filters`` as filter ids."""
+
+    def box(chunks: tuple[int, ...]) -> tuple[int, ...]:
+        return (chunks[0], *shape[1:]) if len(chunks) == 1 and len(shape) > 1 else chunks
+
+    return params.own(rest, chunks=("chunks", box), filters=("filters", list))
 
 
 def open_reader(source: Any) -> B2ndReader:
@@ -704,6 +726,6 @@ def verify(path: Source) -> dict[str, Any]:
 
 
 __all__ = [
-    "B2ndArray", "B2ndReader", "info", "load_b2nd", "open_frame", "open_reader",
+    "B2ndArray", "B2ndReader", "info", "load_b2nd", "open_frame", "open_reader", "own_options",
     "read_b2nd_metalayer", "read_b2nd_selection", "save_b2nd", "sniff_b2nd", "verify",
 ]  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
 import numpy as np
@@ -18,7 +18,7 @@ import numpy as np
 from .. import engine
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader
-from ..errors import IntegrityError
+from ..errors import FormatError, IntegrityError
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -78,6 +78,54 @@ class ArrayDescription:
         return cls(np.dtype(np.uint8), (int(nbytes),))
 
 
+#: The entries of numpy metadata (``.blp`` metadata, frame vlmetalayers) that describe the array.
+NUMPY_KEYS = ("dtype", "shape", "order", "container")
+
+
+@dataclass
+class StoredMetadata:
+    """What a container stores besides its chunks and its array, as conversions carry it over.
+
+    ``user``: the user's entries by name (without the numpy entries that made the array);
+    ``entry``: what the format calls one (``metadata key``, ``vlmetalayer``, ``attribute``);
+    ``packed``: frames: the stored msgpack bytes of those entries; ``metalayers``: frames: the
+    fixed metalayers (``b2nd`` excluded); ``verbatim``: ``.blp``: the metadata as stored;
+    ``typesize``: frames: the typesize of the header; ``is_array``: the container says it holds
+    an array (else it holds bytes); ``raw_reason``: why numpy-looking metadata is not used;
+    ``dropped``: what a conversion cannot carry, one sentence each.
+    """
+
+    user: dict[str, Any] = field(default_factory=dict)
+    entry: str = "metadata key"
+    packed: dict[str, bytes] = field(default_factory=dict)
+    metalayers: list[tuple[str, bytes]] = field(default_factory=list)
+    verbatim: Any = None
+    typesize: int | None = None
+    is_array: bool = True
+    raw_reason: str | None = None
+    dropped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of_bytes_or_array(cls, metadata: Any, entry: str, **fields: Any) -> StoredMetadata:
+        """The metadata of a container whose numpy metadata (``metadata``, as ``.blp`` files
+        and frames store it) makes it an array; without it, or when it is incomplete, the
+        container holds bytes and every entry is the user's."""
+        if nd.is_numpy_metadata(metadata):
+            try:
+                nd.decode_metadata(metadata)
+            except FormatError as exc:  # e.g. 0.16's CLI wrote dtype and shape but no order
+                reason = (
+                    f"'container': the numpy metadata is incomplete ({exc}), so the data is"
+                    " converted as raw bytes"
+                )
+                user = {k: v for k, v in metadata.items() if k != "container"}
+                return cls(user, entry, is_array=False, raw_reason=reason, **fields)
+            user = {k: v for k, v in metadata.items() if k not in NUMPY_KEYS}
+            return cls(user, entry, **fields)
+        user = dict(metadata) if isinstance(metadata, dict) else {}
+        return cls(user, entry, is_array=False, **fields)
+
+
 class ContainerReader(Protocol):
     """An open container, read chunk by chunk.  Safe to use from many threads at once.
 
@@ -122,6 +170,10 @@ class ContainerReader(Protocol):
     def metadata(self) -> Any:
         """The container's metadata (user metadata, numpy metadata, vlmetalayers or
         attributes)."""
+        ...
+
+    def stored_metadata(self) -> StoredMetadata:
+        """The metadata as a conversion carries it to another format."""
         ...
 
     def consistent(self) -> contextlib.AbstractContextManager[None]:
@@ -193,4 +245,7 @@ class ReaderBase:
         self.close()
 
 
-__all__ = ["ArrayDescription", "ChunkSizes", "ContainerReader", "ReaderBase"]
+__all__ = [
+    "NUMPY_KEYS", "ArrayDescription", "ChunkSizes", "ContainerReader", "ReaderBase",
+    "StoredMetadata",
+]  # fmt: skip

@@ -56,7 +56,8 @@ from ..io import (
     staged_output,
     start_writeback,
 )
-from .base import ArrayDescription, ChunkSizes, ReaderBase
+from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from .options import CompressionParams, chunk_rows, shuffle_only
 
 __all__ = [
     "BcolzCarrayReader",
@@ -74,6 +75,7 @@ __all__ = [
     "load_bcolz",
     "open_bcolz",
     "open_reader",
+    "own_options",
     "read_bcolz_column",
     "save_bcolz",
     "sniff_dir",
@@ -865,6 +867,9 @@ class BcolzCarrayReader(ReaderBase):
         """The user attributes."""
         return self.carray.attrs.to_dict()
 
+    def stored_metadata(self) -> StoredMetadata:
+        return StoredMetadata(self.metadata(), "attribute")
+
     def close(self) -> None:
         self.release()
 
@@ -890,6 +895,19 @@ class BcolzTableReader:
         """The user attributes."""
         return self.table.attrs.to_dict()
 
+    def stored_metadata(self) -> StoredMetadata:
+        """The table's attributes (those of its columns cannot be carried over)."""
+        dropped = [
+            f"attributes of column {name!r} (only table attributes are kept)"
+            for name in self.table.names
+            if self.table.carray(name).attrs.to_dict()
+        ]
+        return StoredMetadata(self.metadata(), "attribute", dropped=dropped)
+
+    def read_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``[start, stop)`` of the selected columns, as a structured array."""
+        return np.ascontiguousarray(self.table.read(self.columns, start=start, stop=stop))
+
     def consistent(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
@@ -901,6 +919,15 @@ class BcolzTableReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as the bcolz writer's: ``codec`` as ``cname``, ``chunks`` as
+    ``chunklen`` (rows), ``filters`` as ``shuffle`` (bcolz writes Blosc1 chunks)."""
+    return params.own(rest, codec=("cname", None),
+                      chunks=("chunklen", lambda c: chunk_rows(c, shape, "bcolz")),
+                      filters=("shuffle", lambda f: shuffle_only(f, "bcolz")))  # fmt: skip
 
 
 def open_reader(path: PathLike, *, columns: Sequence[str] | None = None

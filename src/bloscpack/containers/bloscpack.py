@@ -72,7 +72,8 @@ from ..headers import (
 )
 from ..io import ByteSource, PathLike, consistent_read
 from ..journal import recover
-from .base import ArrayDescription, ChunkSizes, ReaderBase
+from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from .options import CompressionParams, chunk_nbytes, shuffle_only
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -747,11 +748,26 @@ class BlpReader(ReaderBase):
     def metadata(self) -> Any:
         return self._metadata
 
+    def stored_metadata(self) -> StoredMetadata:
+        return StoredMetadata.of_bytes_or_array(self._metadata, "metadata key",
+                                                verbatim=self._metadata)  # fmt: skip
+
     def consistent(self) -> contextlib.AbstractContextManager[None]:
         return self.reader.source.consistent()
 
     def close(self) -> None:
         self.reader.close()
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as the ``.blp`` writer's: ``chunks`` as ``chunk_size`` (bytes),
+    ``filters`` as ``shuffle`` (Blosc1 chunks; ``filters`` with ``blosc_version=2``)."""
+    blosc1 = rest.get("blosc_version", 1) == 1
+    return params.own(
+        rest, chunks=("chunk_size", lambda c: chunk_nbytes(c, dtype, shape, "blp")),
+        filters=("shuffle", lambda f: shuffle_only(f, "blp")) if blosc1 else ("filters", list),
+    )  # fmt: skip
 
 
 def open_reader(source: SourceLike, *, verify: bool = True) -> BlpReader:
@@ -1315,6 +1331,7 @@ __all__ = [
     "info",
     "metadata_section_length",
     "open_reader",
+    "own_options",
     "read_metadata_section",
     "replacement_metadata_section",
     "rewrite_metadata",

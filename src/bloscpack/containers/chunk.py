@@ -8,7 +8,7 @@ from typing import Any
 from ..blosc.header import ChunkHeader
 from ..chunks import inspect_chunk
 from ..io import ByteSource, PathLike
-from .base import ArrayDescription, ChunkSizes, ReaderBase
+from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 
 
 class ChunkReader(ReaderBase):
@@ -34,6 +34,9 @@ class ChunkReader(ReaderBase):
     def metadata(self) -> None:
         """A chunk carries no metadata."""
         return None
+
+    def stored_metadata(self) -> StoredMetadata:
+        return StoredMetadata(is_array=False)
 
     def close(self) -> None:
         self.source.close()

@@ -49,7 +49,8 @@ from ..errors import (
     UnsupportedError,
 )
 from ..io import ByteSource, FileLock, PathLike, atomic_write, run_inside
-from .base import ArrayDescription, ChunkSizes, ReaderBase
+from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from .options import CompressionParams, chunk_nbytes
 
 MAGIC = b"\xa8b2frame\x00"
 HEADER_FIXED_LEN = 87
@@ -1987,11 +1988,7 @@ class FrameReader(ReaderBase):
             raise
 
     def _vlmeta(self) -> dict[str, Any]:
-        core = self.core
-        return {
-            name: unpack_value(core.vlmeta_raw(name), f"{core.name}: vlmetalayer {name!r}")
-            for name, _ in core.vlmeta
-        }
+        return {name: value for name, (_, value) in vlmeta_items(self.core).items()}
 
     def stored_chunk(self, index: int) -> memoryview | bytes:
         return self.core.read_chunk(index)
@@ -2003,11 +2000,37 @@ class FrameReader(ReaderBase):
         """The numpy metadata when the vlmetalayers hold it, else all vlmetalayers."""
         return self._numpy if self._numpy is not None else self._vlmeta()
 
+    def stored_metadata(self) -> StoredMetadata:
+        items = vlmeta_items(self.core)
+        stored = StoredMetadata.of_bytes_or_array(
+            {name: value for name, (_, value) in items.items()}, "vlmetalayer",
+            metalayers=list(self.core.metalayers), typesize=self.core.header.typesize,
+        )  # fmt: skip
+        stored.packed = {name: items[name][0] for name in stored.user}
+        return stored
+
     def consistent(self) -> contextlib.AbstractContextManager[None]:
         return self.core.consistent()
 
     def close(self) -> None:
         self.core.close()
+
+
+def vlmeta_items(core: FrameBase) -> dict[str, tuple[bytes, Any]]:
+    """Every vlmetalayer of a frame: its stored msgpack bytes and its value."""
+    items = {}
+    for name, _ in core.vlmeta:
+        packed = bytes(core.vlmeta_raw(name))
+        items[name] = packed, unpack_value(packed, f"{core.name}: vlmetalayer {name!r}")
+    return items
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as a frame writer's: ``chunks`` as ``chunksize`` (bytes),
+    ``filters`` as filter ids."""
+    return params.own(rest, chunks=("chunksize", lambda c: chunk_nbytes(c, dtype, shape, "frame")),
+                      filters=("filters", list))  # fmt: skip
 
 
 def open_reader(source: Any) -> FrameReader:
@@ -2061,6 +2084,6 @@ def read_all(frame: FrameBase, out: Any = None) -> Any:
 
 __all__ = [
     "ARRAY_VLMETA", "CParams", "ContiguousFrame", "FrameBase", "FrameHeader", "FrameReader",
-    "FrameWriter", "OnePassWriter",
-    "info", "load_bytes", "open_reader", "read_all", "save_bytes", "sniff", "verify",
+    "FrameWriter", "OnePassWriter", "info", "load_bytes", "open_reader", "own_options", "read_all",
+    "save_bytes", "sniff", "verify", "vlmeta_items",
 ]  # fmt: skip

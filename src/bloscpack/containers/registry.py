@@ -14,10 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..errors import ArgumentError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
 from .base import ContainerReader
 from .frame import MAGIC as FRAME_MAGIC
+from .options import CompressionParams
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,15 @@ def open_reader(source: Any, fmt: str, *, verify: bool = True,
     return reader
 
 
+def writer_options(fmt: str, options: dict[str, Any], dtype: Any,
+                   shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """``options`` for a writer of ``fmt`` (an array of ``dtype`` and ``shape``): the common
+    options (:data:`~bloscpack.containers.options.COMMON_OPTIONS`) as the format's own."""
+    params, rest = CompressionParams.parse(options)
+    own: dict[str, Any] = module(fmt).own_options(params, rest, np.dtype(dtype), tuple(shape))
+    return own
+
+
 def describe(path: str) -> dict[str, Any]:
     """A JSON-able description of the container at ``path``: its format, then what its
     format's ``info`` says (a raw chunk: its header)."""
@@ -235,4 +247,5 @@ __all__ = [
     "names",
     "open_reader",
     "output_format",
+    "writer_options",
 ]

@@ -40,6 +40,7 @@ from .frame import (
     compress_vlmeta,
     general_flags,
     new_frame_image,
+    own_options,
     sniff,
 )
 
@@ -438,6 +439,6 @@ def verify(path: PathLike) -> dict[str, Any]:
 
 
 __all__ = [
-    "SparseFrame", "SparseFrameWriter", "chunk_file_name", "info", "open_reader", "sniff_dir",
-    "verify",
+    "SparseFrame", "SparseFrameWriter", "chunk_file_name", "info", "open_reader", "own_options",
+    "sniff_dir", "verify",
 ]  # fmt: skip
