@@ -131,14 +131,17 @@ def test_a_chunk_of_the_wrong_size_is_refused(tmp_path, fmt, monkeypatch):
             reader.read_chunk(0)
 
 
-def test_the_lazy_array_names_no_format():
-    """``array`` reads through the protocol: no format name, no format module."""
-    tree = ast.parse((ROOT / "src" / "bloscpack" / "array.py").read_text())
+@pytest.mark.parametrize("module", ["array.py", "convert.py"])
+def test_above_the_formats_no_format_is_named(module):
+    """The lazy arrays and conversions work through the protocol and the registry: no format
+    name, no format module."""
+    tree = ast.parse((ROOT / "src" / "bloscpack" / module).read_text())
     names = {*registry.FORMATS, "frame", "chunk"}
+    allowed = ("containers", "containers.base", "containers.registry", "containers.target")
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant):
-            assert node.value not in names, f"array.py:{node.lineno} names {node.value!r}"
+            assert node.value not in names, f"{module}:{node.lineno} names {node.value!r}"
         if isinstance(node, ast.ImportFrom) and node.module:
-            assert not node.module.startswith("containers.") or node.module in (
-                "containers.base", "containers.registry"
-            ), f"array.py:{node.lineno} imports {node.module}"  # fmt: skip
+            assert not node.module.startswith("containers") or node.module in allowed, (
+                f"{module}:{node.lineno} imports {node.module}"
+            )

@@ -52,20 +52,24 @@ from .frame import (
     HEADER_FIXED_LEN,
     MARKER_KINDS,
     MAX_METALAYERS,
+    MAX_VLMETALAYERS_WRITE,
     ContiguousFrame,
     CParams,
     FrameBase,
     FrameHeader,
+    FrameTarget,
     FrameWriter,
     pack_value,
+    packed_user,
     parse_layers,
     sniff,
     unpack_value,
     vlmeta_items,
 )
 from .options import CompressionParams
-from .sframe import INDEX_FILE, SparseFrame, SparseFrameWriter, sniff_dir
+from .sframe import INDEX_FILE, SparseFrame, SparseFrameTarget, SparseFrameWriter, sniff_dir
 from .sframe import verify as sframe_verify
+from .target import Target, kept_metalayers, marker_fits, row_flat, take_options
 
 Source = PathLike | bytes | bytearray | memoryview
 DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
@@ -725,7 +729,148 @@ def verify(path: Source) -> dict[str, Any]:
         return {"format": "b2nd", **report}
 
 
+
+class B2ndTarget(Target):
+    """A python-blosc2 NDArray (``sparse=True``: a sparse frame directory)."""
+
+    fmt = "b2nd"
+    OPTIONS = {
+        "chunks": None, "blocks": None, "codec": "zstd", "clevel": 5, "filters": None,
+        "filters_meta": None, "splitmode": "auto", "nthreads": None, "sparse": False,
+    }  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        if spec.order == "F":
+            self.dropped.append("Fortran order: b2nd arrays are C-ordered (values are kept)")
+        self.sparse = bool(opts["sparse"])
+        self.nthreads = engine.get_nthreads() if opts["nthreads"] is None else int(opts["nthreads"])
+        B2ndMeta.from_array_params(spec.shape, spec.shape, spec.shape, spec.dtype)
+        self.same_geometry = False
+        chunks, blocks = opts["chunks"], opts["blocks"]
+        if chunks is None and blocks is None:
+            chunks, blocks = self._copy_geometry()
+        chunks = None if chunks is None else tuple(int(c) for c in chunks)
+        blocks = None if blocks is None else tuple(int(b) for b in blocks)
+        chunks, blocks = default_chunks_blocks(spec.shape, spec.dtype.itemsize, chunks, blocks)
+        self.meta = B2ndMeta.from_array_params(spec.shape, chunks, blocks, spec.dtype)
+        self.grid = ChunkGrid(spec.shape, self.meta.chunks, self.meta.blocks, spec.dtype.itemsize)
+        if getattr(source, "grid", None) is not None:
+            self.same_geometry = source.grid == self.grid
+        try:
+            self.cparams = b2nd_cparams(
+                spec.dtype, self.grid, opts["codec"], opts["clevel"], opts["filters"],
+                opts["filters_meta"], opts["splitmode"],
+            )  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, BloscpackError):
+                raise
+            raise ArgumentError(str(exc)) from None
+        self.layers = [(METALAYER_NAME, self.meta.pack())]
+        self.layers += kept_metalayers(source, self.dropped, MAX_METALAYERS - 1, True)
+        self.vlmeta = packed_user(source, self.dropped, MAX_VLMETALAYERS_WRITE)
+
+    def _copy_geometry(self) -> tuple[Any, Any]:
+        """The geometry under which the source's chunks can be copied (else (None, None))."""
+        source = self.source
+        if not self.copy_chunks:
+            return None, None
+        if getattr(source, "grid", None) is not None:
+            return source.grid.chunks, source.grid.blocks
+        span, header = source.uniform_span(), source.first_chunk_header()
+        rb = source.row_nbytes
+        if (span is None or header is None or source.spec.order != "C" or not source.spec.shape
+                or not rb or not header.extended or header.vl_blocks or header.special
+                or span % rb or header.blocksize % rb or span % header.blocksize):  # fmt: skip
+            return None, None
+        rest = source.spec.shape[1:]
+        return (span // rb, *rest), (header.blocksize // rb, *rest)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        if not header.extended or header.lazy or header.vl_blocks:
+            return False
+        if not marker_fits(header, self.cparams.typesize):
+            return False
+        return header.special != Special.NONE or header.blocksize == self.grid.block_nbytes
+
+    def write(self, path: str) -> None:
+        grid = self.grid
+        target = SparseFrameTarget if self.sparse else FrameTarget
+        with target.writer(path, self.cparams, grid.chunk_nbytes, self.layers, self.vlmeta,
+                           self.nthreads) as append:  # fmt: skip
+            if grid.nchunks == 0:
+                return
+            if self.same_geometry:
+                self._write_same_geometry(append)
+            elif row_flat(grid):
+                self._write_row_chunks(append)
+            else:
+                self._write_slabs(append)
+
+    def _write_same_geometry(self, append: Any) -> None:
+        source = self.source
+        scratch = bytearray(self.grid.chunk_nbytes)
+        total, nchunks = source.nbytes, self.grid.nchunks
+        for n in range(nchunks):
+            chunk = source.stored_chunk(n)
+            header = validate_chunk(chunk)
+            if self.copy_chunks and self.accepts_format(header):
+                append(chunk)
+                self.copied += 1
+            else:
+                engine.decompress_into(chunk, scratch, validated=True)
+                append(self.cparams.compress(scratch))
+                self.recompressed += 1
+            self.progress(total * (n + 1) // nchunks - total * n // nchunks)
+
+    def _write_row_chunks(self, append: Any) -> None:
+        """Chunks of whole rows: each is a flat byte range of the array, padded at the end."""
+        grid, source = self.grid, self.source
+        rb, c0 = source.row_nbytes, grid.chunks[0]
+        spans = [(i * c0 * rb, min(c0, source.nrows - i * c0) * rb) for i in range(grid.nchunks)]
+        padded = bytearray(grid.chunk_nbytes)
+
+        def put_data(data: memoryview) -> None:
+            if len(data) == grid.chunk_nbytes:
+                append(self.cparams.compress(data))
+                return
+            padded[: len(data)] = data
+            padded[len(data) :] = bytes(grid.chunk_nbytes - len(data))
+            append(self.cparams.compress(padded))
+
+        self._write_spans(spans, True, append, put_data, lambda n: grid.chunk_nbytes)
+
+    def _write_slabs(self, append: Any) -> None:
+        """Any chunk geometry: rows are read one chunk deep and cut into chunks."""
+        grid, source = self.grid, self.source
+        itemsize = source.spec.dtype.itemsize
+        scratch = np.empty(grid.chunk_nbytes // itemsize, dtype=source.spec.dtype)
+        if grid.ndim == 0:
+            data = source.read_rows(0, 1)
+            array_to_chunk(data, grid, (), scratch)
+            append(self.cparams.compress(scratch.view(np.uint8)))
+            self.recompressed += 1
+            return
+        c0 = grid.chunks[0]
+        for r0 in range(0, source.nrows, c0):
+            slab = source.read_rows(r0, min(r0 + c0, source.nrows))
+            slab_grid = ChunkGrid(slab.shape, grid.chunks, grid.blocks, itemsize)
+            for n in range(slab_grid.nchunks):
+                array_to_chunk(slab, slab_grid, slab_grid.chunk_coords(n), scratch)
+                append(self.cparams.compress(scratch.view(np.uint8)))
+                self.recompressed += 1
+            self.progress(slab.nbytes)
+
+
+
+
+ConversionTarget = B2ndTarget
+
+
 __all__ = [
-    "B2ndArray", "B2ndReader", "info", "load_b2nd", "open_frame", "open_reader", "own_options",
-    "read_b2nd_metalayer", "read_b2nd_selection", "save_b2nd", "sniff_b2nd", "verify",
+    "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info", "load_b2nd", "open_frame",
+    "open_reader", "own_options", "read_b2nd_metalayer", "read_b2nd_selection", "save_b2nd",
+    "sniff_b2nd", "verify",
 ]  # fmt: skip

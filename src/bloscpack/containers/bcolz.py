@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine
+from .. import ndarray as nd
 from ..blosc.header import ChunkHeader, Special
 from ..errors import (
     ArgumentError,
@@ -58,13 +59,16 @@ from ..io import (
 )
 from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .options import CompressionParams, chunk_rows, shuffle_only
+from .target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
 
 __all__ = [
+    "BcolzAttrs",
     "BcolzCarrayReader",
     "BcolzTableReader",
-    "BcolzAttrs",
+    "BcolzTarget",
     "CarrayReader",
     "CarrayWriter",
+    "ConversionTarget",
     "Cparams",
     "CtableReader",
     "CtableWriter",
@@ -1652,3 +1656,100 @@ def append_bcolz(path: PathLike, rows: Any) -> int:
         with atomic_write(os.path.join(plan.reader.path, SIZES_FILE)) as fh:
             fh.write(blob)
     return plans[0].length
+
+
+class BcolzTarget(Target):
+    """A bcolz carray, or a ctable for a 1-d structured array (one carray per field)."""
+
+    fmt = "bcolz"
+    OPTIONS = {"chunklen": None, "expectedlen": None, "clevel": 5, "shuffle": 1, "cname": "lz4",
+               "durable": True}  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        if not spec.shape:
+            raise ArgumentError(f"{source.name}: bcolz stores arrays of at least one dimension,"
+                                " this one is 0-d")  # fmt: skip
+        if spec.order == "F":
+            self.dropped.append("Fortran order: bcolz arrays are C-ordered (values are kept)")
+        nd.check_storable(spec.dtype)
+        self.cparams = Cparams.make(opts["clevel"], opts["shuffle"], opts["cname"])
+        self.durable = bool(opts["durable"])
+        expectedlen = opts["expectedlen"]
+        if expectedlen is None:
+            expectedlen = spec.shape[0]
+        self.names = list(spec.dtype.names or ())
+        if self.names:
+            if len(spec.shape) != 1:
+                raise ArgumentError(
+                    f"a structured array is stored as a ctable and must be 1-D, got shape"
+                    f" {spec.shape}"
+                )
+            for name in self.names:
+                check_column_name(name)
+            packed = np.dtype([(name, spec.dtype[name]) for name in self.names])
+            if packed != spec.dtype:
+                self.dropped.append(
+                    f"the layout of dtype {spec.dtype} (padding, offsets or titles): a ctable"
+                    f" stores the fields only and reads back as {packed}"
+                )
+        columns = [spec.dtype[name] for name in self.names] or [
+            np.dtype((spec.dtype, spec.shape[1:]))
+        ]
+        self.typesize = blosc_typesize(spec.dtype)  # of a carray's chunks
+        self.layouts: list[tuple[np.dtype, tuple[int, ...], int]] = []
+        for dtype in columns:
+            base, rowshape = dtype.base, tuple(dtype.shape)
+            atomsize = row_nbytes(base, rowshape)
+            chunklen = opts["chunklen"]
+            if chunklen is None:
+                chunklen = self._copy_chunklen(atomsize) or default_chunklen(
+                    atomsize, expectedlen
+                )
+            check_chunklen(chunklen, atomsize)
+            self.layouts.append((base, rowshape, chunklen))
+        self.attrs = json_user(source, "bcolz attributes (JSON)", self.dropped)
+        kept_metalayers(source, self.dropped, 0, False)
+
+    def _copy_chunklen(self, atomsize: int) -> int | None:
+        source = self.source
+        span = source.uniform_span()
+        if (self.names or span is None or span % atomsize or source.spec.order != "C"
+                or not self._copyable(source.first_chunk_header())):  # fmt: skip
+            return None
+        return span // atomsize
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        # bcolz reads parts of chunks in typesize units: the typesize must follow its rule
+        return header.blosc_version == 1 and header.typesize == self.typesize
+
+    def write(self, path: str) -> None:
+        source = self.source
+        if not self.names:
+            dtype, rowshape, chunklen = self.layouts[0]
+            writer = CarrayWriter(path, dtype, rowshape, chunklen, self.cparams, attrs=self.attrs,
+                                  durable=self.durable)  # fmt: skip
+
+            def put_data(data: memoryview) -> None:
+                writer.append_rows(np.frombuffer(data, dtype=dtype).reshape((-1, *rowshape)))
+
+            spans = flat_spans(source.nbytes, chunklen * writer.atomsize)
+            self._write_spans(spans, True, writer.append_chunk, put_data)
+            writer.close()
+            return
+        table = CtableWriter(path, dict(zip(self.names, self.layouts, strict=True)), self.cparams,
+                             attrs=self.attrs, durable=self.durable)  # fmt: skip
+        slab = max(1, SLAB_NBYTES // max(source.row_nbytes, 1))
+        for r0 in range(0, source.nrows, slab):
+            rows = source.read_rows(r0, min(r0 + slab, source.nrows))
+            table.append_rows(rows)
+            self.progress(rows.nbytes)
+        table.close()
+        self.recompressed = sum(writer.nchunks for writer in table.columns.values())
+
+
+
+
+ConversionTarget = BcolzTarget

@@ -28,11 +28,18 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from .. import engine
+from .. import ndarray as nd
 from ..args import (
+    DEFAULT_CHECKSUM,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
     DEFAULT_MAX_APP_CHUNKS,
+    DEFAULT_SHUFFLE,
     SERIALIZERS,
     BloscArgs,
     MetadataArgs,
+    array_chunk_size,
+    calculate_nchunks,
     check_range,
     handle_max_app_chunks,
 )
@@ -69,11 +76,13 @@ from ..headers import (
     METADATA_HEADER_LENGTH,
     BloscpackHeader,
     MetadataHeader,
+    header_typesize,
 )
 from ..io import ByteSource, PathLike, consistent_read
 from ..journal import recover
-from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from .base import NUMPY_KEYS, ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .options import CompressionParams, chunk_nbytes, shuffle_only
+from .target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -1318,7 +1327,93 @@ def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> 
     return []
 
 
+
+class BlpTarget(Target):
+    """A ``.blp`` file: the source's numpy metadata and user metadata (JSON) in its metadata
+    section; another ``.blp`` file's metadata is kept as it was written."""
+
+    fmt = "blp"
+    keeps_any_metadata = True
+    OPTIONS = {
+        "chunk_size": None, "clevel": DEFAULT_CLEVEL, "shuffle": DEFAULT_SHUFFLE, "cname": None,
+        "codec": None, "checksum": DEFAULT_CHECKSUM, "offsets": True,
+        "max_app_chunks": DEFAULT_MAX_APP_CHUNKS, "blosc_version": 1, "filters": None,
+        "filters_meta": None, "use_dict": False, "blocksize": 0, "metadata_args": None,
+    }  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        self.opts = opts
+        spec = source.spec
+        self.args = BloscArgs.from_options(
+            opts["cname"], opts["codec"], clevel=opts["clevel"], shuffle=opts["shuffle"],
+            blosc_version=opts["blosc_version"], filters=opts["filters"],
+            filters_meta=opts["filters_meta"], use_dict=opts["use_dict"],
+            blocksize=opts["blocksize"],
+        )  # fmt: skip
+        itemsize = spec.dtype.itemsize
+        self.args.typesize = nd.chunk_typesize(spec.dtype, self.args.blosc_version)
+        check_blosc_args(self.args)
+        if opts["metadata_args"] is not None and not isinstance(
+            opts["metadata_args"], MetadataArgs
+        ):
+            self.opts["metadata_args"] = MetadataArgs(**dict(opts["metadata_args"]))
+        chunk_size: Any = opts["chunk_size"]
+        span = source.uniform_span()
+        if chunk_size is None and span and self._copyable(source.first_chunk_header()):
+            chunk_size = span
+        chunk_size = array_chunk_size(
+            chunk_size or DEFAULT_CHUNK_SIZE, source.nbytes, max(itemsize, 1)
+        )
+        self.nchunks, self.chunk_size, self.last_chunk = calculate_nchunks(
+            source.nbytes, chunk_size
+        )
+        self.metadata = self._metadata()
+        kept_metalayers(source, self.dropped, 0, False)
+
+    def _metadata(self) -> Any:
+        source = self.source
+        if source.meta.verbatim is not None:  # .blp to .blp: the metadata as it was written
+            return source.meta.verbatim
+        if not source.meta.is_array:
+            user = json_user(source, "the .blp metadata (JSON)", self.dropped)
+            return user or None
+        metadata = numpy_metadata(source.spec)
+        metadata.update(json_user(source, "the .blp metadata (JSON)", self.dropped, NUMPY_KEYS))
+        return metadata
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        if self.args.blosc_version == 1:
+            return header.blosc_version == 1
+        return not header.lazy
+
+    def write(self, path: str) -> None:
+        with open(path, "wb") as fh:
+            writer = BloscpackWriter(
+                fh, chunk_size=self.chunk_size, last_chunk=self.last_chunk, nchunks=self.nchunks,
+                typesize=header_typesize(self.args.typesize), checksum=self.opts["checksum"],
+                offsets=self.opts["offsets"], max_app_chunks=self.opts["max_app_chunks"],
+                metadata=self.metadata, metadata_args=self.opts["metadata_args"],
+            )  # fmt: skip
+            spans = flat_spans(self.source.nbytes, self.chunk_size) or [(0, 0)]
+            self._write_spans(
+                spans,
+                False,
+                writer.write_chunk,
+                lambda data: writer.write_chunk(compress_chunk(data, self.args)),
+            )
+            writer.close()
+
+
+
+
+ConversionTarget = BlpTarget
+
+
 __all__ = [
+    "BlpTarget",
+    "ConversionTarget",
     "BloscpackReader",
     "BlpReader",
     "BloscpackWriter",

@@ -49,8 +49,18 @@ from ..errors import (
     UnsupportedError,
 )
 from ..io import ByteSource, FileLock, PathLike, atomic_write, run_inside
-from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from .base import NUMPY_KEYS, ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .options import CompressionParams, chunk_nbytes
+from .target import (
+    FRAME_CHUNK_NBYTES,
+    Target,
+    flat_spans,
+    kept_metalayers,
+    marker_fits,
+    numpy_metadata,
+    take_options,
+    unreserved_user,
+)
 
 MAGIC = b"\xa8b2frame\x00"
 HEADER_FIXED_LEN = 87
@@ -2082,8 +2092,109 @@ def read_all(frame: FrameBase, out: Any = None) -> Any:
     return out
 
 
+
+def packed_user(source: Any, dropped: list[str], room: int, reserved: Sequence[str] = ()
+                 ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """User metadata as frame vlmetalayers (msgpack bytes), at most ``room`` of them."""
+    layers: list[tuple[str, bytes]] = []
+    for name, value in unreserved_user(source, dropped, reserved):
+        if len(name.encode("utf-8")) > MAX_NAME_LEN:
+            dropped.append(f"{source.meta.entry} {name!r}: frame vlmetalayer names hold at most"
+                           f" {MAX_NAME_LEN} bytes")  # fmt: skip
+            continue
+        if len(layers) >= room:
+            dropped.append(f"{source.meta.entry} {name!r}: a frame holds at most {room} user"
+                           " vlmetalayers here")  # fmt: skip
+            continue
+        packed = source.meta.packed.get(name)
+        if packed is None:
+            try:
+                packed = pack_value(value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                dropped.append(f"{source.meta.entry} {name!r}: msgpack cannot hold it ({exc})")
+                continue
+        layers.append((name, packed))
+    return layers
+
+
+class FrameTarget(Target):
+    """A contiguous frame of flat chunks (the base of the sparse frame's); an array's numpy
+    metadata goes to the vlmetalayers ``dtype``, ``shape``, ``order``, ``container``."""
+
+    fmt = "b2frame"
+
+    OPTIONS = {
+        "chunksize": None, "typesize": None, "codec": "zstd", "clevel": 5,
+        "filters": (0, 0, 0, 0, 0, 1), "filters_meta": (0, 0, 0, 0, 0, 0), "codec_meta": 0,
+        "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": 1,
+    }  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        itemsize = max(spec.dtype.itemsize, 1)
+        typesize = opts.pop("typesize") or source.meta.typesize or min(itemsize, 255)
+        self.nthreads = int(opts.pop("nthreads"))
+        chunksize = opts.pop("chunksize")
+        try:
+            self.cparams = CParams.make(typesize=typesize, **opts)
+        except BloscpackError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ArgumentError(str(exc)) from None
+        if chunksize is None and source.spans and self._copyable(source.first_chunk_header()):
+            self.spans = [span for span in source.spans if span[1]]  # the source's layout
+        else:
+            size = FRAME_CHUNK_NBYTES if chunksize is None else int(chunksize)
+            if size < 1:
+                raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
+            size = max(itemsize, size - size % itemsize)
+            self.spans = flat_spans(source.nbytes, size)
+        vl: list[tuple[str, bytes]] = []
+        if source.meta.is_array:
+            vl = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
+        reserved = NUMPY_KEYS if source.meta.is_array else ()
+        self.vlmeta = vl + packed_user(
+            source, self.dropped, MAX_VLMETALAYERS_WRITE - len(vl), reserved
+        )
+        self.layers = kept_metalayers(source, self.dropped, MAX_METALAYERS, True)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        return (
+            header.extended
+            and not header.lazy
+            and header.nbytes > 0
+            and marker_fits(header, self.cparams.typesize)
+        )
+
+    def write(self, path: str) -> None:
+        with self.writer(path, self.cparams, None, self.layers, self.vlmeta,
+                         self.nthreads) as append:  # fmt: skip
+            self._write_spans(
+                self.spans, False, append, lambda data: append(self.cparams.compress(data))
+            )
+
+
+
+    @staticmethod
+    @contextlib.contextmanager
+    def writer(path: str, cparams: CParams, chunksize: int | None,
+               metalayers: list[tuple[str, bytes]], vlmeta: list[tuple[str, bytes]],
+               nthreads: int) -> Iterator[Callable[[Any], Any]]:  # fmt: skip
+        """A function appending one chunk to a new frame at ``path`` (the frame is complete
+        when the block ends)."""
+        with FrameWriter(path, cparams, chunksize=chunksize, metalayers=metalayers,
+                         vlmeta=vlmeta, nthreads=nthreads) as writer:  # fmt: skip
+            yield writer.append_chunk
+
+
+ConversionTarget = FrameTarget
+
+
 __all__ = [
-    "ARRAY_VLMETA", "CParams", "ContiguousFrame", "FrameBase", "FrameHeader", "FrameReader",
-    "FrameWriter", "OnePassWriter", "info", "load_bytes", "open_reader", "own_options", "read_all",
-    "save_bytes", "sniff", "verify", "vlmeta_items",
+    "ARRAY_VLMETA", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
+    "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info", "load_bytes",
+    "open_reader", "own_options", "packed_user", "read_all", "save_bytes", "sniff", "verify",
+    "vlmeta_items",
 ]  # fmt: skip

@@ -6,6 +6,7 @@ turns them into its own (``own_options``).  A format's own names (``chunk_size``
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,16 @@ class CompressionParams:
                 raise ArgumentError(f"give {common} or {name}, not both")
             own[name] = value if convert is None else convert(value)
         return own
+
+
+def check_options(fmt: str, options: Iterable[str], known: Iterable[str]) -> None:
+    """Refuse option names a writer of ``fmt`` does not know, listing those it does."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ArgumentError(
+            f"unknown option(s) for format {fmt!r}: {', '.join(unknown)};"
+            f" known: {', '.join(sorted(known))}"
+        )
 
 
 def parse_filters(value: Any) -> tuple[int, ...] | None:
@@ -133,6 +144,6 @@ def shuffle_only(filters: tuple[int, ...], fmt: str) -> int:
 
 
 __all__ = [
-    "COMMON_OPTIONS", "FILTER_IDS", "CompressionParams", "chunk_nbytes", "chunk_rows",
-    "parse_chunks", "parse_filters", "shuffle_only",
+    "COMMON_OPTIONS", "FILTER_IDS", "CompressionParams", "check_options", "chunk_nbytes",
+    "chunk_rows", "parse_chunks", "parse_filters", "shuffle_only",
 ]  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..errors import ArgumentError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
 from .base import ContainerReader
 from .frame import MAGIC as FRAME_MAGIC
-from .options import CompressionParams
+from .options import CompressionParams, check_options
 
 
 @dataclass(frozen=True)
@@ -160,16 +160,6 @@ def detect_source(source: ByteSource, *, whole_chunk: bool = False,
     if is_chunk(head, source.size() if whole_chunk else None):
         return "chunk"
     raise NotAContainer(f"{source.name}: not a Blosc container (first bytes {head[:16].hex(' ')})")
-
-
-def check_options(fmt: str, options: Iterable[str], known: Iterable[str]) -> None:
-    """Refuse option names a writer of ``fmt`` does not know, listing those it does."""
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ArgumentError(
-            f"unknown option(s) for format {fmt!r}: {', '.join(unknown)};"
-            f" known: {', '.join(sorted(known))}"
-        )
 
 
 def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:

@@ -13,7 +13,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -35,6 +35,7 @@ from .frame import (
     CParams,
     FrameBase,
     FrameReader,
+    FrameTarget,
     FrameWriter,
     OnePassWriter,
     compress_vlmeta,
@@ -438,7 +439,28 @@ def verify(path: PathLike) -> dict[str, Any]:
     return {"format": "sframe", **report}
 
 
+
+class SparseFrameTarget(FrameTarget):
+    """A sparse frame (a directory) of flat chunks, as :class:`FrameTarget` writes them."""
+
+    fmt = "sframe"
+
+    @staticmethod
+    @contextlib.contextmanager
+    def writer(path: str, cparams: CParams, chunksize: int | None,
+               metalayers: list[tuple[str, bytes]], vlmeta: list[tuple[str, bytes]],
+               nthreads: int) -> Iterator[Callable[[Any], Any]]:  # fmt: skip
+        """A function appending one chunk to a new sparse frame at ``path``."""
+        frame = SparseFrame.create(path, cparams, chunksize=chunksize, metalayers=metalayers,
+                                   vlmeta=vlmeta, nthreads=nthreads)  # fmt: skip
+        yield frame.append_chunk
+        frame.close()
+
+
+ConversionTarget = SparseFrameTarget
+
+
 __all__ = [
-    "SparseFrame", "SparseFrameWriter", "chunk_file_name", "info", "open_reader", "own_options",
-    "sniff_dir", "verify",
+    "ConversionTarget", "SparseFrame", "SparseFrameTarget", "SparseFrameWriter", "chunk_file_name",
+    "info", "open_reader", "own_options", "sniff_dir", "verify",
 ]  # fmt: skip

@@ -1,0 +1,197 @@
+"""What the writers of every format share when they write another container's data
+(:func:`bloscpack.convert`) or an array: the :class:`Target` base (layout chosen before
+anything is written, stored chunks copied when the target accepts them as they are, the rest
+decompressed and compressed again) and the rules for carrying metadata over."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import ndarray as nd
+from ..b2nd_layout import ChunkGrid
+from ..blosc.header import ChunkHeader, Special
+from ..blosc.layout import validate_chunk
+from .options import check_options
+
+#: Default chunk size of frames written from a source whose chunks cannot be copied.
+FRAME_CHUNK_NBYTES = 4 * 1024 * 1024
+#: Rows of a ctable target are moved in slabs of about this many bytes.
+SLAB_NBYTES = 4 * 1024 * 1024
+
+
+# --- metadata -----------------------------------------------------------------------------
+
+
+def numpy_metadata(spec: nd.ArraySpec) -> dict[str, Any]:
+    """The 0.16 numpy metadata dict of ``spec`` (also the frame vlmetalayers of an array)."""
+    nd.check_storable(spec.dtype)
+    return {"dtype": nd.dtype_to_string(spec.dtype), "shape": list(spec.shape),
+            "order": spec.order, "container": nd.CONTAINER}  # fmt: skip
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why JSON cannot hold ``value`` (None if it can; tuples become lists)."""
+    try:
+        json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    if _has_non_string_key(value):
+        return "JSON keys are strings, the value has other mapping keys"
+    return None
+
+
+def _has_non_string_key(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(not isinstance(k, str) or _has_non_string_key(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_non_string_key(v) for v in value)
+    return False
+
+
+def unreserved_user(source: Any, dropped: list[str], reserved: Sequence[str]
+                     ) -> Iterator[tuple[str, Any]]:  # fmt: skip
+    """The source's user metadata but the names in ``reserved`` (told in ``dropped``)."""
+    for name, value in source.meta.user.items():
+        if name in reserved:
+            dropped.append(f"{source.meta.entry} {name!r}: the name is taken by the numpy metadata")
+        else:
+            yield name, value
+
+
+def json_user(source: Any, what: str, dropped: list[str], reserved: Sequence[str] = ()
+               ) -> dict[str, Any]:  # fmt: skip
+    """The user metadata JSON can hold (``what`` names the target's kind of entry)."""
+    kept: dict[str, Any] = {}
+    for name, value in unreserved_user(source, dropped, reserved):
+        problem = _json_problem(value)
+        if problem is not None:
+            dropped.append(f"{source.meta.entry} {name!r}: {what} cannot hold it ({problem})")
+            continue
+        kept[name] = value
+    return kept
+
+
+def short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def kept_metalayers(source: Any, dropped: list[str], room: int, keep: bool
+                ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """The source's fixed metalayers the target keeps (``keep`` False: a target without
+    metalayers)."""
+    kept: list[tuple[str, bytes]] = []
+    for name, content in source.meta.metalayers:
+        if not keep:
+            dropped.append(f"metalayer {name!r}: the target format has no metalayers")
+        elif len(kept) >= room:
+            dropped.append(f"metalayer {name!r}: a frame holds at most {room} more metalayers")
+        else:
+            kept.append((name, bytes(content)))
+    return kept
+
+
+def take_options(options: dict[str, Any], allowed: Mapping[str, Any], fmt: str) -> dict[str, Any]:
+    """The target's options with defaults; unknown names are refused."""
+    check_options(fmt, options, allowed)
+    return {**allowed, **options}
+
+
+def flat_spans(total: int, size: int) -> list[tuple[int, int]]:
+    """``(start, nbytes)`` of consecutive chunks of ``size`` bytes covering ``total`` bytes."""
+    if total == 0:
+        return []
+    return [(start, min(size, total - start)) for start in range(0, total, size)]
+
+
+def row_flat(grid: ChunkGrid) -> bool:
+    """Each chunk (and each block) spans whole rows: chunk ``i`` holds a flat byte range."""
+    return (
+        grid.ndim >= 1 and grid.chunks[1:] == grid.shape[1:] and grid.blocks[1:] == grid.shape[1:]
+    )
+
+
+def marker_fits(header: ChunkHeader, typesize: int) -> bool:
+    """A NaN chunk becomes an index marker, which reads back with the frame's typesize."""
+    return header.special != Special.NAN or header.typesize == typesize
+
+
+def no_progress(nbytes: int) -> None:
+    """A progress callback that does nothing."""
+
+
+# --- targets ------------------------------------------------------------------------------
+
+
+class Target:
+    """A format writer: chooses its layout from the source and the options (before anything
+    is written), then writes chunks, copied or compressed, to a path."""
+
+    fmt = ""
+    keeps_any_metadata = False  # holds metadata that is not a mapping (.blp)
+
+    def __init__(self, source: Any, copy_chunks: bool) -> None:
+        self.source = source
+        self.copy_chunks = copy_chunks
+        self.dropped: list[str] = list(source.meta.dropped)
+        self.copied = 0
+        self.recompressed = 0
+        self.progress: Callable[[int], None] = no_progress  # told the source bytes written
+        other = source.meta.verbatim
+        verbatim = self.keeps_any_metadata and other is not None
+        if source.meta.raw_reason and not verbatim:
+            self.dropped.append(f"{source.meta.entry} {source.meta.raw_reason}")
+        if other is not None and not isinstance(other, dict) and not self.keeps_any_metadata:
+            self.dropped.append(
+                f"metadata {short(other)}: only the .blp format holds metadata that is not a"
+                " mapping"
+            )
+
+    def _copyable(self, header: ChunkHeader | None) -> bool:
+        """The source's chunks can be copied (judged by its first chunk)."""
+        return self.copy_chunks and header is not None and self.accepts_format(header)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        raise NotImplementedError
+
+    def write(self, path: str) -> None:
+        raise NotImplementedError
+
+    def _write_spans(self, spans: Sequence[tuple[int, int]], c_order: bool,
+                     put_chunk: Any, put_data: Any, chunk_nbytes: Any = None) -> None:  # fmt: skip
+        """Write the target chunks holding the flat byte ranges ``spans``: a source chunk that
+        holds exactly the range and that the target accepts is copied, anything else is read
+        (in C order if ``c_order``) and compressed.  ``chunk_nbytes(n)`` is the uncompressed
+        size a target chunk for ``n`` bytes must have (default: ``n``)."""
+        source = self.source
+        transposed = c_order and source.spec.order == "F"  # stored chunks hold F-order bytes
+        lookup = source.span_lookup() if self.copy_chunks and not transposed else {}
+        scratch = memoryview(bytearray(max((n for _, n in spans), default=0)))
+        for start, n in spans:
+            index = lookup.get((start, n))
+            if index is not None:
+                chunk = source.stored_chunk(index)
+                header = validate_chunk(chunk)
+                wanted = n if chunk_nbytes is None else chunk_nbytes(n)
+                if header.nbytes == wanted and self.accepts_format(header):
+                    put_chunk(chunk)
+                    self.copied += 1
+                    self.progress(n)
+                    continue
+            data = scratch[:n]
+            if c_order:
+                source.read_c(start, data)
+            else:
+                source.read_into(start, data)
+            put_data(data)
+            self.recompressed += 1
+            self.progress(n)
+
+
+__all__ = [
+    "FRAME_CHUNK_NBYTES", "SLAB_NBYTES", "Target", "flat_spans", "json_user", "kept_metalayers",
+    "marker_fits", "no_progress", "numpy_metadata", "row_flat", "short", "take_options",
+    "unreserved_user",
+]  # fmt: skip
