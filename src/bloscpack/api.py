@@ -38,13 +38,14 @@ from .containers.bloscpack import (
     BloscpackWriter,
     check_blosc_args,
     compress_chunks,
+    load,
+    read_array,
     reading,
     rewrite_metadata,
 )
 from .errors import (
     FileNotFound,
     FormatError,
-    IntegrityError,
     TruncatedError,
 )
 from .headers import header_typesize
@@ -354,32 +355,16 @@ def pack_ndarray_to_bytes(
                                                bloscpack_args, metadata_args))  # fmt: skip
 
 
-def _unpack_ndarray(reader: BloscpackReader) -> np.ndarray:
-    spec = nd.decode_metadata(reader.metadata)
-    total = reader.check_sizes()
-    if total != spec.nbytes:
-        raise IntegrityError(
-            f"{reader.name}: the array {spec.shape} of {spec.dtype} needs {spec.nbytes} bytes,"
-            f" the chunks hold {total}"
-        )
-    try:
-        array = spec.empty()
-    except (MemoryError, ValueError) as exc:
-        raise IntegrityError(f"{reader.name}: cannot allocate the array: {exc}") from None
-    reader.read_into(nd.byte_view(array))
-    return array
-
-
 def unpack_ndarray_from_file(filename: PathLike) -> np.ndarray:
     """The numpy array stored in the ``.blp`` file ``filename``."""
     with reading(filename) as reader:
-        return _unpack_ndarray(reader)
+        return read_array(reader)
 
 
 def unpack_ndarray_from_bytes(bytes_: Buffer) -> np.ndarray:
     """The numpy array stored in the ``.blp`` container ``bytes_``."""
     with BloscpackReader(ByteSource(bytes_)) as reader:
-        return _unpack_ndarray(reader)
+        return read_array(reader)
 
 
 # --- save / load --------------------------------------------------------------------------
@@ -424,12 +409,7 @@ def save_blp(
 def load_blp(path: PathLike) -> np.ndarray:
     """The array in the ``.blp`` file ``path``; a file without (complete) numpy metadata comes
     back as its bytes in a ``uint8`` array."""
-    with reading(path) as reader:
-        if nd.describes_array(reader.metadata):
-            return _unpack_ndarray(reader)
-        data = np.empty(reader.check_sizes(), dtype=np.uint8)
-        reader.read_into(data)
-        return data
+    return load(path)
 
 
 # --- deprecated 0.16 aliases --------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .array import BloscArray
 from .containers import registry
 from .containers.registry import detect
 from .errors import ArgumentError, OutputExistsError
@@ -68,23 +69,14 @@ def load(path: PathLike) -> np.ndarray:
 
 
 def _load(path: str) -> np.ndarray:
-    fmt = detect(path)
-    if fmt == "blp":
-        from .api import load_blp
-
-        return load_blp(path)
-    if fmt == "b2nd":
-        from .containers.b2nd import load_b2nd
-
-        return load_b2nd(path)
-    if fmt == "bcolz":
-        from .containers.bcolz import load_bcolz
-
-        return load_bcolz(path)
-    from .array import BloscArray  # frames (raw bytes, or an array in their vlmetalayers), chunks
-
-    with BloscArray(path) as array:
-        return array[...]
+    """The format's own ``load`` where it has one, else the whole lazy array (frames: raw
+    bytes, or an array in their vlmetalayers; chunks)."""
+    load_whole = getattr(registry.module(detect(path)), "load", None)
+    if load_whole is not None:
+        array: np.ndarray = load_whole(path)
+        return array
+    with BloscArray(path) as lazy:
+        return lazy[...]
 
 
 def info(path: PathLike) -> dict[str, Any]:
@@ -102,18 +94,6 @@ def verify(path: PathLike) -> dict[str, Any]:
 
 def _verify(path: str) -> dict[str, Any]:
     fmt = detect(path)
-    if fmt == "chunk":
-        from .chunks import decompress_chunk
-        from .errors import BloscpackError
-
-        with open(path, "rb") as fh:
-            data = fh.read()
-        try:
-            decompress_chunk(data)
-        except BloscpackError as exc:
-            return {"format": fmt, "ok": False, "nchunks": 1,
-                    "bad_chunks": [{"index": 0, "error": str(exc)}], "problems": []}  # fmt: skip
-        return {"format": fmt, "ok": True, "nchunks": 1, "bad_chunks": [], "problems": []}
     report: dict[str, Any] = registry.module(fmt).verify(path)
     report["format"] = fmt
     return report

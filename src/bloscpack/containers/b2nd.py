@@ -552,6 +552,11 @@ def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1)
         return array.read(out, nthreads=nthreads)
 
 
+def load(path: Source) -> np.ndarray:
+    """The NDArray at ``path`` (what :func:`bloscpack.load` gives)."""
+    return load_b2nd(path)
+
+
 def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = None) -> np.ndarray:
     """``array[selection]`` (integers, slices with positive steps, ``...``) of the NDArray at
     ``path``, reading only the chunks and blocks it needs."""
@@ -870,7 +875,7 @@ ConversionTarget = B2ndTarget
 
 
 __all__ = [
-    "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info", "load_b2nd", "open_frame",
-    "open_reader", "own_options", "read_b2nd_metalayer", "read_b2nd_selection", "save_b2nd",
-    "sniff_b2nd", "verify",
+    "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info", "load", "load_b2nd",
+    "open_frame", "open_reader", "own_options", "read_b2nd_metalayer", "read_b2nd_selection",
+    "save_b2nd", "sniff_b2nd", "verify",
 ]  # fmt: skip

@@ -76,6 +76,7 @@ __all__ = [
     "blosc_typesize",
     "default_chunklen",
     "info",
+    "load",
     "load_bcolz",
     "open_bcolz",
     "open_reader",
@@ -962,6 +963,11 @@ def load_bcolz(path: PathLike, columns: Sequence[str] | None = None) -> np.ndarr
     if columns is not None:
         raise ArgumentError(f"{reader.path}: a carray has no columns")
     return reader.read()
+
+
+def load(path: PathLike) -> np.ndarray:
+    """The carray or ctable at ``path`` (what :func:`bloscpack.load` gives)."""
+    return load_bcolz(path)
 
 
 def read_bcolz_column(path: PathLike, name: str) -> np.ndarray:

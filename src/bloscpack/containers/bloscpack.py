@@ -884,6 +884,34 @@ def reading(source: SourceLike, *, verify_metadata: bool = True) -> Iterator[Blo
         yield stack.enter_context(BloscpackReader(source, verify_metadata=verify_metadata))
 
 
+def read_array(reader: BloscpackReader) -> np.ndarray:
+    """The numpy array the file ``reader`` reads holds (its numpy metadata says which)."""
+    spec = nd.decode_metadata(reader.metadata)
+    total = reader.check_sizes()
+    if total != spec.nbytes:
+        raise IntegrityError(
+            f"{reader.name}: the array {spec.shape} of {spec.dtype} needs {spec.nbytes} bytes,"
+            f" the chunks hold {total}"
+        )
+    try:
+        array = spec.empty()
+    except (MemoryError, ValueError) as exc:
+        raise IntegrityError(f"{reader.name}: cannot allocate the array: {exc}") from None
+    reader.read_into(nd.byte_view(array))
+    return array
+
+
+def load(path: SourceLike) -> np.ndarray:
+    """The array in the ``.blp`` file ``path``; a file without (complete) numpy metadata comes
+    back as its bytes in a ``uint8`` array."""
+    with reading(path) as reader:
+        if nd.describes_array(reader.metadata):
+            return read_array(reader)
+        data = np.empty(reader.check_sizes(), dtype=np.uint8)
+        reader.read_into(data)
+        return data
+
+
 def read_metadata_section(source: SourceLike) -> Any:
     """The metadata stored in a ``.blp`` file (digest verified), or None if it has none."""
     with reading(source) as reader:
@@ -1424,8 +1452,10 @@ __all__ = [
     "encode_metadata_section",
     "encode_offsets",
     "info",
+    "load",
     "metadata_section_length",
     "open_reader",
+    "read_array",
     "own_options",
     "read_metadata_section",
     "replacement_metadata_section",
