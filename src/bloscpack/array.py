@@ -160,6 +160,7 @@ class FlatStore:
         description = reader.description if description is None else description
         sizes = reader.sizes if sizes is None else sizes
         self.source = reader
+        self.sizes = sizes
         self.name = reader.name
         self.dtype = dtype = description.dtype
         self.shape = shape = description.shape
@@ -218,11 +219,7 @@ class FlatStore:
 
     def chunk_nbytes(self, c: int) -> int:
         """Uncompressed bytes of chunk ``c`` in the layout."""
-        if self._uniform is None:
-            return int(self.bounds[c + 1] - self.bounds[c])
-        chunk_nbytes, total = self._uniform
-        end = total if c + 1 == self.nchunks else min((c + 1) * chunk_nbytes, total)
-        return end - min(c * chunk_nbytes, total)
+        return self.sizes.of(c, self.nchunks)
 
     # --- geometry -------------------------------------------------------------------------
 
