@@ -33,7 +33,7 @@ import numpy as np
 from . import engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
-from .containers.base import ArrayDescription, ChunkSizes, ContainerReader
+from .containers.base import ArrayDescription, ChunkSizes, ContainerReader, check_chunk_nbytes
 from .containers.registry import describe, detect, detect_source, open_reader
 from .containers.registry import module as format_module
 from .errors import (
@@ -166,10 +166,8 @@ class FlatStore:
         self.shape = shape = description.shape
         self.order = description.order
         self.nchunks = nchunks = reader.nchunks
-        self._uniform: tuple[int, int] | None = None
         if sizes.every is not None:
             chunk_nbytes, total = sizes.every, sizes.total
-            self._uniform = chunk_nbytes, total
             # the boundaries are the multiples of chunk_nbytes below total, and total
             boundaries_gcd = (
                 0 if not nchunks
@@ -195,8 +193,8 @@ class FlatStore:
         self.unit_dtype: np.dtype = _UNIT_DTYPES.get(unit, np.dtype(f"V{unit}"))
         self.per_item = itemsize // unit if itemsize else 1
         self.chunk_units: int | None = None
-        if self._uniform is not None and nchunks:
-            self.chunk_units = self._uniform[0] // unit
+        if sizes.every is not None and nchunks:
+            self.chunk_units = sizes.every // unit
         elif nchunks == 1:
             self.chunk_units = int(self.ubounds[1])
         if self.chunk_units == 0:
@@ -205,8 +203,8 @@ class FlatStore:
     @functools.cached_property
     def bounds(self) -> np.ndarray:
         """Byte offset of each chunk in the layout, then the total (``nchunks + 1`` values)."""
-        assert self._uniform is not None  # set in __init__ otherwise
-        chunk_nbytes, total = self._uniform
+        chunk_nbytes, total = self.sizes.every, self.sizes.total
+        assert chunk_nbytes is not None  # set in __init__ otherwise
         bounds = np.minimum(np.arange(self.nchunks + 1, dtype=np.int64) * chunk_nbytes, total)
         if self.nchunks:
             bounds[-1] = total
@@ -407,14 +405,11 @@ class FlatStore:
         except BloscpackError as exc:
             self.source.release()
             raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
-        expected = self.chunk_nbytes(c)
-        if header.nbytes != expected and not (
-            c == self.source.nchunks - 1 and self.source.longer_last_ok and header.nbytes > expected
-        ):
-            self.source.release()
-            raise IntegrityError(
-                f"{self.name}: chunk {c} holds {header.nbytes} bytes, the layout needs {expected}"
-            )
+        try:
+            check_chunk_nbytes(source, c, header.nbytes)
+        except IntegrityError:
+            source.release()
+            raise
         return data, header
 
     def iter_chunks(self) -> Iterator[np.ndarray]:

@@ -18,6 +18,7 @@ from typing import Any
 from . import engine
 from .blosc.header import (
     BLOSC2_HEADER_SIZE,
+    FILTER_IDS,
     FLAG_BITSHUFFLE,
     FLAG_DELTA,
     FLAG_MEMCPYED,
@@ -39,7 +40,6 @@ __all__ = [
 
 Buffer = Any  # bytes, bytearray, memoryview, numpy array: anything with the buffer protocol
 
-FILTER_IDS: dict[str, int] = {f.name.lower(): int(f) for f in Filter}
 BLOSC1_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 _SHUFFLES: dict[tuple[int, ...], int] = {(): 0, (Filter.SHUFFLE,): 1, (Filter.BITSHUFFLE,): 2}
 

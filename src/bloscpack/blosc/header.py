@@ -56,6 +56,10 @@ class Filter(IntEnum):
     INT_TRUNC = 36
 
 
+#: Filter ids by lower-case name (``shuffle``: 1, ``delta``: 3, ...).
+FILTER_IDS: dict[str, int] = {f.name.lower(): int(f) for f in Filter}
+
+
 class Special(IntEnum):
     """Special-value kinds (blosc2_flags bits 4-6)."""
 

@@ -734,7 +734,6 @@ def verify(path: Source) -> dict[str, Any]:
         return {"format": "b2nd", **report}
 
 
-
 class B2ndTarget(Target):
     """A python-blosc2 NDArray (``sparse=True``: a sparse frame directory)."""
 
@@ -867,8 +866,6 @@ class B2ndTarget(Target):
                 append(self.cparams.compress(scratch.view(np.uint8)))
                 self.recompressed += 1
             self.progress(slab.nbytes)
-
-
 
 
 ConversionTarget = B2ndTarget

@@ -186,6 +186,17 @@ class ContainerReader(Protocol):
         ...
 
 
+def check_chunk_nbytes(reader: Any, index: int, nbytes: int) -> None:
+    """Refuse a chunk ``index`` whose header announces ``nbytes`` where the layout needs
+    another size (a reader with ``longer_last_ok`` may keep more in its last chunk)."""
+    expected = reader.sizes.of(index, reader.nchunks)
+    last = index == reader.nchunks - 1
+    if nbytes != expected and not (reader.longer_last_ok and last and nbytes > expected):
+        raise IntegrityError(
+            f"{reader.name}: chunk {index} holds {nbytes} bytes, the layout needs {expected}"
+        )
+
+
 class ReaderBase:
     """What most readers share: no grid, no columns, chunks read whole, nothing to release,
     decompression through the engine checked against the layout."""
@@ -218,11 +229,7 @@ class ReaderBase:
         try:
             data = self.stored_chunk(index)
             nbytes = ChunkHeader.parse(data).nbytes
-            last = index == self.nchunks - 1
-            if nbytes != expected and not (self.longer_last_ok and last and nbytes > expected):
-                raise IntegrityError(
-                    f"{self.name}: chunk {index} holds {nbytes} bytes, the layout needs {expected}"
-                )
+            check_chunk_nbytes(self, index, nbytes)
             reuse = out is not None and nbytes == expected
             whole: Any = out if reuse else np.empty(nbytes, np.uint8)
             engine.decompress_into(data, whole)
@@ -247,5 +254,5 @@ class ReaderBase:
 
 __all__ = [
     "NUMPY_KEYS", "ArrayDescription", "ChunkSizes", "ContainerReader", "ReaderBase",
-    "StoredMetadata",
+    "StoredMetadata", "check_chunk_nbytes",
 ]  # fmt: skip

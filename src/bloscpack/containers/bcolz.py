@@ -1756,6 +1756,4 @@ class BcolzTarget(Target):
         self.recompressed = sum(writer.nchunks for writer in table.columns.values())
 
 
-
-
 ConversionTarget = BcolzTarget

@@ -48,6 +48,7 @@ from ..blosc.header import (
     BLOSC2_HEADER_SIZE,
     BLOSC2_VL_VERSION,
     EXTENDED_MARK,
+    FILTER_IDS,
     MAX_BUFFERSIZE,
     ChunkHeader,
     Filter,
@@ -713,7 +714,6 @@ class BloscpackReader:
         self.close()
 
 
-
 class BlpReader(ReaderBase):
     """A ``.blp`` file through the container protocol: chunks located through its offsets,
     digests checked when a chunk is first read if ``verify`` is set."""
@@ -920,16 +920,14 @@ def read_metadata_section(source: SourceLike) -> Any:
 
 # --- writing ------------------------------------------------------------------------------
 
-_FILTER_NAMES = {f.name.lower(): int(f) for f in Filter}
-
 
 def _filter_ids(filters: Sequence[int | str]) -> list[int]:
     ids = []
     for item in filters:
         if isinstance(item, str):
-            if item.lower() not in _FILTER_NAMES:
-                raise ArgumentError(f"unknown filter {item!r}; known: {', '.join(_FILTER_NAMES)}")
-            ids.append(_FILTER_NAMES[item.lower()])
+            if item.lower() not in FILTER_IDS:
+                raise ArgumentError(f"unknown filter {item!r}; known: {', '.join(FILTER_IDS)}")
+            ids.append(FILTER_IDS[item.lower()])
         else:
             ids.append(int(item))
     if len(ids) > 6:
@@ -1355,7 +1353,6 @@ def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> 
     return []
 
 
-
 class BlpTarget(Target):
     """A ``.blp`` file: the source's numpy metadata and user metadata (JSON) in its metadata
     section; another ``.blp`` file's metadata is kept as it was written."""
@@ -1432,8 +1429,6 @@ class BlpTarget(Target):
                 lambda data: writer.write_chunk(compress_chunk(data, self.args)),
             )
             writer.close()
-
-
 
 
 ConversionTarget = BlpTarget

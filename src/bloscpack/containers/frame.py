@@ -1990,7 +1990,7 @@ class FrameReader(ReaderBase):
                         f" announces {header.nbytes}"
                     )
             names = {name for name, _ in core.vlmeta}
-            numpy = self._vlmeta() if names.issuperset(ARRAY_VLMETA) else None
+            numpy = self._vlmeta() if names.issuperset(NUMPY_KEYS) else None
             self.description = ArrayDescription.from_metadata(numpy, header.nbytes)
             self._numpy = numpy
         except BaseException:
@@ -2050,10 +2050,6 @@ def open_reader(source: Any) -> FrameReader:
     return FrameReader(source if isinstance(source, FrameBase) else ContiguousFrame(source))
 
 
-#: The vlmetalayers that make a raw frame an array (the same dict ``.blp`` files store).
-ARRAY_VLMETA = ("container", "dtype", "shape", "order")
-
-
 def load_bytes(path: PathLike) -> bytes:
     """The concatenated data of every chunk of the frame at ``path``."""
     frame = ContiguousFrame(path)
@@ -2090,7 +2086,6 @@ def read_all(frame: FrameBase, out: Any = None) -> Any:
     if pos != total:
         raise FormatError(f"{frame.name}: chunks hold {pos} bytes, the header announces {total}")
     return out
-
 
 
 def packed_user(source: Any, dropped: list[str], room: int, reserved: Sequence[str] = ()
@@ -2175,8 +2170,6 @@ class FrameTarget(Target):
                 self.spans, False, append, lambda data: append(self.cparams.compress(data))
             )
 
-
-
     @staticmethod
     @contextlib.contextmanager
     def writer(path: str, cparams: CParams, chunksize: int | None,
@@ -2193,7 +2186,7 @@ ConversionTarget = FrameTarget
 
 
 __all__ = [
-    "ARRAY_VLMETA", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
+    "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
     "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info", "load_bytes",
     "open_reader", "own_options", "packed_user", "read_all", "save_bytes", "sniff", "verify",
     "vlmeta_items",

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..blosc.header import Filter
+from ..blosc.header import FILTER_IDS
 from ..errors import ArgumentError
 
 #: The common options, what they mean, and the format's own names each one replaces.
@@ -24,7 +24,6 @@ COMMON_OPTIONS: dict[str, str] = {
     "chunks": "the box one chunk holds: rows (an int) or a shape; formats that cut arrays"
     " along their first axis take (rows, *shape[1:])",
 }
-FILTER_IDS: dict[str, int] = {f.name.lower(): int(f) for f in Filter}
 
 
 @dataclass(frozen=True)

@@ -439,7 +439,6 @@ def verify(path: PathLike) -> dict[str, Any]:
     return {"format": "sframe", **report}
 
 
-
 class SparseFrameTarget(FrameTarget):
     """A sparse frame (a directory) of flat chunks, as :class:`FrameTarget` writes them."""
 
