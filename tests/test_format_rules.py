@@ -5,6 +5,7 @@ the overwrite rule of ``save``/``convert`` and of ``blpk``, and the error for un
 from __future__ import annotations
 
 import importlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,6 +120,60 @@ def test_convert_replaces_an_existing_output_and_overwrite_false_refuses(tmp_pat
         convert(tmp_path / "a.blp", path, overwrite=False)
     assert np.array_equal(bloscpack.load(path), ARRAY * 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.blp", "b.blp", path.name])
+
+
+WRITERS = {  # (directory holding the sources, output path)
+    "save": lambda here, path: bloscpack.save(ARRAY, path),
+    "convert": lambda here, path: convert(here / "src.blp", path),
+    "compress_file": lambda here, path: compress_file(here / "src.npy", path),
+}
+
+
+def _sources(tmp_path: Path) -> None:
+    bloscpack.save(ARRAY, tmp_path / "src.blp")
+    np.save(tmp_path / "src.npy", ARRAY)
+
+
+@pytest.mark.parametrize("write", WRITERS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_directory_of_other_files_is_never_replaced(tmp_path: Path, fmt: str, write: str):
+    _sources(tmp_path)
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    path.mkdir()
+    (path / "notes.txt").write_text("precious")
+    with pytest.raises(OutputExistsError, match="is a directory that holds no Blosc container"):
+        WRITERS[write](tmp_path, path)
+    assert [p.name for p in path.iterdir()] == ["notes.txt"]
+    assert (path / "notes.txt").read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.blp", "src.npy", path.name]
+
+
+@pytest.mark.parametrize("write", WRITERS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_empty_directory_or_another_container_is_replaced(tmp_path: Path, fmt: str,
+                                                             write: str):  # fmt: skip
+    _sources(tmp_path)
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    path.mkdir()
+    WRITERS[write](tmp_path, path)
+    assert registry.detect(path) == fmt and np.array_equal(bloscpack.load(path), ARRAY)
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    other = registry.FORMATS["sframe" if fmt == "bcolz" else "bcolz"]
+    bloscpack.save(ARRAY * 2, tmp_path / f"o{other.extension}")
+    (tmp_path / f"o{other.extension}").rename(path)  # a directory container of another format
+    WRITERS[write](tmp_path, path)
+    assert registry.detect(path) == fmt and np.array_equal(bloscpack.load(path), ARRAY)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.blp", "src.npy", path.name]
+
+
+@pytest.mark.parametrize("write", WRITERS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_output_in_a_missing_directory_is_refused(tmp_path: Path, fmt: str, write: str):
+    _sources(tmp_path)
+    path = tmp_path / "missing" / f"x{registry.FORMATS[fmt].extension}"
+    with pytest.raises(BloscpackError, match="the directory .* does not exist"):
+        WRITERS[write](tmp_path, path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.blp", "src.npy"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -25,7 +25,7 @@ import bisect
 import contextlib
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,13 +38,10 @@ from .containers.base import NUMPY_KEYS, ContainerReader, StoredMetadata
 from .containers.registry import detect
 from .containers.target import SLAB_NBYTES, row_flat
 from .errors import (
-    BloscpackError,
-    FileNotFound,
     IntegrityError,
-    OutputExistsError,
     UnsupportedError,
 )
-from .io import PathLike, is_written_in_place, sized_input, staged_output
+from .io import PathLike, sized_input, staged_output
 from .journal import in_one_state
 
 FORMATS = tuple(registry.FORMATS)
@@ -345,33 +342,10 @@ def open_source(path: str, fmt: str) -> _Source:
 # --- output -------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _staged_output(dst: str, overwrite: bool) -> Iterator[str]:
-    """:func:`bloscpack.io.staged_output` for ``dst``, once it is known that it may be written:
-    it does not exist, or ``overwrite`` is set and it is a file or a container directory (or it
-    is a FIFO or a device, written in place)."""
-    if not is_written_in_place(dst):
-        _check_replaceable(dst, overwrite)
-    with staged_output(dst) as new:
-        yield new
-
-
-def _check_replaceable(dst: str, overwrite: bool) -> None:
-    target = os.path.abspath(dst)
-    parent = os.path.dirname(target)
-    if not os.path.isdir(parent):
-        raise FileNotFound(f"{dst}: the directory {parent!r} does not exist")
-    if not os.path.lexists(target):
-        return
-    if not overwrite:
-        raise OutputExistsError(f"{dst}: already exists (pass overwrite=True to replace it)")
-    if os.path.isdir(target) and not os.path.islink(target):
-        try:
-            detect(target)
-        except BloscpackError:
-            raise OutputExistsError(
-                f"{dst}: is a directory that holds no Blosc container; not replacing it"
-            ) from None
+def _staged_output(dst: str, overwrite: bool) -> contextlib.AbstractContextManager[str]:
+    """:func:`bloscpack.io.staged_output` for ``dst``: an existing container is replaced
+    (unless ``overwrite`` is false), anything else is not."""
+    return staged_output(dst, overwrite=overwrite, replaces=registry.holds_container)
 
 
 # --- the entry point ----------------------------------------------------------------------

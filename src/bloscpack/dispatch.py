@@ -11,8 +11,9 @@ import numpy as np
 from .array import BloscArray
 from .containers import registry
 from .containers.registry import detect
-from .errors import ArgumentError, OutputExistsError
-from .io import PathLike, sized_input
+from .convert import write_array
+from .errors import ArgumentError
+from .io import PathLike, check_replaceable, sized_input, staged_output
 from .journal import in_one_state
 
 T = TypeVar("T")
@@ -26,40 +27,30 @@ def save(
 ) -> None:  # fmt: skip
     """Save a numpy array to ``path``.  The format is ``format`` (``blp``, ``b2frame``,
     ``b2nd``, ``sframe`` or ``bcolz``), else the one the suffix of ``path`` names (``.blp``,
-    ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  An existing ``path`` is
-    replaced atomically, as ``numpy.save`` replaces; ``overwrite=False`` refuses it with
-    ``OutputExistsError``.  ``options``: ``codec``, ``clevel``, ``filters`` and ``chunks`` mean
-    the same in every format; the others are the format's own (see the README's tables)."""
+    ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  An existing ``path`` (a
+    file, an empty directory or a container) is replaced atomically, as ``numpy.save``
+    replaces; ``overwrite=False`` refuses it with ``OutputExistsError``, and a directory of
+    other files is never replaced.  ``options``: ``codec``, ``clevel``, ``filters`` and
+    ``chunks`` mean the same in every format; the others are the format's own (see the
+    README's tables)."""
     fmt = registry.output_format(path, format).name
     array = np.asanyarray(array)
-    if not overwrite and os.path.lexists(path):
-        raise OutputExistsError(f"{os.fspath(path)}: already exists (overwrite=False)")
-    if fmt in ("blp", "b2nd", "bcolz"):  # the others write through convert, which does this
-        options = registry.writer_options(fmt, options, array.dtype, array.shape)
-    if fmt == "blp":
-        from .api import save_blp
-
-        _check_options(fmt, options, save_blp)
-        save_blp(array, path, **options)
-    elif fmt == "b2nd":
-        from .containers.b2nd import save_b2nd
-
-        _check_options(fmt, options, save_b2nd)
-        save_b2nd(array, path, **options)
-    elif fmt == "bcolz":
-        from .containers.bcolz import save_bcolz
-
-        _check_options(fmt, options, save_bcolz, exclude="overwrite")
-        save_bcolz(array, path, overwrite=True, **options)
-    else:
-        from .convert import write_array
-
-        write_array(array, path, fmt, **options)
+    with staged_output(path, overwrite=overwrite, replaces=registry.holds_container) as build:
+        _write(array, build, fmt, options)
 
 
-def _check_options(fmt: str, options: dict[str, Any], writer: Any, exclude: str = "") -> None:
-    known = [name for name in registry.keyword_options(writer, 2) if name != exclude]
-    registry.check_options(fmt, options, known)
+def _write(array: np.ndarray, path: str, fmt: str, options: dict[str, Any], *,
+           raw: bool = False) -> None:  # fmt: skip
+    """``array`` to the new ``path`` in ``fmt``: through the format's own ``save`` where it has
+    one (a faster path), else through its conversion target (``raw`` bytes: stored without
+    numpy metadata, in the formats that can tell them apart)."""
+    writer = getattr(registry.module(fmt), "save", None)
+    if writer is None:
+        write_array(array, path, fmt, raw=raw, **options)
+        return
+    options = registry.writer_options(fmt, options, array.dtype, array.shape)
+    registry.check_options(fmt, options, registry.keyword_options(writer, 2))
+    writer(array, path, **options)
 
 
 def load(path: PathLike) -> np.ndarray:
@@ -99,23 +90,25 @@ def _verify(path: str) -> dict[str, Any]:
     return report
 
 
-def compress_file(src: PathLike, dst: PathLike, format: str = "blp", *, dtype: Any = None,
-                  shape: Any = None, **options: Any) -> None:  # fmt: skip
-    """Compress the file ``src`` into ``dst`` in ``format``.  ``.blp`` streams chunk by chunk;
-    a ``.npy`` input is stored as an array (dtype and shape kept) in the array formats, and so
-    is a raw input given a ``dtype`` (and a ``shape``, default 1-d)."""
+def compress_file(src: PathLike, dst: PathLike, format: str | None = None, *, dtype: Any = None,
+                  shape: Any = None, overwrite: bool = True, **options: Any) -> None:  # fmt: skip
+    """Compress the file ``src`` into ``dst``, in ``format`` or the one the suffix of ``dst``
+    names (as :func:`save` chooses).  A ``.npy`` input is stored as an array (its dtype and
+    shape kept), and so is a raw input given a ``dtype`` (and a ``shape``, default 1-d); other
+    input is stored as bytes (streamed chunk by chunk where the format has a way to)."""
     from . import ndarray as nd
 
-    format = registry.get(format).name
+    fmt = registry.output_format(dst, format).name
     npy = os.fspath(src).endswith(".npy")
     if npy and dtype is not None:
         raise ArgumentError(f"{os.fspath(src)}: a .npy file has its own dtype; drop dtype=")
     if shape is not None and dtype is None:
         raise ArgumentError("shape= needs dtype= (the item type of the raw input)")
-    if format == "blp" and dtype is None:
-        from .api import pack_file_to_file
-
-        pack_file_to_file(src, dst, **options)
+    raw = not npy and dtype is None
+    stream = getattr(registry.module(fmt), "compress_file", None)
+    if raw and stream is not None:
+        check_replaceable(dst, overwrite=overwrite, replaces=registry.holds_container)
+        stream(src, dst, **options)
         return
     with sized_input(src) as sized:
         if npy:
@@ -124,12 +117,5 @@ def compress_file(src: PathLike, dst: PathLike, format: str = "blp", *, dtype: A
             array = nd.raw_array(sized, dtype, shape)
         else:
             array = np.fromfile(sized, dtype=np.uint8)
-        if format == "blp":
-            save(array, dst, format=format, **options)
-            return
-        if format in ("b2frame", "sframe"):
-            from .convert import write_array
-
-            write_array(array, dst, format, raw=not npy and dtype is None, **options)
-        else:
-            save(array, dst, format=format, **options)
+        with staged_output(dst, overwrite=overwrite, replaces=registry.holds_container) as build:
+            _write(array, build, fmt, options, raw=raw)

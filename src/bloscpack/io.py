@@ -21,7 +21,13 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None  # type: ignore[assignment]
 
-from .errors import ArgumentError, FileChangedError, FileNotFound, TruncatedError
+from .errors import (
+    ArgumentError,
+    FileChangedError,
+    FileNotFound,
+    OutputExistsError,
+    TruncatedError,
+)
 
 PathLike = str | os.PathLike[str]
 
@@ -434,58 +440,112 @@ consistent_read = run_inside(lambda reader: reader.source.consistent())
 
 @contextlib.contextmanager
 def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
-    """Write ``path`` through a temporary file in the same directory, renamed over it only when
-    the block completes: a failed or interrupted write leaves no partial output and never
-    damages an existing file.  A FIFO or a device (:func:`is_written_in_place`) is written
-    directly instead."""
-    path = os.fspath(path)
+    """Write the file ``path`` through a :class:`StagedOutput`: renamed over ``path`` (after an
+    ``fsync``) only when the block completes, so a failed or interrupted write leaves no
+    partial output and never damages an existing file.  A FIFO or a device
+    (:func:`is_written_in_place`) is written directly instead."""
     if is_written_in_place(path):
         with write_in_place(path, mode) as fh:
             yield fh
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        os.chmod(tmp, _new_file_mode(path))
+    with StagedOutput(path) as output:
+        fd = os.open(output.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.chmod(output.path, _new_file_mode(output.target))
         with _open_new(fd, mode) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        fsync_directory(directory)  # the rename itself survives a crash
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+
+
+class StagedOutput:
+    """A file or a directory built at :attr:`path`, a private name beside the destination,
+    that :meth:`commit` moves into place (replacing what is there) and :meth:`abort` removes:
+    a failed or interrupted write leaves nothing behind and the destination untouched.  A
+    destination that is a FIFO or a device (:func:`is_written_in_place`) gets a built file's
+    bytes written into it instead.
+
+    The one rule for replacing, checked before anything is built: an existing destination is
+    refused with ``OutputExistsError`` if ``overwrite`` is false; a directory is replaced only
+    if it is empty or ``replaces(path)`` says it is a container (never a directory of other
+    files); the directory the destination goes in must exist."""
+
+    def __init__(self, destination: PathLike, *, overwrite: bool = True,
+                 replaces: Callable[[str], bool] | None = None) -> None:  # fmt: skip
+        self.name = os.fspath(destination)
+        self.target = os.path.abspath(destination)
+        self.in_place = is_written_in_place(self.target)
+        if not self.in_place:
+            check_replaceable(destination, overwrite=overwrite, replaces=replaces)
+        parent = None if self.in_place else os.path.dirname(self.target)
+        self._work = tempfile.mkdtemp(prefix=f".{os.path.basename(self.target)}.",
+                                      suffix=".tmp", dir=parent)  # fmt: skip
+        #: Where to build the output (nothing is there yet).
+        self.path = os.path.join(self._work, "new")
+        self._done = False
+
+    def commit(self) -> None:
+        """Move what was built at :attr:`path` to the destination (durably)."""
+        try:
+            if self.in_place:
+                if os.path.isdir(self.path):
+                    raise ArgumentError(f"{self.name}: is a FIFO or a device, not a directory")
+                with open(self.path, "rb") as built, write_in_place(self.target) as out:
+                    copy_stream(built, out)
+                return
+            target = self.target
+            if os.path.lexists(target) and (os.path.isdir(self.path) or os.path.isdir(target)):
+                os.rename(target, os.path.join(self._work, "old"))
+            os.replace(self.path, target)
+            fsync_directory(os.path.dirname(target))
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Remove what was built (the destination is left as it was)."""
+        if not self._done:
+            self._done = True
+            shutil.rmtree(self._work, ignore_errors=True)
+
+    def __enter__(self) -> StagedOutput:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def check_replaceable(destination: PathLike, *, overwrite: bool = True,
+                      replaces: Callable[[str], bool] | None = None) -> None:  # fmt: skip
+    """Refuse ``destination`` as an output if :class:`StagedOutput` would (its rule for
+    replacing), before anything is computed."""
+    name = os.fspath(destination)
+    target = os.path.abspath(name)
+    if is_written_in_place(target):
+        return
+    parent = os.path.dirname(target)
+    if not os.path.isdir(parent):
+        raise FileNotFound(f"{name}: the directory {parent!r} does not exist")
+    if not os.path.lexists(target):
+        return
+    if not overwrite:
+        raise OutputExistsError(f"{name}: already exists (pass overwrite=True to replace it)")
+    if os.path.isdir(target) and not os.path.islink(target):
+        empty = not os.listdir(target)
+        if not empty and (replaces is None or not replaces(target)):
+            raise OutputExistsError(
+                f"{name}: is a directory that holds no Blosc container; not replacing it"
+            )
 
 
 @contextlib.contextmanager
-def staged_output(path: PathLike) -> Iterator[str]:
-    """A path (in a private directory beside ``path``) to build a file or a directory at; when
-    the block succeeds, the result replaces ``path`` (the file or directory there is removed),
-    or, for a FIFO or a device (:func:`is_written_in_place`), a file's bytes are written into
-    it.  A failed block leaves nothing behind and ``path`` untouched.  Callers decide before
-    whether ``path`` may be replaced."""
-    target = os.path.abspath(path)
-    in_place = is_written_in_place(target)
-    parent = os.path.dirname(target)
-    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
-                            dir=None if in_place else parent)  # fmt: skip
-    try:
-        new = os.path.join(work, "new")
-        yield new
-        if in_place:
-            if os.path.isdir(new):
-                raise ArgumentError(f"{path}: is a FIFO or a device, not a directory")
-            with open(new, "rb") as built, write_in_place(target) as out:
-                copy_stream(built, out)
-            return
-        if os.path.lexists(target) and (os.path.isdir(new) or os.path.isdir(target)):
-            os.rename(target, os.path.join(work, "old"))
-        os.replace(new, target)
-        fsync_directory(parent)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def staged_output(path: PathLike, *, overwrite: bool = True,
+                  replaces: Callable[[str], bool] | None = None) -> Iterator[str]:  # fmt: skip
+    """A :class:`StagedOutput` for ``path`` as a block: the path to build at, moved into
+    place when the block succeeds, removed when it fails."""
+    with StagedOutput(path, overwrite=overwrite, replaces=replaces) as output:
+        yield output.path
 
 
 #: Bytes written to a new file between two requests to start writing its pages to disk, so that

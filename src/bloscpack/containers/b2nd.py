@@ -42,7 +42,6 @@ from ..errors import (
     BloscpackError,
     FormatError,
     NotAContainer,
-    OutputExistsError,
     UnsupportedError,
 )
 from ..io import ByteSource, PathLike, staged_output
@@ -673,13 +672,7 @@ def save_b2nd(
     metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
     vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
     threads = engine.get_nthreads()  # recorded in the header, as python-blosc2 does
-    target = os.fspath(path)
-    replacing_dir = os.path.isdir(target) and not os.path.islink(target)
-    if replacing_dir and os.listdir(target) and not sniff_dir(target):
-        raise OutputExistsError(
-            f"{target!r} is a directory that is not a sparse frame; not replaced"
-        )
-    with staged_output(target) as build:
+    with staged_output(path, replaces=sniff_dir) as build:
         writer_class = SparseFrameWriter if sparse else FrameWriter
         with writer_class(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
                           vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
@@ -868,6 +861,8 @@ class B2ndTarget(Target):
             self.progress(slab.nbytes)
 
 
+#: What :func:`bloscpack.save` writes a new b2nd output with.
+save = save_b2nd
 ConversionTarget = B2ndTarget
 
 

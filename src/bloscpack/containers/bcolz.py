@@ -44,7 +44,6 @@ from ..errors import (
     FormatError,
     IntegrityError,
     ObjectNumpyArrayRejection,
-    OutputExistsError,
     TruncatedError,
     UnsupportedError,
 )
@@ -1443,9 +1442,7 @@ def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
     rootdir = os.path.abspath(rootdir)
     if is_written_in_place(rootdir):
         raise ArgumentError(f"{rootdir}: is a FIFO or a device, not a directory")
-    if os.path.lexists(rootdir) and not overwrite:
-        raise OutputExistsError(f"{rootdir}: already exists (pass overwrite=True to replace it)")
-    with staged_output(rootdir) as target:
+    with staged_output(rootdir, overwrite=overwrite, replaces=sniff_dir) as target:
         yield target
 
 
@@ -1756,4 +1753,6 @@ class BcolzTarget(Target):
         self.recompressed = sum(writer.nchunks for writer in table.columns.values())
 
 
+#: What :func:`bloscpack.save` writes a new bcolz output with.
+save = save_bcolz
 ConversionTarget = BcolzTarget

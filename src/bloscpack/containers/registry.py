@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, NotAContainer, UnsupportedError
+from ..errors import ArgumentError, BloscpackError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
 from .base import ContainerReader
 from .frame import MAGIC as FRAME_MAGIC
@@ -160,6 +160,15 @@ def detect_source(source: ByteSource, *, whole_chunk: bool = False,
     if is_chunk(head, source.size() if whole_chunk else None):
         return "chunk"
     raise NotAContainer(f"{source.name}: not a Blosc container (first bytes {head[:16].hex(' ')})")
+
+
+def holds_container(path: str) -> bool:
+    """Whether ``path`` holds a container this library reads (an output may replace it)."""
+    try:
+        detect(path)
+    except BloscpackError:
+        return False
+    return True
 
 
 def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:
