@@ -131,7 +131,7 @@ def test_a_chunk_of_the_wrong_size_is_refused(tmp_path, fmt, monkeypatch):
             reader.read_chunk(0)
 
 
-@pytest.mark.parametrize("module", ["array.py", "convert.py"])
+@pytest.mark.parametrize("module", ["array.py", "convert.py", "dispatch.py"])
 def test_above_the_formats_no_format_is_named(module):
     """The lazy arrays and conversions work through the protocol and the registry: no format
     name, no format module."""

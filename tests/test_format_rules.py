@@ -404,3 +404,48 @@ def test_bad_common_options(tmp_path: Path, fmt: str, options: dict, message: st
     with pytest.raises(ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
         bloscpack.save(COLUMNS, path, **options)
     assert not path.exists()
+
+
+USER = {"units": "m", "scale": 0.5, "tags": ["a", "b"], "nested": {"k": 1}}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_metadata_is_stored_by_every_format(tmp_path: Path, fmt: str):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path, metadata=USER, clevel=3)
+    assert np.array_equal(bloscpack.load(path), ARRAY)
+    with bloscpack.open(path) as lazy:
+        assert lazy.attrs == USER
+    raw = tmp_path / "raw.bin"
+    raw.write_bytes(ARRAY.tobytes())
+    compress_file(raw, path, dtype="<f8", shape=ARRAY.shape, metadata=USER)
+    with bloscpack.open(path) as lazy:
+        assert lazy.attrs == USER and np.array_equal(lazy[...], ARRAY)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(("metadata", "message"), [
+    ({"dtype": "x"}, "the name is taken by the numpy metadata"),
+    ({"bad": object()}, "cannot hold it"),
+    ([1, 2], "metadata must be a mapping, got list"),
+])  # fmt: skip
+def test_metadata_a_format_cannot_hold_is_refused(tmp_path: Path, fmt: str, metadata, message):
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    with pytest.raises(ArgumentError, match=message):
+        bloscpack.save(ARRAY, path, metadata=metadata)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_nthreads_is_a_common_option(tmp_path: Path, fmt: str):
+    from bloscpack import engine
+
+    before = engine.get_nthreads()
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path, nthreads=1)
+    assert np.array_equal(bloscpack.load(path), ARRAY) and engine.get_nthreads() == before
+    convert(path, tmp_path / "y.blp", nthreads=2)
+    assert np.array_equal(bloscpack.load(tmp_path / "y.blp"), ARRAY)
+    with pytest.raises(ArgumentError, match="nthreads must be"):
+        bloscpack.save(ARRAY, path, nthreads="many")
+    assert engine.get_nthreads() == before

@@ -796,6 +796,13 @@ class BloscArray:
                 self._metadata = self._reader.metadata()
         return self._metadata
 
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The user's metadata entries, the same in every format (what ``save(...,
+        metadata=)`` stored): the metadata without the entries that describe the array."""
+        with self._consistent():
+            return dict(self._reader.stored_metadata().user)
+
     def info(self) -> dict[str, Any]:
         """The container's description, as :func:`bloscpack.info` gives it."""
         self._check_open()

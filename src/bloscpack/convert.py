@@ -38,6 +38,7 @@ from .containers.base import NUMPY_KEYS, ContainerReader, StoredMetadata
 from .containers.registry import detect
 from .containers.target import SLAB_NBYTES, row_flat
 from .errors import (
+    ArgumentError,
     IntegrityError,
     UnsupportedError,
 )
@@ -398,22 +399,27 @@ def convert(
         return in_one_state(read, src_path)
 
 
-def write_array(array: np.ndarray, dst: PathLike, fmt: str, overwrite: bool = True, *,
-                metadata: Mapping[str, Any] | None = None, raw: bool = False,
-                **options: Any) -> dict[str, Any]:  # fmt: skip
-    """Write the in-memory ``array`` to ``dst`` in format ``fmt`` through the same targets as
-    :func:`convert` (a staged output, replaced atomically), with the user ``metadata``; ``raw``
-    bytes are stored without numpy metadata."""
+def write_new_array(array: np.ndarray, path: str, fmt: str, *,
+                    metadata: Mapping[str, Any] | None = None, raw: bool = False,
+                    **options: Any) -> dict[str, Any]:  # fmt: skip
+    """Write the in-memory ``array`` to the new ``path`` in format ``fmt`` through the same
+    targets as :func:`convert`, with the user ``metadata``; ``raw`` bytes are stored without
+    numpy metadata.  Metadata the format cannot hold is refused before anything is written.
+    Returns ``{"format", "dropped"}``."""
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ArgumentError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    for name in NUMPY_KEYS:
+        if name in (metadata or {}):
+            raise ArgumentError(f"metadata key {name!r}: the name is taken by the numpy metadata")
     source = _ArraySource(np.asanyarray(array))
     source.meta.is_array = not raw
     source.meta.user = dict(metadata or {})
     target = _make_target(fmt, source, dict(options), copy_chunks=False)
-    with _staged_output(os.fspath(dst), overwrite) as path:
-        previous = engine.get_nthreads()
-        try:
-            target.write(path)
-        finally:
-            engine.set_nthreads(previous)
+    lost = [line for line in target.dropped if line.startswith(source.meta.entry)]
+    if lost:
+        raise ArgumentError(f"format {fmt!r} cannot store the metadata: {lost[0]}")
+    with engine.threads():
+        target.write(path)
     return {"format": fmt, "dropped": target.dropped}
 
 
@@ -428,17 +434,15 @@ def _convert(
 ) -> dict[str, Any]:
     """:func:`convert` from a file whose size is known."""
     source_format = detect(src_path)
+    options = dict(options)
+    nthreads = options.pop("nthreads", None)
     source = open_source(src_path, source_format)
     try:
-        target = _make_target(fmt, source, dict(options), copy_chunks)
+        target = _make_target(fmt, source, options, copy_chunks)
         if progress is not None:
             target.progress = progress
-        with _staged_output(dst_path, overwrite) as path:
-            previous = engine.get_nthreads()
-            try:
-                target.write(path)
-            finally:
-                engine.set_nthreads(previous)
+        with _staged_output(dst_path, overwrite) as path, engine.threads(nthreads):
+            target.write(path)
             source.close()
     finally:
         source.close()
@@ -452,5 +456,6 @@ def _convert(
 
 
 __all__ = [
-    "EXTENSIONS", "FORMATS", "NUMPY_KEYS", "convert", "open_source", "target_format", "write_array",
+    "EXTENSIONS", "FORMATS", "NUMPY_KEYS", "convert", "open_source", "target_format",
+    "write_new_array",
 ]  # fmt: skip

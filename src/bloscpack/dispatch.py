@@ -4,14 +4,16 @@ work to that format's module."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 
+from . import engine
 from .array import BloscArray
 from .containers import registry
 from .containers.registry import detect
-from .convert import write_array
+from .convert import write_new_array
 from .errors import ArgumentError
 from .io import PathLike, check_replaceable, sized_input, staged_output
 from .journal import in_one_state
@@ -23,34 +25,40 @@ FORMATS = tuple(registry.FORMATS)
 
 def save(
     array: Any, path: PathLike, format: str | None = None, *, overwrite: bool = True,
-    **options: Any,
+    metadata: Mapping[str, Any] | None = None, **options: Any,
 ) -> None:  # fmt: skip
     """Save a numpy array to ``path``.  The format is ``format`` (``blp``, ``b2frame``,
     ``b2nd``, ``sframe`` or ``bcolz``), else the one the suffix of ``path`` names (``.blp``,
     ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  An existing ``path`` (a
     file, an empty directory or a container) is replaced atomically, as ``numpy.save``
     replaces; ``overwrite=False`` refuses it with ``OutputExistsError``, and a directory of
-    other files is never replaced.  ``options``: ``codec``, ``clevel``, ``filters`` and
-    ``chunks`` mean the same in every format; the others are the format's own (see the
-    README's tables)."""
+    other files is never replaced.  ``metadata``: a JSON-able mapping stored with the array
+    (every format holds it).  ``options``: the common ones (``codec``, ``clevel``,
+    ``filters``, ``chunks``, ``chunk_size``, ``blocks``, ``nthreads``) mean the same in every
+    format; the others are the format's own (see the README's tables)."""
     fmt = registry.output_format(path, format).name
-    array = np.asanyarray(array)
-    with staged_output(path, overwrite=overwrite, replaces=registry.holds_container) as build:
-        _write(array, build, fmt, options)
+    _write_staged(np.asanyarray(array), path, fmt, overwrite, metadata, False, options)
 
 
-def _write(array: np.ndarray, path: str, fmt: str, options: dict[str, Any], *,
-           raw: bool = False) -> None:  # fmt: skip
-    """``array`` to the new ``path`` in ``fmt``: through the format's own ``save`` where it has
-    one (a faster path), else through its conversion target (``raw`` bytes: stored without
-    numpy metadata, in the formats that can tell them apart)."""
+def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
+                  metadata: Mapping[str, Any] | None, raw: bool,
+                  options: dict[str, Any]) -> None:  # fmt: skip
+    """``array`` to ``path`` in ``fmt`` through one staged output: through the format's own
+    ``save`` where it has one (a faster path), else (or with user ``metadata``) through its
+    conversion target (``raw`` bytes: stored without numpy metadata)."""
+    nthreads = options.pop("nthreads", None)
     writer = getattr(registry.module(fmt), "save", None)
-    if writer is None:
-        write_array(array, path, fmt, raw=raw, **options)
-        return
-    options = registry.writer_options(fmt, options, array.dtype, array.shape)
-    registry.check_options(fmt, options, registry.keyword_options(writer, 2))
-    writer(array, path, **options)
+    if writer is not None and metadata is None:
+        options = registry.writer_options(fmt, options, array.dtype, array.shape)
+        registry.check_options(fmt, options, registry.keyword_options(writer, 2))
+    with (
+        engine.threads(nthreads),
+        staged_output(path, overwrite=overwrite, replaces=registry.holds_container) as build,
+    ):
+        if writer is not None and metadata is None:
+            writer(array, build, **options)
+        else:
+            write_new_array(array, build, fmt, metadata=metadata, raw=raw, **options)
 
 
 def load(path: PathLike) -> np.ndarray:
@@ -91,11 +99,13 @@ def _verify(path: str) -> dict[str, Any]:
 
 
 def compress_file(src: PathLike, dst: PathLike, format: str | None = None, *, dtype: Any = None,
-                  shape: Any = None, overwrite: bool = True, **options: Any) -> None:  # fmt: skip
+                  shape: Any = None, overwrite: bool = True,
+                  metadata: Any = None, **options: Any) -> None:  # fmt: skip
     """Compress the file ``src`` into ``dst``, in ``format`` or the one the suffix of ``dst``
     names (as :func:`save` chooses).  A ``.npy`` input is stored as an array (its dtype and
     shape kept), and so is a raw input given a ``dtype`` (and a ``shape``, default 1-d); other
-    input is stored as bytes (streamed chunk by chunk where the format has a way to)."""
+    input is stored as bytes (streamed chunk by chunk where the format has a way to).
+    ``metadata`` and ``options`` as for :func:`save`."""
     from . import ndarray as nd
 
     fmt = registry.output_format(dst, format).name
@@ -108,7 +118,8 @@ def compress_file(src: PathLike, dst: PathLike, format: str | None = None, *, dt
     stream = getattr(registry.module(fmt), "compress_file", None)
     if raw and stream is not None:
         check_replaceable(dst, overwrite=overwrite, replaces=registry.holds_container)
-        stream(src, dst, **options)
+        with engine.threads(options.pop("nthreads", None)):
+            stream(src, dst, metadata=metadata, **options)
         return
     with sized_input(src) as sized:
         if npy:
@@ -117,5 +128,4 @@ def compress_file(src: PathLike, dst: PathLike, format: str | None = None, *, dt
             array = nd.raw_array(sized, dtype, shape)
         else:
             array = np.fromfile(sized, dtype=np.uint8)
-        with staged_output(dst, overwrite=overwrite, replaces=registry.holds_container) as build:
-            _write(array, build, fmt, options, raw=raw)
+        _write_staged(array, dst, fmt, overwrite, metadata, raw, options)

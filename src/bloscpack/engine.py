@@ -150,6 +150,19 @@ def get_nthreads() -> int:
     return _nthreads
 
 
+@contextlib.contextmanager
+def threads(n: int | None = None) -> Iterator[None]:
+    """``n`` C threads (de)compress inside the block (None: as many as now); the number from
+    before is restored after it, whatever the block set."""
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool)):
+        raise ArgumentError(f"nthreads must be an int, got {n!r}")
+    previous = _nthreads if n is None else set_nthreads(n)
+    try:
+        yield
+    finally:
+        set_nthreads(previous)
+
+
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
