@@ -17,7 +17,7 @@ from conftest import DATA
 
 import bloscpack
 from bloscpack import api, engine, errors
-from bloscpack.args import BloscArgs, MetadataArgs
+from bloscpack.containers.bloscpack.args import BloscArgs, MetadataArgs
 
 PUBLIC_016 = [
     "BloscArgs",

@@ -15,8 +15,8 @@ from conftest import DATA, load_manifest
 
 from bloscpack import engine
 from bloscpack.append import JOURNAL_SUFFIX, append, append_fp, journal_path, recover
+from bloscpack.containers.bloscpack.header import BloscpackHeader
 from bloscpack.errors import ChecksumMismatch, NotEnoughSpace
-from bloscpack.headers import BloscpackHeader
 
 CORPUS = DATA / "bloscpack"
 INPUTS = CORPUS / "inputs"
@@ -286,7 +286,7 @@ def test_metadata_too_large_leaves_file_unchanged(tmp_path):
 def test_blosc2_file_gets_blosc2_chunks(tmp_path):
     """A file of Blosc2 chunks (delta filter) keeps its chunk format and filters."""
     from bloscpack.api import pack_bytes_to_file, unpack_bytes_from_file
-    from bloscpack.args import BloscArgs
+    from bloscpack.containers.bloscpack.args import BloscArgs
 
     data = struct.pack("<2000q", *range(0, 20000, 10))
     path = tmp_path / "x.blp"

@@ -330,7 +330,7 @@ def test_item_reads_of_mutated_chunks_raise_only_bloscpack_errors(which, flips, 
 
 def test_a_large_read_checks_the_chunk_sizes_before_allocating(tmp_path, monkeypatch):
     from bloscpack import array as array_module
-    from bloscpack.headers import BloscpackHeader
+    from bloscpack.containers.bloscpack.header import BloscpackHeader
 
     raw = bytearray(bloscpack.pack_bytes_to_bytes(bytes(2000), chunk_size=1000))
     header = dict(BloscpackHeader.decode(bytes(raw[:32])))

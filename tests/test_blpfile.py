@@ -19,9 +19,9 @@ from conftest import DATA, load_manifest
 import bloscpack
 from bloscpack import api, engine, errors
 from bloscpack.append import journal_path
-from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
 from bloscpack.containers.bloscpack import BloscpackReader
-from bloscpack.headers import BloscpackHeader
+from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
+from bloscpack.containers.bloscpack.header import BloscpackHeader
 
 CORPUS = DATA / "bloscpack"
 MANIFEST = load_manifest("bloscpack")

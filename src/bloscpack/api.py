@@ -21,7 +21,7 @@ import numpy as np
 
 from . import engine
 from . import ndarray as nd
-from .args import (
+from .containers.bloscpack.args import (
     DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
@@ -33,14 +33,12 @@ from .args import (
     array_chunk_size,
     calculate_nchunks,
 )
-from .containers.bloscpack import (
-    BloscpackReader,
+from .containers.bloscpack.header import header_typesize
+from .containers.bloscpack.reader import BloscpackReader, load, read_array, reading
+from .containers.bloscpack.writer import (
     BloscpackWriter,
     check_blosc_args,
     compress_chunks,
-    load,
-    read_array,
-    reading,
     rewrite_metadata,
 )
 from .errors import (
@@ -48,7 +46,6 @@ from .errors import (
     FormatError,
     TruncatedError,
 )
-from .headers import header_typesize
 from .io import ByteSource, PathLike, atomic_write, sized_input
 
 Buffer = Any

@@ -28,7 +28,9 @@ import numpy as np
 
 from . import engine
 from . import ndarray as nd
-from .args import (
+from .blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
+from .blosc.layout import validate_chunk
+from .containers.bloscpack.args import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
     DEFAULT_CNAME,
@@ -36,16 +38,16 @@ from .args import (
     BloscArgs,
     calculate_nchunks,
 )
-from .blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
-from .blosc.layout import validate_chunk
-from .checksums import Hash
-from .containers.bloscpack import (
-    check_blosc_args,
-    compress_chunk,
-    decode_metadata,
-    encode_metadata_section,
-    reading,
+from .containers.bloscpack.checksums import Hash
+from .containers.bloscpack.header import (
+    BLOSCPACK_HEADER_LENGTH,
+    METADATA_HEADER_LENGTH,
+    BloscpackHeader,
+    MetadataHeader,
 )
+from .containers.bloscpack.preamble import decode_metadata, encode_metadata_section
+from .containers.bloscpack.reader import reading
+from .containers.bloscpack.writer import check_blosc_args, compress_chunk
 from .errors import (
     ArgumentError,
     ChecksumMismatch,
@@ -53,12 +55,6 @@ from .errors import (
     NotEnoughSpace,
     TruncatedError,
     UnsupportedError,
-)
-from .headers import (
-    BLOSCPACK_HEADER_LENGTH,
-    METADATA_HEADER_LENGTH,
-    BloscpackHeader,
-    MetadataHeader,
 )
 from .io import PathLike, is_stream, sized_input
 from .journal import (

@@ -38,17 +38,7 @@ from typing import IO, Any
 
 from . import engine
 from .append import append_fp
-from .args import (
-    DEFAULT_CHUNK_SIZE,
-    BloscArgs,
-    BloscpackArgs,
-    MetadataArgs,
-    calculate_nchunks,
-    handle_max_app_chunks,
-    parse_chunk_size,
-)
 from .blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK, ChunkHeader
-from .checksums import check_valid_checksum
 from .containers.bloscpack import (
     BloscpackReader,
     BloscpackWriter,
@@ -58,6 +48,23 @@ from .containers.bloscpack import (
     metadata_section_length,
     sniff,
 )
+from .containers.bloscpack.args import (
+    DEFAULT_CHUNK_SIZE,
+    BloscArgs,
+    BloscpackArgs,
+    MetadataArgs,
+    calculate_nchunks,
+    handle_max_app_chunks,
+    parse_chunk_size,
+)
+from .containers.bloscpack.checksums import check_valid_checksum
+from .containers.bloscpack.header import (
+    BLOSCPACK_HEADER_LENGTH,
+    METADATA_HEADER_LENGTH,
+    BloscpackHeader,
+    MetadataHeader,
+    header_typesize,
+)
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -65,13 +72,6 @@ from .errors import (
     ChunkError,
     IntegrityError,
     TruncatedError,
-)
-from .headers import (
-    BLOSCPACK_HEADER_LENGTH,
-    METADATA_HEADER_LENGTH,
-    BloscpackHeader,
-    MetadataHeader,
-    header_typesize,
 )
 from .io import ByteSource, PathLike, atomic_write
 from .journal import recover

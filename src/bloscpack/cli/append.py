@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..args import (
+from ..containers.bloscpack.args import (
     double_pretty_size,
 )
 from .console import EXIT_OK, CLIError, Console
