@@ -14,7 +14,13 @@ import pytest
 from conftest import DATA, load_manifest
 
 from bloscpack import engine
-from bloscpack.append import JOURNAL_SUFFIX, append, append_fp, journal_path, recover
+from bloscpack.containers.bloscpack.append import (
+    JOURNAL_SUFFIX,
+    append,
+    append_fp,
+    journal_path,
+    recover,
+)
 from bloscpack.containers.bloscpack.header import BloscpackHeader
 from bloscpack.errors import ChecksumMismatch, NotEnoughSpace
 
@@ -234,7 +240,10 @@ def test_stale_journal_of_a_replaced_file_is_dropped(tmp_path):
     import subprocess
     import sys
 
-    code = "import sys; from bloscpack.append import append; append(sys.argv[1], sys.argv[2])"
+    code = (
+        "import sys; from bloscpack.containers.bloscpack.append import append;"
+        " append(sys.argv[1], sys.argv[2])"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(path), str(INPUTS / "text_5000.txt")],
         env=env,

@@ -15,12 +15,11 @@ from hypothesis import strategies as st
 
 import bloscpack
 from bloscpack import engine
-from bloscpack.api import save_blp
 from bloscpack.blosc.layout import check_header
 from bloscpack.containers import bcolz
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bcolz import save_bcolz
-from bloscpack.containers.bloscpack import BloscpackReader
+from bloscpack.containers.bloscpack import BloscpackReader, save_blp
 from bloscpack.containers.frame import FrameBase
 from bloscpack.errors import BloscpackError, ChunkError
 from bloscpack.frame import Frame

@@ -37,7 +37,7 @@ def save(
     if fmt in ("blp", "b2nd", "bcolz"):  # the others write through convert, which does this
         options = registry.writer_options(fmt, options, array.dtype, array.shape)
     if fmt == "blp":
-        from .api import save_blp
+        from .containers.bloscpack import save_blp
 
         _check_options(fmt, options, save_blp)
         save_blp(array, path, **options)

@@ -137,7 +137,7 @@ def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None
                 out.write(data)
                 progress(len(data))
             return reader.metadata
-    from .blpfile import BloscFile
+    from .containers.bloscpack.file import BloscFile
 
     with BloscFile(source, "rb") as blp:
         metadata = blp.metadata

@@ -179,8 +179,8 @@ def _compress_stream_blp(
 ) -> None:
     """``stream`` into a :class:`~bloscpack.BloscFile` writing ``target`` (a path or stdout):
     each chunk is compressed as soon as it has been read."""
-    from ..blpfile import BloscFile
     from ..containers.bloscpack.args import parse_chunk_size
+    from ..containers.bloscpack.file import BloscFile
     from ..streaming import buffer_size, copy_into_blp
 
     with BloscFile(target, "wb", chunk_size=chunk_size, blosc_args=blosc_args,

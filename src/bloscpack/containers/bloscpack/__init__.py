@@ -9,7 +9,8 @@ ignored (0.16's append leaves stale bytes there).
 
 Modules: :mod:`.checksums` (the digest table), :mod:`.args` (0.16's argument objects,
 chunking), :mod:`.header` (the two headers, ``MAGIC``), :mod:`.preamble` (metadata and offsets
-sections), :mod:`.reader`, :mod:`.writer`, :mod:`.report` (``info``, ``verify``).
+sections), :mod:`.reader`, :mod:`.writer` (also ``save_blp``), :mod:`.report` (``info``,
+``verify``), :mod:`.append` (the journaled in-place append), :mod:`.file` (``BloscFile``).
 """
 
 from .header import sniff
@@ -39,6 +40,7 @@ from .writer import (
     compress_chunk,
     own_options,
     rewrite_metadata,
+    save_blp,
 )
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "read_metadata_section",
     "replacement_metadata_section",
     "rewrite_metadata",
+    "save_blp",
     "serialize_metadata",
     "sniff",
     "verify",

@@ -42,11 +42,11 @@ def encode_metadata_section(
 ) -> bytes:
     """The complete metadata section (header, data, padding, digest) for ``metadata``.
 
-    With :class:`~bloscpack.args.MetadataArgs` (default: ``MetadataArgs()``) this is what 0.16
-    wrote for a new file.  With the :class:`~bloscpack.headers.MetadataHeader` of an existing
-    section it is the in-place replacement 0.16's metadata rewrite produced: same size, magic
-    and checksum, zlib level 6 when that helps; :class:`MetadataSectionTooSmall` if it does not
-    fit.
+    With :class:`~bloscpack.containers.bloscpack.args.MetadataArgs` (default:
+    ``MetadataArgs()``) this is what 0.16 wrote for a new file.  With the
+    :class:`~bloscpack.containers.bloscpack.header.MetadataHeader` of an existing section it is
+    the in-place replacement 0.16's metadata rewrite produced: same size, magic and checksum,
+    zlib level 6 when that helps; :class:`MetadataSectionTooSmall` if it does not fit.
     """
     if isinstance(metadata_args, MetadataHeader):
         return replacement_metadata_section(metadata, metadata_args)

@@ -1,11 +1,13 @@
 """Writing a ``.blp`` file: chunk compression, :class:`BloscpackWriter` (header, metadata
-section and offsets exactly as bloscpack 0.16 wrote them), the writer's options for conversions
-(:func:`own_options`, :class:`BlpTarget`) and the in-place metadata rewrite.
+section and offsets exactly as bloscpack 0.16 wrote them), the in-place metadata rewrite, the
+writer's options for conversions (:func:`own_options`, :class:`BlpTarget`), and the packing
+pipeline of the 0.16 functions and :func:`save_blp`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -14,8 +16,8 @@ from ... import engine
 from ... import ndarray as nd
 from ...blosc.header import FILTER_IDS, ChunkHeader, Filter
 from ...blosc.layout import validate_chunk
-from ...errors import ArgumentError, NoChangeInMetadata, NoMetadataFound
-from ...io import PathLike
+from ...errors import ArgumentError, NoChangeInMetadata, NoMetadataFound, TruncatedError
+from ...io import PathLike, atomic_write
 from ..base import NUMPY_KEYS
 from ..options import CompressionParams, chunk_nbytes, shuffle_only
 from ..target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
@@ -26,6 +28,7 @@ from .args import (
     DEFAULT_MAX_APP_CHUNKS,
     DEFAULT_SHUFFLE,
     BloscArgs,
+    BloscpackArgs,
     MetadataArgs,
     array_chunk_size,
     calculate_nchunks,
@@ -398,3 +401,178 @@ class BlpTarget(Target):
 
 
 ConversionTarget = BlpTarget
+
+
+# --- packing: what the 0.16 functions and save_blp write ----------------------------------
+
+
+def _blosc_args(value: BloscArgs | Mapping[str, Any] | None) -> BloscArgs:
+    """A private copy (0.16 mutated the caller's object; we do not)."""
+    if value is None:
+        return BloscArgs()
+    if isinstance(value, BloscArgs):
+        return value.copy()
+    return BloscArgs(**dict(value))
+
+
+def _bloscpack_args(value: BloscpackArgs | Mapping[str, Any] | None) -> BloscpackArgs:
+    if value is None:
+        return BloscpackArgs()
+    if isinstance(value, BloscpackArgs):
+        return value
+    return BloscpackArgs(**dict(value))
+
+
+def _metadata_args(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
+    if value is None or isinstance(value, MetadataArgs):
+        return value
+    return MetadataArgs(**dict(value))
+
+
+def pack_arguments(
+    blosc_args: Any, bloscpack_args: Any, metadata_args: Any
+) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
+    """0.16's three argument objects from objects, dicts or None (the defaults)."""
+    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+
+
+def array_pack_arguments(
+    dtype: np.dtype, blosc_args: Any, bloscpack_args: Any, metadata_args: Any
+) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
+    """The arguments to pack an array of ``dtype`` with: the chunks' typesize follows it."""
+    blosc, bloscpack, metadata = pack_arguments(blosc_args, bloscpack_args, metadata_args)
+    blosc.typesize = nd.chunk_typesize(dtype, blosc.blosc_version)
+    return blosc, bloscpack, metadata
+
+
+def pack(
+    chunks: Callable[[int, int, int], Iterator[Buffer]],
+    size: int,
+    out: IO[bytes],
+    chunk_size: str | int,
+    metadata: Any,
+    blosc_args: BloscArgs,
+    bloscpack_args: BloscpackArgs,
+    metadata_args: MetadataArgs | None,
+) -> None:
+    """Cut ``size`` bytes into chunks (``chunks(nchunks, chunk_size, last_chunk)`` yields
+    their bytes), compress them and write the container to ``out``.  Everything that can be
+    checked is checked before the first byte is written."""
+    nchunks, chunk_size, last_chunk = calculate_nchunks(size, chunk_size)
+    check_blosc_args(blosc_args)
+    writer = BloscpackWriter(
+        out,
+        chunk_size=chunk_size,
+        last_chunk=last_chunk,
+        nchunks=nchunks,
+        typesize=header_typesize(blosc_args.typesize),
+        checksum=bloscpack_args.checksum,
+        offsets=bloscpack_args.offsets,
+        max_app_chunks=bloscpack_args.max_app_chunks,
+        metadata=metadata,
+        metadata_args=metadata_args,
+    )
+    with contextlib.closing(
+        compress_chunks(chunks(nchunks, chunk_size, last_chunk), blosc_args, nchunks)
+    ) as compressed:
+        for chunk in compressed:
+            writer.write_chunk(chunk, trusted=True)
+    writer.close()
+
+
+def buffer_chunks(buffer: Buffer) -> Callable[[int, int, int], Iterator[memoryview]]:
+    """Chunks as views into the bytes-like ``buffer``."""
+    view = memoryview(buffer)
+    if view.ndim != 1 or view.format != "B":
+        view = view.cast("B")
+
+    def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
+        for i in range(nchunks):
+            start = i * chunk_size
+            yield view[start : start + (last_chunk if i == nchunks - 1 else chunk_size)]
+
+    return chunks
+
+
+def file_chunks(fp: IO[bytes], name: str) -> Callable[[int, int, int], Iterator[memoryview]]:
+    """Chunks read from ``fp`` into as many reused buffers as chunks are compressed at once
+    (memory stays flat)."""
+
+    def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
+        in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
+        buffers = [memoryview(bytearray(chunk_size)) for _ in range(min(in_flight, nchunks))]
+        for i in range(nchunks):
+            buffer = buffers[i % len(buffers)]
+            want = last_chunk if i == nchunks - 1 else chunk_size
+            got = fp.readinto(buffer[:want])  # type: ignore[attr-defined]
+            while got < want:
+                more = fp.readinto(buffer[got:want])  # type: ignore[attr-defined]
+                if not more:
+                    raise TruncatedError(f"{name}: the input ended early (it changed while read?)")
+                got += more
+            yield buffer[:want]
+
+    return chunks
+
+
+def write_file(out_file: PathLike | IO[bytes], write: Callable[[IO[bytes]], None]) -> None:
+    """Write to a path through a temporary file, or to a binary file object at its position."""
+    if hasattr(out_file, "write"):
+        write(out_file)  # type: ignore[arg-type]
+        return
+    with atomic_write(out_file) as fh:
+        write(fh)
+
+
+def pack_ndarray(
+    array: Any,
+    out: IO[bytes],
+    chunk_size: str | int,
+    blosc_args: BloscArgs | None,
+    bloscpack_args: BloscpackArgs | None,
+    metadata_args: MetadataArgs | None,
+) -> None:
+    """Write the ``.blp`` container of a numpy array (typesize = item size) to ``out``."""
+    array = np.asarray(array)
+    metadata = nd.encode_metadata(array)
+    args = array_pack_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
+    view = nd.byte_view(nd.contiguous(array))
+    chunk_size = array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
+    pack(buffer_chunks(view), view.nbytes, out, chunk_size, metadata, *args)
+
+
+def save_blp(
+    array: Any,
+    path: PathLike,
+    *,
+    chunk_size: str | int = DEFAULT_CHUNK_SIZE,
+    clevel: int = DEFAULT_CLEVEL,
+    shuffle: bool | int = DEFAULT_SHUFFLE,
+    cname: str | None = None,
+    codec: str | None = None,
+    checksum: str | None = DEFAULT_CHECKSUM,
+    offsets: bool = True,
+    max_app_chunks: Any = DEFAULT_MAX_APP_CHUNKS,
+    blosc_version: int = 1,
+    filters: Any = None,
+    filters_meta: Any = None,
+    use_dict: bool = False,
+    blocksize: int = 0,
+    metadata_args: MetadataArgs | None = None,
+) -> None:
+    """Save a numpy array to the ``.blp`` file ``path``.
+
+    Blosc1 chunks (readable by bloscpack 0.16) unless ``blosc_version=2``, which also allows
+    ``filters`` (e.g. ``['delta', 'shuffle']``, ``'trunc_prec'``, ``'bytedelta'``),
+    ``filters_meta``, ``use_dict`` and item sizes above 255 as the chunks' typesize.
+    ``codec`` is an alias of ``cname`` (default blosclz).
+    """
+    blosc_args = BloscArgs.from_options(
+        cname, codec, clevel=clevel, shuffle=shuffle, blosc_version=blosc_version,
+        filters=filters, filters_meta=filters_meta, use_dict=use_dict, blocksize=blocksize,
+    )  # fmt: skip
+    bloscpack_args = BloscpackArgs(
+        offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks
+    )
+    write_file(path, lambda out: pack_ndarray(array, out, chunk_size, blosc_args, bloscpack_args,
+                                              metadata_args))  # fmt: skip
