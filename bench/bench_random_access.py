@@ -37,8 +37,8 @@ from signals import smooth_array
 
 import bloscpack
 from bloscpack import engine
-from bloscpack.api import save_blp
 from bloscpack.containers.b2nd import save_b2nd
+from bloscpack.containers.bloscpack import save_blp
 
 MiB = 2**20
 ITEMS = 10

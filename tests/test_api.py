@@ -17,7 +17,8 @@ from conftest import DATA
 
 import bloscpack
 from bloscpack import api, engine, errors
-from bloscpack.args import BloscArgs, MetadataArgs
+from bloscpack.containers.bloscpack import writer
+from bloscpack.containers.bloscpack.args import BloscArgs, MetadataArgs
 
 PUBLIC_016 = [
     "BloscArgs",
@@ -199,7 +200,7 @@ def test_failed_writes_leave_nothing_and_keep_existing_files(tmp_path, monkeypat
         api.pack_bytes_to_file(
             b"abc", out, metadata={"a": 1}, metadata_args=MetadataArgs(max_meta_size=1)
         )
-    real = api.compress_chunks
+    real = writer.compress_chunks
 
     def failing(datas, args, nchunks):
         for index, chunk in enumerate(real(datas, args, nchunks)):
@@ -207,7 +208,7 @@ def test_failed_writes_leave_nothing_and_keep_existing_files(tmp_path, monkeypat
                 raise errors.UnsupportedError("disk on fire")
             yield chunk
 
-    monkeypatch.setattr(api, "compress_chunks", failing)
+    monkeypatch.setattr(writer, "compress_chunks", failing)
     with pytest.raises(errors.UnsupportedError, match="disk on fire"):
         api.pack_bytes_to_file(bytes(10000), out, chunk_size=1000)
     assert out.read_bytes() == b"precious"

@@ -14,9 +14,15 @@ import pytest
 from conftest import DATA, load_manifest
 
 from bloscpack import engine
-from bloscpack.append import JOURNAL_SUFFIX, append, append_fp, journal_path, recover
+from bloscpack.containers.bloscpack.append import (
+    JOURNAL_SUFFIX,
+    append,
+    append_fp,
+    journal_path,
+    recover,
+)
+from bloscpack.containers.bloscpack.header import BloscpackHeader
 from bloscpack.errors import ChecksumMismatch, NotEnoughSpace
-from bloscpack.headers import BloscpackHeader
 
 CORPUS = DATA / "bloscpack"
 INPUTS = CORPUS / "inputs"
@@ -234,7 +240,10 @@ def test_stale_journal_of_a_replaced_file_is_dropped(tmp_path):
     import subprocess
     import sys
 
-    code = "import sys; from bloscpack.append import append; append(sys.argv[1], sys.argv[2])"
+    code = (
+        "import sys; from bloscpack.containers.bloscpack.append import append;"
+        " append(sys.argv[1], sys.argv[2])"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(path), str(INPUTS / "text_5000.txt")],
         env=env,
@@ -286,7 +295,7 @@ def test_metadata_too_large_leaves_file_unchanged(tmp_path):
 def test_blosc2_file_gets_blosc2_chunks(tmp_path):
     """A file of Blosc2 chunks (delta filter) keeps its chunk format and filters."""
     from bloscpack.api import pack_bytes_to_file, unpack_bytes_from_file
-    from bloscpack.args import BloscArgs
+    from bloscpack.containers.bloscpack.args import BloscArgs
 
     data = struct.pack("<2000q", *range(0, 20000, 10))
     path = tmp_path / "x.blp"

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import bloscpack
-from bloscpack.append import append
 from bloscpack.cli import main
+from bloscpack.containers.bloscpack.append import append
 from bloscpack.errors import ArgumentError
 
 ARRAYS = {

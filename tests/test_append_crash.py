@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 
-from bloscpack.append import KILL_AFTER_ENV, journal_path, recover
+from bloscpack.containers.bloscpack.append import KILL_AFTER_ENV, journal_path, recover
 
 CORPUS = DATA / "bloscpack"
 INPUTS = CORPUS / "inputs"

@@ -19,10 +19,11 @@ from hypothesis.extra import numpy as hnp
 import bloscpack
 from bloscpack import dispatch
 from bloscpack import ndarray as nd
-from bloscpack.api import pack_bytes_to_file, save_blp
+from bloscpack.api import pack_bytes_to_file
 from bloscpack.array import BloscArray
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bcolz import save_bcolz
+from bloscpack.containers.bloscpack import save_blp
 from bloscpack.engine import compress_blosc2
 from bloscpack.errors import ArgumentError, BloscpackError, IntegrityError, NotAContainer
 from bloscpack.frame import Frame

@@ -15,12 +15,11 @@ from hypothesis import strategies as st
 
 import bloscpack
 from bloscpack import engine
-from bloscpack.api import save_blp
 from bloscpack.blosc.layout import check_header
 from bloscpack.containers import bcolz
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bcolz import save_bcolz
-from bloscpack.containers.bloscpack import BloscpackReader
+from bloscpack.containers.bloscpack import BloscpackReader, save_blp
 from bloscpack.containers.frame import FrameBase
 from bloscpack.errors import BloscpackError, ChunkError
 from bloscpack.frame import Frame
@@ -330,7 +329,7 @@ def test_item_reads_of_mutated_chunks_raise_only_bloscpack_errors(which, flips, 
 
 def test_a_large_read_checks_the_chunk_sizes_before_allocating(tmp_path, monkeypatch):
     from bloscpack import array as array_module
-    from bloscpack.headers import BloscpackHeader
+    from bloscpack.containers.bloscpack.header import BloscpackHeader
 
     raw = bytearray(bloscpack.pack_bytes_to_bytes(bytes(2000), chunk_size=1000))
     header = dict(BloscpackHeader.decode(bytes(raw[:32])))

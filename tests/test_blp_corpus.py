@@ -15,8 +15,13 @@ import pytest
 from conftest import DATA, load_manifest
 
 from bloscpack import api, engine, errors
-from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs, parse_chunk_size
 from bloscpack.containers.bloscpack import BloscpackReader, info, verify
+from bloscpack.containers.bloscpack.args import (
+    BloscArgs,
+    BloscpackArgs,
+    MetadataArgs,
+    parse_chunk_size,
+)
 
 CORPUS = DATA / "bloscpack"
 MANIFEST = load_manifest("bloscpack")

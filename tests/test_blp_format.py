@@ -13,18 +13,6 @@ import numpy as np
 import pytest
 
 from bloscpack import api, engine, errors
-from bloscpack.args import (
-    BloscArgs,
-    BloscpackArgs,
-    MetadataArgs,
-    calculate_nchunks,
-    double_pretty_size,
-    handle_max_app_chunks,
-    parse_chunk_size,
-    pretty_size,
-    reverse_pretty,
-)
-from bloscpack.checksums import CHECKSUMS, CHECKSUMS_AVAIL, get_checksum
 from bloscpack.containers.bloscpack import (
     BloscpackReader,
     BloscpackWriter,
@@ -37,7 +25,19 @@ from bloscpack.containers.bloscpack import (
     sniff,
     verify,
 )
-from bloscpack.headers import BloscpackHeader, MetadataHeader
+from bloscpack.containers.bloscpack.args import (
+    BloscArgs,
+    BloscpackArgs,
+    MetadataArgs,
+    calculate_nchunks,
+    double_pretty_size,
+    handle_max_app_chunks,
+    parse_chunk_size,
+    pretty_size,
+    reverse_pretty,
+)
+from bloscpack.containers.bloscpack.checksums import CHECKSUMS, CHECKSUMS_AVAIL, get_checksum
+from bloscpack.containers.bloscpack.header import BloscpackHeader, MetadataHeader
 
 DATA = bytes(range(256)) * 40  # 10240 bytes
 

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from bloscpack import api
-from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
 from bloscpack.containers.bloscpack import BloscpackReader, BloscpackWriter, compress_chunk
 from bloscpack.containers.bloscpack import info as blp_info
 from bloscpack.containers.bloscpack import verify as blp_verify
+from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
 from bloscpack.errors import BloscpackError
 
 MEMORY_LIMIT = 64 * 2**20  # bytes any single hostile input may make the reader allocate

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from bloscpack import api, engine
-from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
 from bloscpack.containers.bloscpack import rewrite_metadata
-from bloscpack.headers import BloscpackHeader, MetadataHeader
+from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
+from bloscpack.containers.bloscpack.header import BloscpackHeader, MetadataHeader
 
 CODECS = ["blosclz", "lz4", "lz4hc", "zlib", "zstd"]
 CHECKSUMS = ["None", "adler32", "crc32", "md5", "sha1", "sha224", "sha256", "sha384", "sha512"]

@@ -9,9 +9,9 @@ import pytest
 
 from bloscpack import api, errors
 from bloscpack import ndarray as nd
-from bloscpack.args import BloscArgs
 from bloscpack.containers.bloscpack import BloscpackReader
-from bloscpack.headers import BloscpackHeader
+from bloscpack.containers.bloscpack.args import BloscArgs
+from bloscpack.containers.bloscpack.header import BloscpackHeader
 
 ALIGNED = np.dtype([("a", "u1"), ("b", "<f8")], align=True)
 OFFSETS = np.dtype(

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 import bloscpack
 from bloscpack import api, engine, errors
 from bloscpack import ndarray as nd
-from bloscpack.args import BloscArgs, BloscpackArgs
 from bloscpack.containers.bloscpack import BloscpackReader
-from bloscpack.headers import BloscpackHeader
+from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs
+from bloscpack.containers.bloscpack.header import BloscpackHeader
 
 DATA = np.cumsum(np.random.default_rng(5).standard_normal(4000)).astype("<f4").tobytes()
 NOISE = np.random.default_rng(6).bytes(9000)  # incompressible: memcpyed chunks

@@ -136,7 +136,7 @@ def test_parallel_file_packing_reuses_its_buffers_safely(tmp_path) -> None:
 def test_parallel_blosc1_compression_restores_python_blosc_settings() -> None:
     import blosc
 
-    from bloscpack.containers.bloscpack import compress_chunks
+    from bloscpack.containers.bloscpack.writer import compress_chunks
 
     chunks = compress_chunks([bytes(1000)] * 4, bp.BloscArgs(), 4)
     next(chunks)
@@ -193,7 +193,7 @@ def test_parallel_errors_name_the_chunk_once() -> None:
 
 
 def test_decoding_runs_cover_the_chunks_longest_first() -> None:
-    from bloscpack.containers.bloscpack import _runs
+    from bloscpack.containers.bloscpack.reader import _runs
 
     runs = _runs(256, 1 << 20, 2)
     assert runs[0] == (0, 64) and runs[-1] == (252, 256)

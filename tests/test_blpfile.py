@@ -18,10 +18,10 @@ from conftest import DATA, load_manifest
 
 import bloscpack
 from bloscpack import api, engine, errors
-from bloscpack.append import journal_path
-from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
 from bloscpack.containers.bloscpack import BloscpackReader
-from bloscpack.headers import BloscpackHeader
+from bloscpack.containers.bloscpack.append import journal_path
+from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
+from bloscpack.containers.bloscpack.header import BloscpackHeader
 
 CORPUS = DATA / "bloscpack"
 MANIFEST = load_manifest("bloscpack")
@@ -270,7 +270,9 @@ def test_failed_open_leaves_nothing(tmp_path, monkeypatch):
     def no_space(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("bloscpack.blpfile.tempfile.SpooledTemporaryFile", no_space)
+    monkeypatch.setattr(
+        "bloscpack.containers.bloscpack.file.tempfile.SpooledTemporaryFile", no_space
+    )
     with pytest.raises(OSError, match="No space left"):
         bloscpack.BloscFile(tmp_path / "out.blp", "wb")
     assert os.listdir(tmp_path) == []
@@ -284,7 +286,7 @@ def test_failed_write_commits_nothing(tmp_path, monkeypatch):
     def broken(data, blosc_args):
         raise errors.ArgumentError("compression failed")
 
-    monkeypatch.setattr("bloscpack.blpfile.compress_chunk", broken)
+    monkeypatch.setattr("bloscpack.containers.bloscpack.file.compress_chunk", broken)
     with pytest.raises(errors.ArgumentError, match="compression failed"):
         f.write(b"b" * 100)
     f.close()
@@ -694,7 +696,7 @@ def test_random_access_reads_only_what_it_needs_from_a_file_object(decompression
 
 
 def test_file_object_source_overrides_every_byte_source_method():
-    from bloscpack.blpfile import _FileObjectSource
+    from bloscpack.containers.bloscpack.file import _FileObjectSource
     from bloscpack.io import ByteSource
 
     public = {name for name in vars(ByteSource) if not name.startswith("_")}

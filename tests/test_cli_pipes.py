@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import DATA, load_manifest
 
-from bloscpack.headers import BLOSCPACK_HEADER_LENGTH, BloscpackHeader
+from bloscpack.containers.bloscpack.header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader
 
 BLPK = [sys.executable, "-m", "bloscpack"]
 SHELL_BLPK = " ".join(shlex.quote(a) for a in BLPK)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import bloscpack
-from bloscpack.append import append
+from bloscpack.containers.bloscpack.append import append
 from bloscpack.errors import BloscpackError, FileChangedError
 
 ROWS = 4_000  # rows of 2 int64 per append: the data is always 0, 1, 2, ... in order
@@ -86,7 +86,7 @@ def test_readers_while_a_process_appends(tmp_path: Path):
     appender = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, numpy as np
-            from bloscpack.append import append
+            from bloscpack.containers.bloscpack.append import append
             for k in range(1, {CHANGES} + 1):
                 start = 2 * {ROWS} * k
                 rows = np.arange(start, start + 2 * {ROWS}, dtype="<i8").reshape(-1, 2)

@@ -27,7 +27,6 @@ from .api import (  # the bloscpack 0.16 API
 )
 from .array import BloscArray, open
 from .blosc import ChunkHeader
-from .blpfile import BloscFile, open_file
 from .chunks import (
     compress_chunk,
     decompress_chunk,
@@ -35,6 +34,7 @@ from .chunks import (
     inspect_chunk,
     is_chunk,
 )
+from .containers.bloscpack.file import BloscFile, open_file
 from .convert import convert
 from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403

@@ -1,7 +1,6 @@
 """The Python API for ``.blp`` files: bloscpack 0.16's functions, with the same signatures,
-defaults and return values, plus :func:`save_blp`/:func:`load_blp` (used by
-:func:`bloscpack.save`/:func:`bloscpack.load`) and
-:func:`rewrite_metadata`.
+defaults and return values, plus :func:`save_blp`/:func:`load_blp` and
+:func:`rewrite_metadata`, whose bodies live in :mod:`bloscpack.containers.bloscpack`.
 
 Files are written through :func:`bloscpack.io.atomic_write` (no partial output on error) and
 read through memory maps; file-to-file work streams chunk by chunk.  Arrays are decompressed
@@ -10,170 +9,38 @@ straight into the array that is returned.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as np
 
-from . import engine
 from . import ndarray as nd
-from .args import (
-    DEFAULT_CHECKSUM,
+from .containers.bloscpack.args import (
     DEFAULT_CHUNK_SIZE,
-    DEFAULT_CLEVEL,
-    DEFAULT_MAX_APP_CHUNKS,
-    DEFAULT_SHUFFLE,
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
     array_chunk_size,
-    calculate_nchunks,
 )
-from .containers.bloscpack import (
-    BloscpackReader,
-    BloscpackWriter,
-    check_blosc_args,
-    compress_chunks,
-    load,
-    read_array,
-    reading,
+from .containers.bloscpack.reader import BloscpackReader, load, read_array, reading
+from .containers.bloscpack.writer import (
+    array_pack_arguments,
+    buffer_chunks,
+    file_chunks,
+    pack,
+    pack_arguments,
+    pack_ndarray,
     rewrite_metadata,
+    save_blp,
+    write_file,
 )
-from .errors import (
-    FileNotFound,
-    FormatError,
-    TruncatedError,
-)
-from .headers import header_typesize
-from .io import ByteSource, PathLike, atomic_write, sized_input
+from .errors import FileNotFound, FormatError
+from .io import ByteSource, PathLike, sized_input
 
 Buffer = Any
-
-
-# --- argument handling --------------------------------------------------------------------
-
-
-def _blosc_args(value: BloscArgs | Mapping[str, Any] | None) -> BloscArgs:
-    """A private copy (0.16 mutated the caller's object; we do not)."""
-    if value is None:
-        return BloscArgs()
-    if isinstance(value, BloscArgs):
-        return value.copy()
-    return BloscArgs(**dict(value))
-
-
-def _bloscpack_args(value: BloscpackArgs | Mapping[str, Any] | None) -> BloscpackArgs:
-    if value is None:
-        return BloscpackArgs()
-    if isinstance(value, BloscpackArgs):
-        return value
-    return BloscpackArgs(**dict(value))
-
-
-def _metadata_args(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
-    if value is None or isinstance(value, MetadataArgs):
-        return value
-    return MetadataArgs(**dict(value))
-
-
-def _arguments(
-    blosc_args: Any, bloscpack_args: Any, metadata_args: Any
-) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
-    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
-
-
-def _array_arguments(
-    dtype: np.dtype, blosc_args: Any, bloscpack_args: Any, metadata_args: Any
-) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
-    """The arguments to pack an array of ``dtype`` with: the chunks' typesize follows it."""
-    blosc, bloscpack, metadata = _arguments(blosc_args, bloscpack_args, metadata_args)
-    blosc.typesize = nd.chunk_typesize(dtype, blosc.blosc_version)
-    return blosc, bloscpack, metadata
-
-
-# --- the packing pipeline -----------------------------------------------------------------
-
-
-def _pack(
-    chunks: Callable[[int, int, int], Iterator[Buffer]],
-    size: int,
-    out: IO[bytes],
-    chunk_size: str | int,
-    metadata: Any,
-    blosc_args: BloscArgs,
-    bloscpack_args: BloscpackArgs,
-    metadata_args: MetadataArgs | None,
-) -> None:
-    """Cut ``size`` bytes into chunks (``chunks(nchunks, chunk_size, last_chunk)`` yields
-    their bytes), compress them and write the container to ``out``.  Everything that can be
-    checked is checked before the first byte is written."""
-    nchunks, chunk_size, last_chunk = calculate_nchunks(size, chunk_size)
-    check_blosc_args(blosc_args)
-    writer = BloscpackWriter(
-        out,
-        chunk_size=chunk_size,
-        last_chunk=last_chunk,
-        nchunks=nchunks,
-        typesize=header_typesize(blosc_args.typesize),
-        checksum=bloscpack_args.checksum,
-        offsets=bloscpack_args.offsets,
-        max_app_chunks=bloscpack_args.max_app_chunks,
-        metadata=metadata,
-        metadata_args=metadata_args,
-    )
-    with contextlib.closing(
-        compress_chunks(chunks(nchunks, chunk_size, last_chunk), blosc_args, nchunks)
-    ) as compressed:
-        for chunk in compressed:
-            writer.write_chunk(chunk, trusted=True)
-    writer.close()
-
-
-def _buffer_chunks(buffer: Buffer) -> Callable[[int, int, int], Iterator[memoryview]]:
-    view = memoryview(buffer)
-    if view.ndim != 1 or view.format != "B":
-        view = view.cast("B")
-
-    def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
-        for i in range(nchunks):
-            start = i * chunk_size
-            yield view[start : start + (last_chunk if i == nchunks - 1 else chunk_size)]
-
-    return chunks
-
-
-def _file_chunks(fp: IO[bytes], name: str) -> Callable[[int, int, int], Iterator[memoryview]]:
-    """Chunks read from ``fp`` into as many reused buffers as chunks are compressed at once
-    (memory stays flat)."""
-
-    def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
-        in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
-        buffers = [memoryview(bytearray(chunk_size)) for _ in range(min(in_flight, nchunks))]
-        for i in range(nchunks):
-            buffer = buffers[i % len(buffers)]
-            want = last_chunk if i == nchunks - 1 else chunk_size
-            got = fp.readinto(buffer[:want])  # type: ignore[attr-defined]
-            while got < want:
-                more = fp.readinto(buffer[got:want])  # type: ignore[attr-defined]
-                if not more:
-                    raise TruncatedError(f"{name}: the input ended early (it changed while read?)")
-                got += more
-            yield buffer[:want]
-
-    return chunks
-
-
-def _write_file(out_file: PathLike | IO[bytes], write: Callable[[IO[bytes]], None]) -> None:
-    """Write to a path through a temporary file, or to a binary file object at its position."""
-    if hasattr(out_file, "write"):
-        write(out_file)  # type: ignore[arg-type]
-        return
-    with atomic_write(out_file) as fh:
-        write(fh)
 
 
 def _bytes_packer(
@@ -182,9 +49,9 @@ def _bytes_packer(
 ) -> Callable[[IO[bytes]], None]:  # fmt: skip
     """A function writing the ``.blp`` container of the bytes-like ``bytes_`` to a file object
     (the arguments are checked at once)."""
-    args = _arguments(blosc_args, bloscpack_args, metadata_args)
+    args = pack_arguments(blosc_args, bloscpack_args, metadata_args)
     size = memoryview(bytes_).nbytes
-    return lambda out: _pack(_buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
+    return lambda out: pack(buffer_chunks(bytes_), size, out, chunk_size, metadata, *args)
 
 
 def _to_bytes(write: Callable[[IO[bytes]], None]) -> bytes:
@@ -211,14 +78,14 @@ def pack_file_to_file(
 
     ``out_file`` may also be a binary file object, written at its position (it must be seekable
     unless ``bloscpack_args`` turns the offsets off: the offsets are filled in last)."""
-    args = _arguments(blosc_args, bloscpack_args, metadata_args)
+    args = pack_arguments(blosc_args, bloscpack_args, metadata_args)
     with sized_input(in_file) as name:
         with ByteSource(name) as probe:  # raises FileNotFound with the path
             size = probe.size()
         with open(name, "rb") as fp:
-            _write_file(
+            write_file(
                 out_file,
-                lambda out: _pack(_file_chunks(fp, name), size, out, chunk_size, metadata, *args),
+                lambda out: pack(file_chunks(fp, name), size, out, chunk_size, metadata, *args),
             )
 
 
@@ -232,7 +99,7 @@ def unpack_file_from_file(in_file: PathLike, out_file: PathLike) -> Any:
             for data in reader.iter_decompressed():
                 out.write(data)
 
-        _write_file(out_file, write)
+        write_file(out_file, write)
     return metadata
 
 
@@ -247,7 +114,7 @@ def pack_bytes_to_file(
 ) -> None:
     """Compress the bytes-like ``bytes_`` into the ``.blp`` file ``out_file``."""
     packer = _bytes_packer(bytes_, chunk_size, metadata, blosc_args, bloscpack_args, metadata_args)
-    _write_file(out_file, packer)
+    write_file(out_file, packer)
 
 
 def unpack_bytes_from_file(compressed_file: PathLike) -> tuple[bytes, Any]:
@@ -302,32 +169,16 @@ def pack_npy_file_to_file(
         raise FormatError(f"{name}: not a .npy file")
     array = nd.contiguous(mapped)  # a mapped .npy is C- or F-contiguous: nothing is read
     metadata = nd.encode_metadata(array)
-    args = _array_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
+    args = array_pack_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
     chunk_size = array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
     size, offset = array.nbytes, mapped.offset
     del array, mapped
     with open(name, "rb") as fp:
         fp.seek(offset)
-        _write_file(
+        write_file(
             out_file,
-            lambda out: _pack(_file_chunks(fp, name), size, out, chunk_size, metadata, *args),
+            lambda out: pack(file_chunks(fp, name), size, out, chunk_size, metadata, *args),
         )
-
-
-def _pack_ndarray(
-    array: Any,
-    out: IO[bytes],
-    chunk_size: str | int,
-    blosc_args: BloscArgs | None,
-    bloscpack_args: BloscpackArgs | None,
-    metadata_args: MetadataArgs | None,
-) -> None:
-    array = np.asarray(array)
-    metadata = nd.encode_metadata(array)
-    args = _array_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
-    view = nd.byte_view(nd.contiguous(array))
-    chunk_size = array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
-    _pack(_buffer_chunks(view), view.nbytes, out, chunk_size, metadata, *args)
 
 
 def pack_ndarray_to_file(
@@ -339,7 +190,7 @@ def pack_ndarray_to_file(
     metadata_args: MetadataArgs | None = None,
 ) -> None:
     """Store a numpy array in the ``.blp`` file ``filename`` (typesize = item size)."""
-    _write_file(filename, lambda out: _pack_ndarray(ndarray, out, chunk_size, blosc_args,
+    write_file(filename, lambda out: pack_ndarray(ndarray, out, chunk_size, blosc_args,
                                                     bloscpack_args, metadata_args))  # fmt: skip
 
 
@@ -351,7 +202,7 @@ def pack_ndarray_to_bytes(
     metadata_args: MetadataArgs | None = None,
 ) -> bytes:
     """The ``.blp`` container of a numpy array (identical to the file variant)."""
-    return _to_bytes(lambda out: _pack_ndarray(ndarray, out, chunk_size, blosc_args,
+    return _to_bytes(lambda out: pack_ndarray(ndarray, out, chunk_size, blosc_args,
                                                bloscpack_args, metadata_args))  # fmt: skip
 
 
@@ -368,42 +219,6 @@ def unpack_ndarray_from_bytes(bytes_: Buffer) -> np.ndarray:
 
 
 # --- save / load --------------------------------------------------------------------------
-
-
-def save_blp(
-    array: Any,
-    path: PathLike,
-    *,
-    chunk_size: str | int = DEFAULT_CHUNK_SIZE,
-    clevel: int = DEFAULT_CLEVEL,
-    shuffle: bool | int = DEFAULT_SHUFFLE,
-    cname: str | None = None,
-    codec: str | None = None,
-    checksum: str | None = DEFAULT_CHECKSUM,
-    offsets: bool = True,
-    max_app_chunks: Any = DEFAULT_MAX_APP_CHUNKS,
-    blosc_version: int = 1,
-    filters: Any = None,
-    filters_meta: Any = None,
-    use_dict: bool = False,
-    blocksize: int = 0,
-    metadata_args: MetadataArgs | None = None,
-) -> None:
-    """Save a numpy array to the ``.blp`` file ``path``.
-
-    Blosc1 chunks (readable by bloscpack 0.16) unless ``blosc_version=2``, which also allows
-    ``filters`` (e.g. ``['delta', 'shuffle']``, ``'trunc_prec'``, ``'bytedelta'``),
-    ``filters_meta``, ``use_dict`` and item sizes above 255 as the chunks' typesize.
-    ``codec`` is an alias of ``cname`` (default blosclz).
-    """
-    blosc_args = BloscArgs.from_options(
-        cname, codec, clevel=clevel, shuffle=shuffle, blosc_version=blosc_version,
-        filters=filters, filters_meta=filters_meta, use_dict=use_dict, blocksize=blocksize,
-    )  # fmt: skip
-    bloscpack_args = BloscpackArgs(
-        offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks
-    )
-    pack_ndarray_to_file(array, path, chunk_size, blosc_args, bloscpack_args, metadata_args)
 
 
 def load_blp(path: PathLike) -> np.ndarray:

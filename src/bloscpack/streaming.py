@@ -130,14 +130,14 @@ def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None
     order, every chunk's checksum verified, ``piece`` bytes at a time)."""
     progress = progress or _ignore
     if isinstance(source, (str, os.PathLike)):
-        from .containers.bloscpack import reading
+        from .containers.bloscpack.reader import reading
 
         with reading(source) as reader:
             for data in reader.iter_decompressed():
                 out.write(data)
                 progress(len(data))
             return reader.metadata
-    from .blpfile import BloscFile
+    from .containers.bloscpack.file import BloscFile
 
     with BloscFile(source, "rb") as blp:
         metadata = blp.metadata
@@ -153,7 +153,7 @@ def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None
 def blp_stream_size(head: bytes) -> tuple[int | None, int]:
     """``(uncompressed size or None, chunk size or 0)`` from the header at the start of a
     ``.blp`` stream (None and 0 when the stream does not say)."""
-    from .headers import BLOSCPACK_HEADER_LENGTH, BloscpackHeader
+    from .containers.bloscpack.header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader
 
     if len(head) < BLOSCPACK_HEADER_LENGTH:
         return None, 0

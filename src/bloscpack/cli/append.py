@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..args import (
+from ..containers.bloscpack.args import (
     double_pretty_size,
 )
 from .console import EXIT_OK, CLIError, Console
@@ -31,7 +31,7 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
         "shuffle": args.shuffle,
         "cname": args.cname,
     }
-    from ..append import append
+    from ..containers.bloscpack.append import append
 
     size_before = os.path.getsize(original)
     new_size = os.path.getsize(new)

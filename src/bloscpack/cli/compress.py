@@ -8,7 +8,7 @@ import os
 import sys
 from typing import IO, Any
 
-from ..args import (
+from ..containers.bloscpack.args import (
     DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
@@ -122,7 +122,7 @@ def _compress_blp(
     offsets section; from a stream, a stream of unknown length (``nchunks`` -1) unless the
     output can be rewritten (a file, or a redirected stdout)."""
     from ..api import pack_file_to_file, pack_npy_file_to_file
-    from ..args import BloscArgs, BloscpackArgs, MetadataArgs
+    from ..containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
 
     npy = stream is None and in_file.endswith(".npy")
     if npy and args.typesize is not None:
@@ -179,8 +179,8 @@ def _compress_stream_blp(
 ) -> None:
     """``stream`` into a :class:`~bloscpack.BloscFile` writing ``target`` (a path or stdout):
     each chunk is compressed as soon as it has been read."""
-    from ..args import parse_chunk_size
-    from ..blpfile import BloscFile
+    from ..containers.bloscpack.args import parse_chunk_size
+    from ..containers.bloscpack.file import BloscFile
     from ..streaming import buffer_size, copy_into_blp
 
     with BloscFile(target, "wb", chunk_size=chunk_size, blosc_args=blosc_args,

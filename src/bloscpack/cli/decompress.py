@@ -6,7 +6,7 @@ import argparse
 import contextlib
 from typing import IO, Any
 
-from ..args import (
+from ..containers.bloscpack.args import (
     double_pretty_size,
 )
 from .console import EXIT_OK, STDIO, CLIError, Console
@@ -81,12 +81,12 @@ def _stream_source(stack: contextlib.ExitStack, console: Console, path: str, npy
     """What to decompress from a streamed input (see :func:`_streamed`): a ``.blp`` stream is
     read as it arrives (chunk by chunk); anything else (other formats, or a ``.npy`` output) is
     first copied to a temporary file."""
-    from ..headers import BLOSCPACK_HEADER_LENGTH
+    from ..containers.bloscpack.header import BLOSCPACK_HEADER_LENGTH, MAGIC
     from ..streaming import PrefixedReader, read_head
 
     stream = _input_stream(stack, path)
     head = read_head(stream, BLOSCPACK_HEADER_LENGTH)
-    if head[:4] == b"blpk" and not npy:
+    if head[:4] == MAGIC and not npy:
         return PrefixedReader(head, stream, _input_name(path))
     return _spool_input(stack, console, stream, path, head)
 

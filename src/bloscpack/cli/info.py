@@ -75,7 +75,7 @@ def _first_chunk_header(path: str, report: dict[str, Any]) -> ChunkHeader | None
 
 def format_blp_info(report: dict[str, Any], first: ChunkHeader | None) -> str:
     """The text bloscpack 0.16's ``blpk info`` printed for a ``.blp`` file."""
-    from ..headers import BloscpackHeader, MetadataHeader
+    from ..containers.bloscpack.header import BloscpackHeader, MetadataHeader
 
     lines = [BloscpackHeader(**report["header"]).pformat()]
     offsets = report.get("offsets")

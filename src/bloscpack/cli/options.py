@@ -7,15 +7,15 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from ..args import (
+from ..containers import registry as _registry
+from ..containers.bloscpack.args import (
     DEFAULT_CLEVEL,
     DEFAULT_CNAME,
     DEFAULT_TYPESIZE,
     MAX_CHUNK_SIZE,
     SUFFIXES,
 )
-from ..checksums import CHECKSUMS_AVAIL
-from ..containers import registry as _registry
+from ..containers.bloscpack.checksums import CHECKSUMS_AVAIL
 from .console import EXIT_USAGE, PROG
 
 EXTENSION = ".blp"

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ArgumentError, BloscpackError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
 from .base import ContainerReader
+from .bloscpack.header import MAGIC as BLP_MAGIC
 from .frame import MAGIC as FRAME_MAGIC
 from .options import CompressionParams, check_options
 
@@ -147,7 +148,7 @@ def detect_source(source: ByteSource, *, whole_chunk: bool = False,
     With ``whole_chunk`` a Blosc chunk must fill the source exactly; with ``frame_kind=False``
     a contiguous frame is ``frame``, its metalayers unread (for a caller that opens it)."""
     head = bytes(source.read_upto(0, 32))
-    if head[:4] == b"blpk":
+    if head[:4] == BLP_MAGIC:
         return "blp"
     if head[1:10] == FRAME_MAGIC and not frame_kind:
         return "frame"

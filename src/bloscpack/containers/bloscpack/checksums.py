@@ -11,7 +11,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from .errors import NoSuchChecksum
+from ...errors import NoSuchChecksum
 
 try:  # zlib-ng's SIMD adler32/crc32: the same values, several times faster than zlib's
     from zlib_ng import zlib_ng as zlib

@@ -17,7 +17,8 @@ a seekable file object at its position.  A non-seekable output (a pipe) gets a s
 container: header with ``nchunks = -1`` and no offsets, each chunk written as it is compressed.
 
 Appending (``"ab"``) collects the new bytes and hands them to the crash-safe
-:func:`bloscpack.append.append_fp` in one journaled step when the file is closed.
+:func:`~bloscpack.containers.bloscpack.append.append_fp` in one journaled step when the file is
+closed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,18 @@ from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import IO, Any
 
-from . import engine
+from ... import engine
+from ...blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK, ChunkHeader
+from ...errors import (
+    ArgumentError,
+    BloscpackError,
+    ChecksumMismatch,
+    ChunkError,
+    IntegrityError,
+    TruncatedError,
+)
+from ...io import ByteSource, PathLike, atomic_write
+from ...journal import recover
 from .append import append_fp
 from .args import (
     DEFAULT_CHUNK_SIZE,
@@ -47,34 +59,18 @@ from .args import (
     handle_max_app_chunks,
     parse_chunk_size,
 )
-from .blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK, ChunkHeader
 from .checksums import check_valid_checksum
-from .containers.bloscpack import (
-    BloscpackReader,
-    BloscpackWriter,
-    check_blosc_args,
-    compress_chunk,
-    encode_metadata_section,
-    metadata_section_length,
-    sniff,
-)
-from .errors import (
-    ArgumentError,
-    BloscpackError,
-    ChecksumMismatch,
-    ChunkError,
-    IntegrityError,
-    TruncatedError,
-)
-from .headers import (
+from .header import (
     BLOSCPACK_HEADER_LENGTH,
     METADATA_HEADER_LENGTH,
     BloscpackHeader,
     MetadataHeader,
     header_typesize,
+    sniff,
 )
-from .io import ByteSource, PathLike, atomic_write
-from .journal import recover
+from .preamble import encode_metadata_section, metadata_section_length
+from .reader import BloscpackReader
+from .writer import BloscpackWriter, check_blosc_args, compress_chunk
 
 Buffer = Any  # any object exporting the buffer protocol
 

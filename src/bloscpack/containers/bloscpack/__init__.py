@@ -1,0 +1,71 @@
+"""The Bloscpack container (``.blp``, format version 3), bytes-compatible with bloscpack 0.16:
+all of the format's knowledge.
+
+Layout: a 32-byte :class:`~.header.BloscpackHeader`, an optional metadata section (32-byte
+:class:`~.header.MetadataHeader`, serialized JSON, NUL padding up to ``max_meta_size``,
+digest), an optional offsets section (``nchunks + max_app_chunks`` int64 file positions, unused
+slots -1), then the Blosc chunks, each followed by its digest.  Bytes after the last digest are
+ignored (0.16's append leaves stale bytes there).
+
+Modules: :mod:`.checksums` (the digest table), :mod:`.args` (0.16's argument objects,
+chunking), :mod:`.header` (the two headers, ``MAGIC``), :mod:`.preamble` (metadata and offsets
+sections), :mod:`.reader`, :mod:`.writer` (also ``save_blp``), :mod:`.report` (``info``,
+``verify``), :mod:`.append` (the journaled in-place append), :mod:`.file` (``BloscFile``).
+"""
+
+from .header import sniff
+from .preamble import (
+    decode_metadata,
+    encode_metadata_section,
+    encode_offsets,
+    metadata_section_length,
+    replacement_metadata_section,
+    serialize_metadata,
+)
+from .reader import (
+    BloscpackReader,
+    BlpReader,
+    ChunkLocation,
+    load,
+    open_reader,
+    read_array,
+    read_metadata_section,
+)
+from .report import info, verify
+from .writer import (
+    BloscpackWriter,
+    BlpTarget,
+    ConversionTarget,
+    check_blosc_args,
+    compress_chunk,
+    own_options,
+    rewrite_metadata,
+    save_blp,
+)
+
+__all__ = [
+    "BlpTarget",
+    "ConversionTarget",
+    "BloscpackReader",
+    "BlpReader",
+    "BloscpackWriter",
+    "ChunkLocation",
+    "check_blosc_args",
+    "compress_chunk",
+    "decode_metadata",
+    "encode_metadata_section",
+    "encode_offsets",
+    "info",
+    "load",
+    "metadata_section_length",
+    "open_reader",
+    "read_array",
+    "own_options",
+    "read_metadata_section",
+    "replacement_metadata_section",
+    "rewrite_metadata",
+    "save_blp",
+    "serialize_metadata",
+    "sniff",
+    "verify",
+]

@@ -1,0 +1,183 @@
+"""What :func:`info` and :func:`verify` report on a ``.blp`` file."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from typing import Any
+
+from ...blosc.header import ChunkHeader
+from ...errors import BloscpackError, IntegrityError
+from .header import BloscpackHeader, MetadataHeader
+from .reader import (
+    _CHUNK_HEADER_PEEK,
+    BloscpackReader,
+    ChunkLocation,
+    SourceLike,
+    _allocate,
+    _decompress_exactly,
+    reading,
+)
+
+
+def _chunk_summary(reader: BloscpackReader, loc: ChunkLocation) -> dict[str, Any]:
+    chunk_header = ChunkHeader.parse(reader.source.read_upto(loc.offset, _CHUNK_HEADER_PEEK))
+    return {
+        "index": loc.index,
+        "offset": loc.offset,
+        "cbytes": loc.cbytes,
+        "nbytes": loc.nbytes,
+        "codec": chunk_header.codec,
+        "typesize": chunk_header.typesize,
+        "shuffle": chunk_header.shuffle,
+        "blosc_version": chunk_header.blosc_version,
+        "header_version": chunk_header.version,
+    }
+
+
+def _jsonable_header(header: BloscpackHeader | MetadataHeader) -> dict[str, Any]:
+    return {k: (v.decode("latin-1") if isinstance(v, bytes) else v) for k, v in header.items()}
+
+
+def info(path: SourceLike, *, max_chunks: int = 1000) -> dict[str, Any]:
+    """A JSON-able description of a ``.blp`` container: header, metadata header, metadata,
+    offsets, section positions, and per-chunk codec/sizes (the first ``max_chunks``) plus
+    totals over all chunks."""
+    with reading(path) as reader:
+        locations = reader.locations()
+        chunks = [_chunk_summary(reader, loc) for loc in locations[:max_chunks]]
+        codecs: Counter[str] = Counter()
+        versions: Counter[int] = Counter()
+        for loc in locations:
+            summary = chunks[loc.index] if loc.index < max_chunks else _chunk_summary(reader, loc)
+            codecs[summary["codec"]] += 1
+            versions[summary["blosc_version"]] += 1
+        nbytes = sum(loc.nbytes for loc in locations)
+        cbytes = sum(loc.cbytes for loc in locations)
+        return {
+            "format": "blp",
+            "file_size": reader.size,
+            "header": _jsonable_header(reader.header),
+            "metadata_header": (
+                _jsonable_header(reader.metadata_header) if reader.metadata_header else None
+            ),
+            "metadata": reader.metadata,
+            "metadata_offset": reader.metadata_offset,
+            "offsets_offset": reader.offsets_offset if reader.header.offsets else None,
+            "chunks_start": reader.chunks_start,
+            "offsets": reader.offsets,
+            "nchunks": len(locations),
+            "nbytes": nbytes,
+            "cbytes": cbytes,
+            "ratio": (nbytes / cbytes) if cbytes else None,
+            "trailing_bytes": reader.size - reader.data_end,
+            "codecs": dict(codecs),
+            "blosc_versions": {str(k): v for k, v in versions.items()},
+            "chunks": chunks,
+            "chunks_listed": len(chunks),
+        }
+
+
+def verify(path: SourceLike) -> dict[str, Any]:
+    """Check a ``.blp`` container without writing anything: header and metadata digest, size
+    and offset consistency, and every chunk's digest, decoding and size.  Returns
+    ``{"format": "blp", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    report: dict[str, Any] = {
+        "format": "blp",
+        "ok": False,
+        "nchunks": 0,
+        "bad_chunks": [],
+        "problems": [],
+    }
+    problems: list[str] = report["problems"]
+    with contextlib.ExitStack() as stack:
+        try:
+            reader = stack.enter_context(reading(path, verify_metadata=False))
+        except BloscpackError as exc:
+            problems.append(str(exc))
+            return report
+        if reader.metadata_digest_ok is False:
+            problems.append(f"{reader.name}: metadata checksum mismatch")
+        try:
+            _ = reader.metadata
+        except BloscpackError as exc:
+            problems.append(str(exc))
+        try:
+            locations = reader.locations()
+        except BloscpackError as exc:
+            problems.append(str(exc))
+            report["nchunks"] = max(reader.header.nchunks, 0)
+            return report
+        report["nchunks"] = len(locations)
+        problems.extend(_layout_problems(reader, locations))
+        try:
+            report["bad_chunks"] = _chunk_problems(reader, locations)
+        except BloscpackError as exc:
+            problems.append(str(exc))
+        problems.extend(_array_problems(reader, locations))
+    report["ok"] = not problems and not report["bad_chunks"]
+    return report
+
+
+def _layout_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> list[str]:
+    problems = []
+    if locations and locations[0].offset != reader.chunks_start:
+        problems.append(
+            f"chunk 0 starts at {locations[0].offset}, not right after the preamble"
+            f" ({reader.chunks_start})"
+        )
+    for before, after in zip(locations, locations[1:], strict=False):
+        if after.offset < before.end:
+            problems.append(
+                f"chunk {after.index} at offset {after.offset} overlaps chunk {before.index}"
+                f" (which ends at {before.end})"
+            )
+    if reader.header.offsets:
+        unused = reader.unused_offsets()
+        if any(v != -1 for v in unused):
+            problems.append(f"preallocated offset slots are not all -1: {unused[:8]}")
+    try:
+        reader.check_sizes()
+    except BloscpackError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def _chunk_problems(
+    reader: BloscpackReader, locations: list[ChunkLocation]
+) -> list[dict[str, Any]]:
+    bad = []
+    largest = max((loc.nbytes for loc in locations), default=0)
+    if reader.header.chunk_size != -1:
+        largest = min(largest, reader.header.chunk_size)
+    scratch = _allocate(largest, reader.name).data
+    for loc in locations:
+        try:
+            chunk = reader._read_location(loc, True)
+            if loc.nbytes > len(scratch):
+                raise IntegrityError(
+                    f"chunk {loc.index} claims {loc.nbytes} bytes, more than the chunk size"
+                )
+            _decompress_exactly(chunk, scratch[: loc.nbytes], loc, reader.name)
+        except BloscpackError as exc:
+            bad.append({"index": loc.index, "error": str(exc)})
+    return bad
+
+
+def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> list[str]:
+    from ... import ndarray
+
+    try:
+        metadata = reader.metadata
+    except BloscpackError:
+        return []
+    if not ndarray.is_numpy_metadata(metadata):
+        return []
+    try:
+        spec = ndarray.decode_metadata(metadata)
+    except BloscpackError:
+        return []  # user metadata that merely resembles an array's
+    total = sum(loc.nbytes for loc in locations)
+    if spec.nbytes != total:
+        return [f"the array needs {spec.nbytes} bytes, the chunks hold {total}"]
+    return []

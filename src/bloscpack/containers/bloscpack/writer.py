@@ -1,0 +1,578 @@
+"""Writing a ``.blp`` file: chunk compression, :class:`BloscpackWriter` (header, metadata
+section and offsets exactly as bloscpack 0.16 wrote them), the in-place metadata rewrite, the
+writer's options for conversions (:func:`own_options`, :class:`BlpTarget`), and the packing
+pipeline of the 0.16 functions and :func:`save_blp`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any
+
+import numpy as np
+
+from ... import engine
+from ... import ndarray as nd
+from ...blosc.header import FILTER_IDS, ChunkHeader, Filter
+from ...blosc.layout import validate_chunk
+from ...errors import ArgumentError, NoChangeInMetadata, NoMetadataFound, TruncatedError
+from ...io import PathLike, atomic_write
+from ..base import NUMPY_KEYS
+from ..options import CompressionParams, chunk_nbytes, shuffle_only
+from ..target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
+from .args import (
+    DEFAULT_CHECKSUM,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
+    DEFAULT_MAX_APP_CHUNKS,
+    DEFAULT_SHUFFLE,
+    BloscArgs,
+    BloscpackArgs,
+    MetadataArgs,
+    array_chunk_size,
+    calculate_nchunks,
+    check_range,
+    handle_max_app_chunks,
+)
+from .header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader, MetadataHeader, header_typesize
+from .preamble import _INT64, _encode_section, encode_offsets, replacement_metadata_section
+from .reader import BloscpackReader
+
+Buffer = Any  # any object exporting the buffer protocol
+
+
+def _filter_ids(filters: Sequence[int | str]) -> list[int]:
+    ids = []
+    for item in filters:
+        if isinstance(item, str):
+            if item.lower() not in FILTER_IDS:
+                raise ArgumentError(f"unknown filter {item!r}; known: {', '.join(FILTER_IDS)}")
+            ids.append(FILTER_IDS[item.lower()])
+        else:
+            ids.append(int(item))
+    if len(ids) > 6:
+        raise ArgumentError(f"at most 6 filters, got {len(ids)}")
+    return [0] * (6 - len(ids)) + ids
+
+
+def shuffle_code(shuffle: bool | int) -> int:
+    """0.16's ``shuffle`` (True/False) or a Blosc code (0 none, 1 byte, 2 bit)."""
+    code = int(shuffle)
+    if code not in (0, 1, 2):
+        raise ArgumentError(f"shuffle must be True/False or 0, 1 (byte), 2 (bit), not {shuffle!r}")
+    return code
+
+
+def compress_chunk(data: Buffer, blosc_args: BloscArgs, *, nthreads: int | None = None
+                   ) -> bytes | bytearray:  # fmt: skip
+    """One Blosc chunk of ``data`` as ``blosc_args`` ask: Blosc1 (readable by bloscpack 0.16)
+    unless ``blosc_args.blosc_version == 2``."""
+    if blosc_args.blosc_version == 2:
+        return engine.compress_blosc2(data, **_blosc2_settings(blosc_args), nthreads=nthreads)
+    with engine.blosc1_compressor(**_blosc1_settings(blosc_args)) as compress:
+        return compress(data)
+
+
+def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
+                    ) -> Generator[bytes | bytearray, None, None]:  # fmt: skip
+    """The chunks of the ``nchunks`` buffers of ``datas``, in order, each as
+    :func:`compress_chunk` makes it but with one C thread, so that the bytes never depend on
+    the thread count (C threads store a chunk's blocks in the order they finish).  Up to
+    :func:`~bloscpack.engine.get_nthreads` chunks are compressed at once, one per thread (a
+    default Blosc1 chunk of 1 MiB is a single block, which C threads could not share anyway).
+    A producer may cycle through ``engine.IN_FLIGHT_PER_WORKER * get_nthreads()`` buffers
+    (see :func:`~bloscpack.engine.map_in_order`).  Close the generator when leaving early
+    (other Blosc1 compressions wait until then)."""
+    workers = max(1, min(engine.get_nthreads(), nchunks))
+    if blosc_args.blosc_version == 2:
+        settings = _blosc2_settings(blosc_args)
+
+        def compress2(data: Buffer) -> bytearray:
+            return engine.compress_blosc2(data, **settings, nthreads=1)
+
+        yield from engine.map_in_order(compress2, datas, workers)
+    else:
+        settings = _blosc1_settings(blosc_args)
+        with engine.blosc1_compressor(**settings, concurrent=True) as compress:
+            yield from engine.map_in_order(compress, datas, workers)
+
+
+def _blosc2_settings(blosc_args: BloscArgs) -> dict[str, Any]:
+    shuffle = shuffle_code(blosc_args.shuffle)
+    filters = (
+        _filter_ids(blosc_args.filters) if blosc_args.filters is not None else [0] * 5 + [shuffle]
+    )
+    if blosc_args.filters_meta is None:  # bytedelta needs the typesize as its meta
+        filters_meta = [blosc_args.typesize if f == Filter.BYTEDELTA else 0 for f in filters]
+    else:
+        meta = list(blosc_args.filters_meta)
+        filters_meta = [0] * (6 - len(meta)) + meta
+    return dict(
+        typesize=blosc_args.typesize, clevel=blosc_args.clevel, codec=blosc_args.cname,
+        filters=filters, filters_meta=filters_meta, blocksize=blosc_args.blocksize,
+        use_dict=blosc_args.use_dict,
+    )  # fmt: skip
+
+
+def _blosc1_settings(blosc_args: BloscArgs) -> dict[str, Any]:
+    if blosc_args.filters is not None or blosc_args.use_dict:
+        raise ArgumentError("filters and dictionaries need Blosc2 chunks: pass blosc_version=2")
+    return dict(
+        typesize=blosc_args.typesize, clevel=blosc_args.clevel,
+        shuffle=shuffle_code(blosc_args.shuffle), codec=blosc_args.cname,
+        blocksize=blosc_args.blocksize,
+    )  # fmt: skip
+
+
+def check_blosc_args(blosc_args: BloscArgs) -> None:
+    """Raise (before anything is written) unless ``blosc_args`` can compress chunks."""
+    limit = 255 if blosc_args.blosc_version == 1 else 536866816
+    check_range("typesize", blosc_args.typesize, 1, limit)
+    check_range("clevel", blosc_args.clevel, 0, 9)
+    shuffle_code(blosc_args.shuffle)
+    if blosc_args.blosc_version == 1:
+        import blosc
+
+        known, kind = blosc.compressor_list(), "Blosc1 chunks"
+    else:
+        known, kind = list(engine.WRITABLE_CODECS), "Blosc2 chunks"
+    if blosc_args.cname not in known:
+        raise engine.codec_error(blosc_args.cname, f".blp files of {kind}", known)
+    if blosc_args.filters is not None:
+        _filter_ids(blosc_args.filters)
+
+
+class BloscpackWriter:
+    """Writes a ``.blp`` container to the binary file object ``fp``.
+
+    The header, metadata section and a placeholder offsets section are written at once; each
+    :meth:`write_chunk` appends one compressed chunk and its digest; :meth:`close` fills in the
+    offsets (``fp`` must then be seekable).  ``nchunks=-1`` writes a stream of unknown length
+    (no offsets); if ``fp`` is seekable, ``close`` records the real count and last size.
+    """
+
+    def __init__(
+        self,
+        fp: IO[bytes],
+        *,
+        chunk_size: int,
+        last_chunk: int,
+        nchunks: int,
+        typesize: int,
+        checksum: str | None = "adler32",
+        offsets: bool = True,
+        max_app_chunks: Any = DEFAULT_MAX_APP_CHUNKS,
+        metadata: Any = None,
+        metadata_args: MetadataArgs | None = None,
+    ) -> None:
+        checksum = "None" if checksum is None else checksum
+        offsets = bool(offsets) and nchunks != -1
+        self.header = BloscpackHeader(
+            offsets=offsets,
+            metadata=metadata is not None,
+            checksum=checksum,
+            typesize=typesize,
+            chunk_size=chunk_size,
+            last_chunk=last_chunk,
+            nchunks=nchunks,
+            max_app_chunks=handle_max_app_chunks(offsets, nchunks, max_app_chunks),
+        )
+        section = b""
+        self.metadata_header: MetadataHeader | None = None
+        if metadata is not None:
+            section, self.metadata_header = _encode_section(
+                metadata, (metadata_args or MetadataArgs()).copy()
+            )
+        self.fp = fp
+        self.checksum = self.header.checksum_impl
+        self.offsets: list[int] = []
+        self.last_nbytes = -1
+        self.offsets_offset = BLOSCPACK_HEADER_LENGTH + len(section)
+        slots = self.header.total_prospective_chunks if offsets else 0
+        placeholder = _INT64.pack(-1) * (slots or 0)
+        self.chunks_start = self.offsets_offset + len(placeholder)
+        self._base = fp.tell() if _seekable(fp) else 0
+        fp.write(self.header.encode())
+        fp.write(section)
+        fp.write(placeholder)
+        self._pos = self.chunks_start
+        self.closed = False
+
+    def write_chunk(self, chunk: Buffer, *, trusted: bool = False) -> int:
+        """Append one complete Blosc chunk (and its digest); return its position.
+
+        The chunk's layout is validated unless ``trusted`` (a chunk this process just
+        compressed: only its header is read)."""
+        header = ChunkHeader.parse(chunk) if trusted else validate_chunk(chunk)
+        index = len(self.offsets)
+        expected = self._expected_nbytes(index)
+        if expected is not None and header.nbytes != expected:
+            raise ArgumentError(
+                f"chunk {index} holds {header.nbytes} bytes, the header prescribes {expected}"
+            )
+        if self.header.nchunks != -1 and index >= self.header.nchunks:
+            raise ArgumentError(f"the header announces {self.header.nchunks} chunks, no more fit")
+        view = memoryview(chunk).cast("B")[: header.cbytes]
+        position = self._pos
+        self.fp.write(view)
+        self.fp.write(self.checksum(view))
+        self._pos += header.cbytes + self.checksum.size
+        self.offsets.append(position)
+        self.last_nbytes = header.nbytes
+        return position
+
+    def _expected_nbytes(self, index: int) -> int | None:
+        header = self.header
+        if header.nchunks == -1:
+            return None
+        return header.last_chunk if index == header.nchunks - 1 else header.chunk_size
+
+    def close(self) -> None:
+        """Fill in the offsets (and, for a stream, the real chunk count); leave ``fp`` at the
+        end of the container."""
+        if self.closed:
+            return
+        header = self.header
+        if header.nchunks != -1 and len(self.offsets) != header.nchunks:
+            raise ArgumentError(
+                f"{len(self.offsets)} chunks were written, the header announces {header.nchunks}"
+            )
+        if header.offsets:
+            self.fp.seek(self._base + self.offsets_offset)
+            self.fp.write(encode_offsets(self.offsets))
+            self.fp.seek(self._base + self._pos)
+        elif header.nchunks == -1 and _seekable(self.fp):
+            final = BloscpackHeader(**dict(header))
+            final.nchunks = len(self.offsets)
+            final.last_chunk = max(self.last_nbytes, 0)
+            if final.chunk_size == -1:
+                final.chunk_size = final.last_chunk
+            self.fp.seek(self._base)
+            self.fp.write(final.encode())
+            self.fp.seek(self._base + self._pos)
+            self.header = final
+        self.closed = True
+
+    def __enter__(self) -> BloscpackWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+
+
+def _seekable(fp: IO[bytes]) -> bool:
+    try:
+        return bool(fp.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+# --- rewriting metadata in place --------------------------------------------------------
+
+
+def rewrite_metadata(
+    path: PathLike,
+    metadata: Any,
+    *,
+    checksum: str | None = None,
+    codec: str = "zlib",
+    level: int = 6,
+) -> None:
+    """Replace the metadata of the ``.blp`` file ``path`` in place.
+
+    The new section must fit in the space reserved when the file was written
+    (``max_meta_size``); otherwise :class:`MetadataSectionTooSmall` is raised and the file is
+    left untouched.  Identical metadata raises :class:`NoChangeInMetadata` (as in 0.16).  The
+    section is written with one positioned write and synced.
+    """
+    import os
+
+    with BloscpackReader(path) as reader:
+        if reader.metadata_header is None or reader.metadata_offset is None:
+            raise NoMetadataFound(f"{reader.name}: the file has no metadata section to rewrite")
+        if reader.metadata == metadata:
+            raise NoChangeInMetadata(f"{reader.name}: the metadata has not changed")
+        section = replacement_metadata_section(
+            metadata, reader.metadata_header, checksum=checksum, codec=codec, level=level
+        )
+        position = reader.metadata_offset
+    fd = os.open(os.fspath(path), os.O_WRONLY)
+    try:
+        written = os.pwrite(fd, section, position)
+        if written != len(section):
+            raise OSError(f"short write: {written} of {len(section)} bytes")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --- conversions --------------------------------------------------------------------------
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as the ``.blp`` writer's: ``chunks`` as ``chunk_size`` (bytes),
+    ``filters`` as ``shuffle`` (Blosc1 chunks; ``filters`` with ``blosc_version=2``)."""
+    blosc1 = rest.get("blosc_version", 1) == 1
+    return params.own(
+        rest, chunks=("chunk_size", lambda c: chunk_nbytes(c, dtype, shape, "blp")),
+        filters=("shuffle", lambda f: shuffle_only(f, "blp")) if blosc1 else ("filters", list),
+    )  # fmt: skip
+
+
+class BlpTarget(Target):
+    """A ``.blp`` file: the source's numpy metadata and user metadata (JSON) in its metadata
+    section; another ``.blp`` file's metadata is kept as it was written."""
+
+    fmt = "blp"
+    keeps_any_metadata = True
+    OPTIONS = {
+        "chunk_size": None, "clevel": DEFAULT_CLEVEL, "shuffle": DEFAULT_SHUFFLE, "cname": None,
+        "codec": None, "checksum": DEFAULT_CHECKSUM, "offsets": True,
+        "max_app_chunks": DEFAULT_MAX_APP_CHUNKS, "blosc_version": 1, "filters": None,
+        "filters_meta": None, "use_dict": False, "blocksize": 0, "metadata_args": None,
+    }  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        self.opts = opts
+        spec = source.spec
+        self.args = BloscArgs.from_options(
+            opts["cname"], opts["codec"], clevel=opts["clevel"], shuffle=opts["shuffle"],
+            blosc_version=opts["blosc_version"], filters=opts["filters"],
+            filters_meta=opts["filters_meta"], use_dict=opts["use_dict"],
+            blocksize=opts["blocksize"],
+        )  # fmt: skip
+        itemsize = spec.dtype.itemsize
+        self.args.typesize = nd.chunk_typesize(spec.dtype, self.args.blosc_version)
+        check_blosc_args(self.args)
+        if opts["metadata_args"] is not None and not isinstance(
+            opts["metadata_args"], MetadataArgs
+        ):
+            self.opts["metadata_args"] = MetadataArgs(**dict(opts["metadata_args"]))
+        chunk_size: Any = opts["chunk_size"]
+        span = source.uniform_span()
+        if chunk_size is None and span and self._copyable(source.first_chunk_header()):
+            chunk_size = span
+        chunk_size = array_chunk_size(
+            chunk_size or DEFAULT_CHUNK_SIZE, source.nbytes, max(itemsize, 1)
+        )
+        self.nchunks, self.chunk_size, self.last_chunk = calculate_nchunks(
+            source.nbytes, chunk_size
+        )
+        self.metadata = self._metadata()
+        kept_metalayers(source, self.dropped, 0, False)
+
+    def _metadata(self) -> Any:
+        source = self.source
+        if source.meta.verbatim is not None:  # .blp to .blp: the metadata as it was written
+            return source.meta.verbatim
+        if not source.meta.is_array:
+            user = json_user(source, "the .blp metadata (JSON)", self.dropped)
+            return user or None
+        metadata = numpy_metadata(source.spec)
+        metadata.update(json_user(source, "the .blp metadata (JSON)", self.dropped, NUMPY_KEYS))
+        return metadata
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        if self.args.blosc_version == 1:
+            return header.blosc_version == 1
+        return not header.lazy
+
+    def write(self, path: str) -> None:
+        with open(path, "wb") as fh:
+            writer = BloscpackWriter(
+                fh, chunk_size=self.chunk_size, last_chunk=self.last_chunk, nchunks=self.nchunks,
+                typesize=header_typesize(self.args.typesize), checksum=self.opts["checksum"],
+                offsets=self.opts["offsets"], max_app_chunks=self.opts["max_app_chunks"],
+                metadata=self.metadata, metadata_args=self.opts["metadata_args"],
+            )  # fmt: skip
+            spans = flat_spans(self.source.nbytes, self.chunk_size) or [(0, 0)]
+            self._write_spans(
+                spans,
+                False,
+                writer.write_chunk,
+                lambda data: writer.write_chunk(compress_chunk(data, self.args)),
+            )
+            writer.close()
+
+
+ConversionTarget = BlpTarget
+
+
+# --- packing: what the 0.16 functions and save_blp write ----------------------------------
+
+
+def _blosc_args(value: BloscArgs | Mapping[str, Any] | None) -> BloscArgs:
+    """A private copy (0.16 mutated the caller's object; we do not)."""
+    if value is None:
+        return BloscArgs()
+    if isinstance(value, BloscArgs):
+        return value.copy()
+    return BloscArgs(**dict(value))
+
+
+def _bloscpack_args(value: BloscpackArgs | Mapping[str, Any] | None) -> BloscpackArgs:
+    if value is None:
+        return BloscpackArgs()
+    if isinstance(value, BloscpackArgs):
+        return value
+    return BloscpackArgs(**dict(value))
+
+
+def _metadata_args(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
+    if value is None or isinstance(value, MetadataArgs):
+        return value
+    return MetadataArgs(**dict(value))
+
+
+def pack_arguments(
+    blosc_args: Any, bloscpack_args: Any, metadata_args: Any
+) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
+    """0.16's three argument objects from objects, dicts or None (the defaults)."""
+    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+
+
+def array_pack_arguments(
+    dtype: np.dtype, blosc_args: Any, bloscpack_args: Any, metadata_args: Any
+) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
+    """The arguments to pack an array of ``dtype`` with: the chunks' typesize follows it."""
+    blosc, bloscpack, metadata = pack_arguments(blosc_args, bloscpack_args, metadata_args)
+    blosc.typesize = nd.chunk_typesize(dtype, blosc.blosc_version)
+    return blosc, bloscpack, metadata
+
+
+def pack(
+    chunks: Callable[[int, int, int], Iterator[Buffer]],
+    size: int,
+    out: IO[bytes],
+    chunk_size: str | int,
+    metadata: Any,
+    blosc_args: BloscArgs,
+    bloscpack_args: BloscpackArgs,
+    metadata_args: MetadataArgs | None,
+) -> None:
+    """Cut ``size`` bytes into chunks (``chunks(nchunks, chunk_size, last_chunk)`` yields
+    their bytes), compress them and write the container to ``out``.  Everything that can be
+    checked is checked before the first byte is written."""
+    nchunks, chunk_size, last_chunk = calculate_nchunks(size, chunk_size)
+    check_blosc_args(blosc_args)
+    writer = BloscpackWriter(
+        out,
+        chunk_size=chunk_size,
+        last_chunk=last_chunk,
+        nchunks=nchunks,
+        typesize=header_typesize(blosc_args.typesize),
+        checksum=bloscpack_args.checksum,
+        offsets=bloscpack_args.offsets,
+        max_app_chunks=bloscpack_args.max_app_chunks,
+        metadata=metadata,
+        metadata_args=metadata_args,
+    )
+    with contextlib.closing(
+        compress_chunks(chunks(nchunks, chunk_size, last_chunk), blosc_args, nchunks)
+    ) as compressed:
+        for chunk in compressed:
+            writer.write_chunk(chunk, trusted=True)
+    writer.close()
+
+
+def buffer_chunks(buffer: Buffer) -> Callable[[int, int, int], Iterator[memoryview]]:
+    """Chunks as views into the bytes-like ``buffer``."""
+    view = memoryview(buffer)
+    if view.ndim != 1 or view.format != "B":
+        view = view.cast("B")
+
+    def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
+        for i in range(nchunks):
+            start = i * chunk_size
+            yield view[start : start + (last_chunk if i == nchunks - 1 else chunk_size)]
+
+    return chunks
+
+
+def file_chunks(fp: IO[bytes], name: str) -> Callable[[int, int, int], Iterator[memoryview]]:
+    """Chunks read from ``fp`` into as many reused buffers as chunks are compressed at once
+    (memory stays flat)."""
+
+    def chunks(nchunks: int, chunk_size: int, last_chunk: int) -> Iterator[memoryview]:
+        in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
+        buffers = [memoryview(bytearray(chunk_size)) for _ in range(min(in_flight, nchunks))]
+        for i in range(nchunks):
+            buffer = buffers[i % len(buffers)]
+            want = last_chunk if i == nchunks - 1 else chunk_size
+            got = fp.readinto(buffer[:want])  # type: ignore[attr-defined]
+            while got < want:
+                more = fp.readinto(buffer[got:want])  # type: ignore[attr-defined]
+                if not more:
+                    raise TruncatedError(f"{name}: the input ended early (it changed while read?)")
+                got += more
+            yield buffer[:want]
+
+    return chunks
+
+
+def write_file(out_file: PathLike | IO[bytes], write: Callable[[IO[bytes]], None]) -> None:
+    """Write to a path through a temporary file, or to a binary file object at its position."""
+    if hasattr(out_file, "write"):
+        write(out_file)  # type: ignore[arg-type]
+        return
+    with atomic_write(out_file) as fh:
+        write(fh)
+
+
+def pack_ndarray(
+    array: Any,
+    out: IO[bytes],
+    chunk_size: str | int,
+    blosc_args: BloscArgs | None,
+    bloscpack_args: BloscpackArgs | None,
+    metadata_args: MetadataArgs | None,
+) -> None:
+    """Write the ``.blp`` container of a numpy array (typesize = item size) to ``out``."""
+    array = np.asarray(array)
+    metadata = nd.encode_metadata(array)
+    args = array_pack_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
+    view = nd.byte_view(nd.contiguous(array))
+    chunk_size = array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
+    pack(buffer_chunks(view), view.nbytes, out, chunk_size, metadata, *args)
+
+
+def save_blp(
+    array: Any,
+    path: PathLike,
+    *,
+    chunk_size: str | int = DEFAULT_CHUNK_SIZE,
+    clevel: int = DEFAULT_CLEVEL,
+    shuffle: bool | int = DEFAULT_SHUFFLE,
+    cname: str | None = None,
+    codec: str | None = None,
+    checksum: str | None = DEFAULT_CHECKSUM,
+    offsets: bool = True,
+    max_app_chunks: Any = DEFAULT_MAX_APP_CHUNKS,
+    blosc_version: int = 1,
+    filters: Any = None,
+    filters_meta: Any = None,
+    use_dict: bool = False,
+    blocksize: int = 0,
+    metadata_args: MetadataArgs | None = None,
+) -> None:
+    """Save a numpy array to the ``.blp`` file ``path``.
+
+    Blosc1 chunks (readable by bloscpack 0.16) unless ``blosc_version=2``, which also allows
+    ``filters`` (e.g. ``['delta', 'shuffle']``, ``'trunc_prec'``, ``'bytedelta'``),
+    ``filters_meta``, ``use_dict`` and item sizes above 255 as the chunks' typesize.
+    ``codec`` is an alias of ``cname`` (default blosclz).
+    """
+    blosc_args = BloscArgs.from_options(
+        cname, codec, clevel=clevel, shuffle=shuffle, blosc_version=blosc_version,
+        filters=filters, filters_meta=filters_meta, use_dict=use_dict, blocksize=blocksize,
+    )  # fmt: skip
+    bloscpack_args = BloscpackArgs(
+        offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks
+    )
+    write_file(path, lambda out: pack_ndarray(array, out, chunk_size, blosc_args, bloscpack_args,
+                                              metadata_args))  # fmt: skip
