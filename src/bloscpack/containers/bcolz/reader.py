@@ -1,18 +1,5 @@
-"""bcolz 1.x carray and ctable directories: read, write, append, attributes.
-
-A carray directory holds ``meta/storage`` (dtype, cparams, chunklen, dflt), ``meta/sizes``
-(shape), ``__attrs__`` (user attributes) and ``data/__<i>.blp``: a 16-byte header and one
-Blosc1 chunk of ``chunklen`` rows each, the last one (the leftover) holding the remaining rows.
-A ctable directory holds ``__rootdirs__`` (column names in order), ``__attrs__`` and one carray
-directory per column, directly under the root.  Byte-level facts: ``formats/bcolz-1.x.md``.
-
-The length of a carray is ``sizes.shape[0]``, never the number of files: bcolz leaves stale
-chunk files behind and leftover chunks that hold more rows than needed, and both are ignored.
-Writes follow bcolz byte for byte (chunklen rule, typesize rule, JSON layout), whole directories
-appear atomically, and appends rewrite the leftover chunk and add chunks before ``meta/sizes``
-changes, so an interrupted append never loses the rows that were there before.  Object carrays
-hold pickles and are refused: nothing is ever unpickled.
-"""
+"""bcolz carray and ctable directories: reading, writing, appending, info and verify (the
+layout is described in the package's docstring)."""
 
 from __future__ import annotations
 
@@ -33,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine
-from .. import ndarray as nd
-from ..blosc.header import ChunkHeader, Special
-from ..errors import (
+from ... import engine
+from ... import ndarray as nd
+from ...blosc.header import ChunkHeader, Special
+from ...errors import (
     ArgumentError,
     AttributeValueError,
     BloscpackError,
@@ -48,7 +35,7 @@ from ..errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ..io import (
+from ...io import (
     ByteSource,
     PathLike,
     atomic_write,
@@ -57,35 +44,9 @@ from ..io import (
     staged_output,
     start_writeback,
 )
-from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
-from .options import CompressionParams, chunk_rows, shuffle_only
-from .target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
-
-__all__ = [
-    "BcolzAttrs",
-    "BcolzCarrayReader",
-    "BcolzTableReader",
-    "BcolzTarget",
-    "CarrayReader",
-    "CarrayWriter",
-    "ConversionTarget",
-    "Cparams",
-    "CtableReader",
-    "CtableWriter",
-    "append_bcolz",
-    "blosc_typesize",
-    "default_chunklen",
-    "info",
-    "load",
-    "load_bcolz",
-    "open_bcolz",
-    "open_reader",
-    "own_options",
-    "read_bcolz_column",
-    "save_bcolz",
-    "sniff_dir",
-    "verify",
-]
+from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from ..options import CompressionParams, chunk_rows, shuffle_only
+from ..target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
 
 ATTRS_FILE = "__attrs__"
 ROOTDIRS_FILE = "__rootdirs__"
