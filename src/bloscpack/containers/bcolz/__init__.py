@@ -14,22 +14,20 @@ changes, so an interrupted append never loses the rows that were there before.  
 hold pickles and are refused: nothing is ever unpickled.
 """
 
-from .reader import BLPK_HEADER as BLPK_HEADER
-from .reader import META_DIR as META_DIR
+from .attrs import BcolzAttrs
+from .layout import BLPK_HEADER as BLPK_HEADER
+from .layout import META_DIR as META_DIR
+from .layout import Cparams, blosc_typesize, default_chunklen
 from .reader import (
-    BcolzAttrs,
     BcolzCarrayReader,
     BcolzTableReader,
     BcolzTarget,
     CarrayReader,
     CarrayWriter,
     ConversionTarget,
-    Cparams,
     CtableReader,
     CtableWriter,
     append_bcolz,
-    blosc_typesize,
-    default_chunklen,
     info,
     load,
     load_bcolz,

@@ -1,20 +1,14 @@
-"""bcolz carray and ctable directories: reading, writing, appending, info and verify (the
-layout is described in the package's docstring)."""
+"""Reading, writing and appending to carray and ctable directories, info and verify."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import json
-import keyword
 import math
 import os
-import re
-import struct
 import threading
-import warnings
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +19,6 @@ from ... import ndarray as nd
 from ...blosc.header import ChunkHeader, Special
 from ...errors import (
     ArgumentError,
-    AttributeValueError,
     BloscpackError,
     FileNotFound,
     FormatError,
@@ -47,345 +40,40 @@ from ...io import (
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from ..options import CompressionParams, chunk_rows, shuffle_only
 from ..target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
-
-ATTRS_FILE = "__attrs__"
-ROOTDIRS_FILE = "__rootdirs__"
-DATA_DIR = "data"
-META_DIR = "meta"
-SIZES_FILE = os.path.join(META_DIR, "sizes")
-STORAGE_FILE = os.path.join(META_DIR, "storage")
-
-#: The 16-byte header bcolz writes before the Blosc chunk of every ``.blp`` file (never read).
-BLPK_HEADER = b"blpk" + bytes([1, 0, 0, 0]) + struct.pack("<q", 1)
-BLPK_HEADER_SIZE = 16
-#: Largest chunk C-Blosc 1.x compresses (INT_MAX - BLOSC_MAX_OVERHEAD).
-MAX_BLOSC1_CHUNK = 2147483631
-BLOSC_MAX_TYPESIZE = 255
-#: Codecs bcolz-zipline can open (its C-Blosc has no snappy) and python-blosc can write.
-WRITABLE_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
-_MAX_META_FILE = 64 << 20  # metadata JSON larger than this is not a bcolz file
-_MAX_DTYPE_STRING = 1 << 16
-_MAX_JSON_DEPTH = 200
-_COLUMN_NAME = re.compile(r"^[^\d\W]\w*$")
-_CHUNK_NAME = re.compile(r"__([0-9]{1,18})\.blp")
-
-
-# --- small helpers ------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _naming(path: str) -> Iterator[None]:
-    """Prefix the message of any BloscpackError raised inside with ``path`` (once)."""
-    try:
-        yield
-    except BloscpackError as exc:
-        message = str(exc)
-        if path in message:
-            raise
-        raise type(exc)(f"{path}: {message}") from exc
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _read_meta_json(path: str, what: str) -> Any:
-    """Parse a bcolz metadata JSON file (``NaN``/``Infinity`` accepted)."""
-    try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > _MAX_META_FILE:
-                raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes")
-            raw = fh.read()
-    except FileNotFoundError:
-        raise FormatError(f"{path}: missing ({what})") from None
-    except IsADirectoryError:
-        raise FormatError(f"{path}: is a directory, expected the {what} file") from None
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read the {what} file ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-        return json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise FormatError(
-            f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        raise FormatError(f"{path}: {what} is not valid JSON ({exc})") from None
-
-
-def _dumps(value: Any) -> bytes:
-    """JSON exactly as bcolz writes its metadata files: ASCII, default separators, newline."""
-    return json.dumps(value, ensure_ascii=True).encode("ascii") + b"\n"
-
-
-# --- dtype and sizing rules ---------------------------------------------------------------
-
-
-def _parse_dtype(text: Any, path: str) -> np.dtype[Any]:
-    """The dtype of a ``meta/storage`` string, including bcolz's structured-list form."""
-    if not isinstance(text, str):
-        raise FormatError(f"{path}: dtype must be a string, got {text!r:.80}")
-    if len(text) > _MAX_DTYPE_STRING:
-        raise FormatError(f"{path}: dtype string of {len(text)} characters")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deprecated aliases ("a5") still parse
-            if text.lstrip().startswith(("[", "(")):
-                # str() of a structured dtype, e.g. "[('a', '<i4'), ('b', '<f8')]", which
-                # np.dtype() itself cannot parse: evaluate it as a Python literal (never code).
-                dtype = np.dtype(ast.literal_eval(text))
-            else:
-                dtype = np.dtype(text)
-    except (TypeError, ValueError, SyntaxError, RecursionError, MemoryError, OverflowError) as exc:
-        raise FormatError(f"{path}: dtype {text!r:.200} is not a numpy dtype ({exc})") from None
-    return dtype
-
-
-def blosc_typesize(dtype: np.dtype[Any]) -> int:
-    """The Blosc typesize bcolz uses for ``dtype``: 1 for ``S``, 4 for ``U``, 1 for void types
-    wider than 255 bytes, else the item size of the base dtype."""
-    base = dtype.base
-    if base.kind == "S" or base.hasobject:
-        return 1
-    if base.kind == "U":
-        return 4
-    if base.kind == "V" and base.itemsize > BLOSC_MAX_TYPESIZE:
-        return 1
-    return base.itemsize
-
-
-def default_chunklen(atomsize: int, expectedlen: int) -> int:
-    """bcolz's chunklen for rows of ``atomsize`` bytes and ``expectedlen`` expected rows."""
-    if atomsize < 1:
-        raise ArgumentError(f"rows of {atomsize} bytes cannot be chunked")
-    mib = expectedlen * atomsize / float(1 << 20)
-    mib = min(max(mib, 1e-4), 1e4)
-    zone = int(math.log10(mib))
-    chunksize = 4096 * int(2 ** (math.log10(10**zone) + 6))
-    chunksize = max((chunksize // atomsize) * atomsize, atomsize)
-    return chunksize // atomsize
-
-
-def check_column_name(name: str) -> None:
-    """Refuse a ctable column name bcolz cannot hold (not an identifier, or a keyword)."""
-    if not (_COLUMN_NAME.match(name) and not keyword.iskeyword(name)):
-        raise ArgumentError(
-            f"column name {name!r} is not valid for bcolz: it must be a Python identifier"
-            " and not a keyword"
-        )
-
-
-# --- metadata records ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Cparams:
-    """Compression parameters of ``meta/storage``: used only when new chunks are written."""
-
-    clevel: int = 5
-    shuffle: int = 1
-    cname: str = "lz4"
-    quantize: int = 0
-
-    @classmethod
-    def parse(cls, value: Any, path: str) -> Cparams:
-        """Validate a ``cparams`` object; old files lack ``cname``/``quantize``."""
-        if not isinstance(value, dict):
-            raise FormatError(f"{path}: cparams must be an object, got {value!r:.80}")
-        clevel: Any = value.get("clevel")
-        shuffle: Any = value.get("shuffle")
-        cname: Any = value.get("cname", "blosclz")
-        quantize: Any = value.get("quantize") or 0
-        if not _is_int(clevel) or not 0 <= clevel <= 9:
-            raise FormatError(f"{path}: cparams.clevel {clevel!r:.40} is not 0..9")
-        if isinstance(shuffle, bool):
-            shuffle = int(shuffle)
-        if not _is_int(shuffle) or shuffle not in (0, 1, 2):
-            raise FormatError(f"{path}: cparams.shuffle {shuffle!r:.40} is not 0, 1 or 2")
-        if not isinstance(cname, str):
-            raise FormatError(f"{path}: cparams.cname {cname!r:.40} is not a string")
-        if not _is_int(quantize):
-            raise FormatError(f"{path}: cparams.quantize {quantize!r:.40} is not an integer")
-        return cls(clevel, shuffle, cname, quantize)
-
-    @classmethod
-    def make(cls, clevel: int, shuffle: int, cname: str, quantize: int = 0) -> Cparams:
-        """Check the compression arguments of new chunks (codecs bcolz-zipline reads only)."""
-        if cname not in WRITABLE_CODECS:
-            raise engine.codec_error(cname, "bcolz carrays", WRITABLE_CODECS)
-        if not _is_int(clevel) or not 0 <= clevel <= 9:
-            raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
-        if isinstance(shuffle, bool):
-            shuffle = int(shuffle)
-        if shuffle not in (0, 1, 2):
-            raise ArgumentError(f"shuffle must be 0 (none), 1 (byte) or 2 (bit), got {shuffle!r}")
-        if not _is_int(quantize) or quantize < 0:
-            raise ArgumentError(f"quantize must be an integer >= 0, got {quantize!r}")
-        return cls(clevel, shuffle, cname, quantize)
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``cparams`` object of ``meta/storage``."""
-        return {"clevel": self.clevel, "shuffle": self.shuffle, "cname": self.cname,
-                "quantize": self.quantize}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Storage:
-    """The contents of ``meta/storage``."""
-
-    dtype: np.dtype[Any]
-    dtype_text: str
-    chunklen: int
-    cparams_raw: Any
-    expectedlen: Any
-    dflt: Any
-
-    @classmethod
-    def read(cls, path: str) -> Storage:
-        """Parse and check the ``meta/storage`` file at ``path``."""
-        data = _read_meta_json(path, "storage")
-        if not isinstance(data, dict):
-            raise FormatError(f"{path}: storage must be a JSON object, got {type(data).__name__}")
-        for key in ("dtype", "chunklen"):
-            if key not in data:
-                raise FormatError(f"{path}: storage has no {key!r}")
-        chunklen = data["chunklen"]
-        if not _is_int(chunklen) or chunklen < 1:
-            raise FormatError(f"{path}: chunklen {chunklen!r:.40} is not a positive integer")
-        dtype = _parse_dtype(data["dtype"], path)
-        return cls(dtype, data["dtype"], chunklen, data.get("cparams"),
-                   data.get("expectedlen"), data.get("dflt"))  # fmt: skip
-
-    def cparams(self, path: str) -> Cparams:
-        """The checked ``cparams`` (only needed to write new chunks)."""
-        return Cparams.parse(self.cparams_raw, path)
-
-
-def _read_shape(path: str) -> tuple[tuple[int, ...], Any]:
-    """``(shape, nbytes)`` of ``meta/sizes``."""
-    data = _read_meta_json(path, "sizes")
-    if not isinstance(data, dict):
-        raise FormatError(f"{path}: sizes must be a JSON object, got {type(data).__name__}")
-    shape = data.get("shape")
-    if not isinstance(shape, list) or not shape:
-        raise FormatError(f"{path}: sizes.shape must be a non-empty list, got {shape!r:.80}")
-    if not all(_is_int(n) and 0 <= n < 2**63 for n in shape) or len(shape) > 32:
-        raise FormatError(f"{path}: sizes.shape {shape!r:.80} is not a list of sizes")
-    return tuple(shape), data.get("nbytes")
-
-
-# --- attributes ---------------------------------------------------------------------------
-
-
-def _check_json_value(value: Any, where: str, depth: int = 0) -> None:
-    """Refuse anything JSON cannot represent (bcolz would empty ``__attrs__`` on it)."""
-    if depth > _MAX_JSON_DEPTH:
-        raise AttributeValueError(f"attribute {where} is nested deeper than {_MAX_JSON_DEPTH}")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            _check_json_value(item, f"{where}[{i}]", depth + 1)
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise AttributeValueError(
-                    f"attribute {where} has the key {key!r} ({type(key).__name__}):"
-                    " JSON keys are strings"
-                )
-            _check_json_value(item, f"{where}[{key!r}]", depth + 1)
-        return
-    raise AttributeValueError(
-        f"attribute {where} is a {type(value).__module__}.{type(value).__qualname__},"
-        " which JSON cannot represent (use int, float, str, bool, None, lists and dicts)"
-    )
-
-
-class BcolzAttrs(MutableMapping[str, Any]):
-    """The user attributes (``__attrs__``) of a carray or ctable directory, as a mapping.
-
-    Every change rewrites the file atomically; values JSON cannot represent raise
-    :class:`~bloscpack.errors.AttributeValueError` before anything is written.
-    """
-
-    def __init__(self, rootdir: PathLike) -> None:
-        self.path = os.path.join(os.fspath(rootdir), ATTRS_FILE)
-        if os.path.exists(self.path):
-            data = _read_meta_json(self.path, "attributes")
-            if not isinstance(data, dict):
-                raise FormatError(f"{self.path}: attributes must be a JSON object")
-            self._data: dict[str, Any] = data
-        else:
-            self._data = {}
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.update({key: value})
-
-    def __delitem__(self, key: str) -> None:
-        data = dict(self._data)
-        del data[key]
-        self._store(data)
-
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:
-        """Set several attributes with one rewrite of the file."""
-        data = dict(self._data)
-        data.update(other, **kwargs)
-        self._store(data)
-
-    def clear(self) -> None:
-        """Remove every attribute with one rewrite of the file."""
-        self._store({})
-
-    def to_dict(self) -> dict[str, Any]:
-        """A copy of all attributes."""
-        return dict(self._data)
-
-    def _store(self, data: dict[str, Any]) -> None:
-        _check_json_value(data, "set", 0)
-        blob = _dumps(data)
-        with atomic_write(self.path) as fh:
-            fh.write(blob)
-        self._data = json.loads(blob)
-
-    def __repr__(self) -> str:
-        return f"BcolzAttrs({self.path!r}, {self._data!r})"
-
-
-def _attrs_blob(attrs: Mapping[str, Any] | None) -> bytes:
-    data = dict(attrs or {})
-    _check_json_value(data, "set", 0)
-    return _dumps(data)
-
+from .attrs import BcolzAttrs, _attrs_blob
+from .layout import (
+    _CHUNK_NAME,
+    ATTRS_FILE,
+    BLPK_HEADER,
+    BLPK_HEADER_SIZE,
+    DATA_DIR,
+    MAX_BLOSC1_CHUNK,
+    META_DIR,
+    ROOTDIRS_FILE,
+    SIZES_FILE,
+    STORAGE_FILE,
+    WRITABLE_CODECS,
+    Cparams,
+    Storage,
+    _chunk_cbytes,
+    _chunk_file,
+    _compress_chunk,
+    _dumps,
+    _is_int,
+    _naming,
+    _parse_chunk_header,
+    _read_meta_json,
+    _read_rootdirs,
+    _read_shape,
+    _sizes_blob,
+    blosc_typesize,
+    check_chunklen,
+    check_column_name,
+    default_chunklen,
+    row_nbytes,
+)
 
 # --- reading ------------------------------------------------------------------------------
-
-
-def _chunk_file(rootdir: str, index: int) -> str:
-    return os.path.join(rootdir, DATA_DIR, f"__{index}.blp")
-
-
-def _parse_chunk_header(path: str, head: Any, file_size: int) -> ChunkHeader:
-    """The header of the Blosc chunk at byte 16 of a ``.blp`` file, checked against its size."""
-    with _naming(path):
-        header = ChunkHeader.parse(head)
-        if header.cbytes < header.size:
-            raise FormatError(f"Blosc chunk header: cbytes {header.cbytes} is below its size")
-        if BLPK_HEADER_SIZE + header.cbytes > file_size:
-            raise TruncatedError(
-                f"chunk file truncated: its Blosc chunk needs {header.cbytes} bytes after the"
-                f" {BLPK_HEADER_SIZE}-byte header, the file has {file_size}"
-            )
-    return header
 
 
 def _open_fd(path: str) -> int:
@@ -754,20 +442,6 @@ class CtableReader:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         data = self.read()
         return data if dtype is None else data.astype(dtype)
-
-
-def _read_rootdirs(path: str) -> list[str]:
-    data = _read_meta_json(path, "column list")
-    names = data.get("names") if isinstance(data, dict) else None
-    if not isinstance(names, list) or not names:
-        raise FormatError(f'{path}: expected {{"names": [<column>, ...]}} with at least one column')
-    for name in names:
-        if (not isinstance(name, str) or not name or name in (".", "..")
-                or any(sep in name for sep in ("/", "\\", "\0"))):  # fmt: skip
-            raise FormatError(f"{path}: column name {name!r:.80} is not a directory name")
-    if len(set(names)) != len(names):
-        raise FormatError(f"{path}: a column name appears twice in {names!r:.200}")
-    return names
 
 
 def sniff_dir(path: PathLike) -> bool:
@@ -1158,33 +832,6 @@ def _scalar_json(value: np.ndarray, dflt: Any) -> Any:
     return item
 
 
-def _quantize(data: np.ndarray, digits: int) -> np.ndarray:
-    """bcolz's lossy ``quantize``: ``around(x * 2**bits) / 2**bits`` for ``digits`` digits."""
-    if not digits:
-        return data
-    exp = math.log(10.0**-digits, 10)
-    exp = int(math.floor(exp)) if exp < 0 else int(math.ceil(exp))
-    scale = 2.0 ** math.ceil(math.log(10.0**-exp, 2))
-    return np.asarray(np.around(scale * data) / scale, dtype=data.dtype)
-
-
-def row_nbytes(dtype: np.dtype[Any], rowshape: tuple[int, ...]) -> int:
-    """Bytes of one carray row of ``rowshape`` items of ``dtype``; rows of no bytes are refused."""
-    atomsize = dtype.itemsize * math.prod(rowshape)
-    if atomsize == 0:
-        raise ArgumentError(f"rows of shape {rowshape} and dtype {dtype} hold no bytes")
-    return atomsize
-
-
-def check_chunklen(chunklen: Any, atomsize: int) -> None:
-    """Refuse a ``chunklen`` that is not a positive integer, or whose chunks of ``atomsize``-byte
-    rows exceed a Blosc1 chunk."""
-    if not _is_int(chunklen) or chunklen < 1:
-        raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
-    if chunklen * atomsize > MAX_BLOSC1_CHUNK:
-        raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1 chunk")
-
-
 def _column_layout(data: np.ndarray, *, chunklen: int | None, expectedlen: int | None,
                    cparams: Cparams, dflt: Any) -> tuple[int, int]:  # fmt: skip
     """Check one carray's data and settings before anything is written; return its
@@ -1207,30 +854,10 @@ def _column_layout(data: np.ndarray, *, chunklen: int | None, expectedlen: int |
     return chunklen, expectedlen
 
 
-def _compress_chunk(rows: np.ndarray, cparams: Cparams) -> bytes:
-    """``rows`` as one Blosc1 chunk, with bcolz's typesize and the quantization of ``cparams``."""
-    if cparams.quantize and rows.dtype.kind == "f":
-        rows = _quantize(rows, cparams.quantize)
-    flat = np.ascontiguousarray(rows).reshape(-1).view(np.uint8)
-    return engine.compress_blosc1(
-        flat, typesize=blosc_typesize(rows.dtype), clevel=cparams.clevel,
-        shuffle=cparams.shuffle, codec=cparams.cname,
-    )  # fmt: skip
-
-
-def _chunk_cbytes(chunk: Any) -> int:
-    """The ``cbytes`` a Blosc chunk's header announces."""
-    return int(struct.unpack_from("<i", chunk, 12)[0])
-
-
 def _write_file(path: str, blob: bytes) -> None:
     """Write a file in a directory that is still private (it appears whole by a rename)."""
     with open(path, "wb") as fh:
         fh.write(blob)
-
-
-def _sizes_blob(shape: Sequence[int], atomsize: int, cbytes: int) -> bytes:
-    return _dumps({"shape": list(shape), "nbytes": shape[0] * atomsize, "cbytes": cbytes})
 
 
 def _fsync_tree(rootdir: str) -> None:
