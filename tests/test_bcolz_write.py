@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from bloscpack import engine
 from bloscpack.containers import bcolz as B
-from bloscpack.containers.bcolz import reader as appending
+from bloscpack.containers.bcolz import append as appending
 from bloscpack.errors import (
     ArgumentError,
     AttributeValueError,
@@ -500,7 +500,7 @@ CHILD = """
 import os, sys
 import numpy as np
 from bloscpack.containers import bcolz as B
-from bloscpack.containers.bcolz import reader as appending
+from bloscpack.containers.bcolz import append as appending
 root, stop = sys.argv[1], int(sys.argv[2])
 real, done = appending.atomic_write, []
 def dying(path, *args, **kwargs):

@@ -47,7 +47,7 @@ def save(
         _check_options(fmt, options, save_b2nd)
         save_b2nd(array, path, **options)
     elif fmt == "bcolz":
-        from .containers.bcolz import save_bcolz
+        from .containers.bcolz.writer import save_bcolz
 
         _check_options(fmt, options, save_bcolz, exclude="overwrite")
         save_bcolz(array, path, overwrite=True, **options)

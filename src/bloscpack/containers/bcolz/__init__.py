@@ -12,8 +12,14 @@ Writes follow bcolz byte for byte (chunklen rule, typesize rule, JSON layout), w
 appear atomically, and appends rewrite the leftover chunk and add chunks before ``meta/sizes``
 changes, so an interrupted append never loses the rows that were there before.  Object carrays
 hold pickles and are refused: nothing is ever unpickled.
+
+Its modules, in layers (each imports only from the layers below its own): ``append`` (in-place
+appends) and ``report`` (``info``, ``verify``); ``reader`` and ``writer`` (new directories, the
+conversion target); ``attrs`` (``__attrs__``); ``layout`` (names, metadata files, chunk files,
+sizing rules).
 """
 
+from .append import append_bcolz
 from .attrs import BcolzAttrs
 from .layout import BLPK_HEADER as BLPK_HEADER
 from .layout import META_DIR as META_DIR
@@ -21,23 +27,23 @@ from .layout import Cparams, blosc_typesize, default_chunklen
 from .reader import (
     BcolzCarrayReader,
     BcolzTableReader,
-    BcolzTarget,
     CarrayReader,
-    CarrayWriter,
-    ConversionTarget,
     CtableReader,
-    CtableWriter,
-    append_bcolz,
-    info,
     load,
     load_bcolz,
     open_bcolz,
     open_reader,
-    own_options,
     read_bcolz_column,
-    save_bcolz,
     sniff_dir,
-    verify,
+)
+from .report import info, verify
+from .writer import (
+    BcolzTarget,
+    CarrayWriter,
+    ConversionTarget,
+    CtableWriter,
+    own_options,
+    save_bcolz,
 )
 
 __all__ = [
