@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import bloscpack
 from bloscpack import engine
 from bloscpack.blosc.layout import check_header
-from bloscpack.containers import bcolz
 from bloscpack.containers.b2nd import save_b2nd
+from bloscpack.containers.bcolz import reader as bcolz_reader
 from bloscpack.containers.bcolz import save_bcolz
 from bloscpack.containers.bloscpack import BloscpackReader, save_blp
 from bloscpack.containers.frame import FrameBase
@@ -225,13 +225,13 @@ def test_raw_frame_reads_one_chunk(tmp_path, decodes, frame_chunks):
 def chunk_files(monkeypatch) -> list[str]:
     """The bcolz chunk files opened, as paths relative to nothing (absolute)."""
     opened: list[str] = []
-    open_chunk = bcolz.open_chunk_file
+    open_chunk = bcolz_reader.open_chunk_file
 
     def counted(path):
         opened.append(path)
         return open_chunk(path)
 
-    monkeypatch.setattr(bcolz, "open_chunk_file", counted)
+    monkeypatch.setattr(bcolz_reader, "open_chunk_file", counted)
     return opened
 
 

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from bloscpack import engine
 from bloscpack.containers import bcolz as B
+from bloscpack.containers.bcolz import append as appending
 from bloscpack.errors import (
     ArgumentError,
     AttributeValueError,
@@ -292,7 +294,7 @@ def test_existing_directory_kept_unless_overwrite(tmp_path):
 
 def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch):
     calls = []
-    real = B.engine.compress_blosc1
+    real = engine.compress_blosc1
 
     def failing(*args, **kwargs):
         calls.append(1)
@@ -300,7 +302,7 @@ def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch):
             raise RuntimeError("disk on fire")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(B.engine, "compress_blosc1", failing)
+    monkeypatch.setattr(engine, "compress_blosc1", failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         B.save_bcolz(np.arange(20), tmp_path / "new", chunklen=4)
     assert os.listdir(tmp_path) == []
@@ -447,7 +449,7 @@ class Crash(Exception):
 def crash_after(monkeypatch, n_files: int) -> list:
     """Make the module's atomic writes fail after ``n_files`` complete ones."""
     done: list = []
-    real = B.atomic_write
+    real = appending.atomic_write
 
     def counted(path, *args, **kwargs):
         if len(done) >= n_files:
@@ -455,7 +457,7 @@ def crash_after(monkeypatch, n_files: int) -> list:
         done.append(os.fspath(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(B, "atomic_write", counted)
+    monkeypatch.setattr(appending, "atomic_write", counted)
     return done
 
 
@@ -498,14 +500,15 @@ CHILD = """
 import os, sys
 import numpy as np
 from bloscpack.containers import bcolz as B
+from bloscpack.containers.bcolz import append as appending
 root, stop = sys.argv[1], int(sys.argv[2])
-real, done = B.atomic_write, []
+real, done = appending.atomic_write, []
 def dying(path, *args, **kwargs):
     if len(done) == stop:
         os._exit(9)  # no cleanup, no flush: as a kill -9 would leave it
     done.append(path)
     return real(path, *args, **kwargs)
-B.atomic_write = dying
+appending.atomic_write = dying
 B.append_bcolz(root, np.arange(1000, 1000 + int(sys.argv[3]), dtype="i4"))
 """
 

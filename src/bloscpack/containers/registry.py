@@ -132,9 +132,9 @@ def detect(path: PathLike) -> str:
             from . import b2nd
 
             return "b2nd" if b2nd.sniff_b2nd(path) else "sframe"
-        from . import bcolz
+        from .bcolz.layout import sniff_dir
 
-        if bcolz.sniff_dir(path):
+        if sniff_dir(path):
             return "bcolz"
         raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
     with ByteSource(path) as source:

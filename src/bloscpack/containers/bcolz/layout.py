@@ -1,0 +1,342 @@
+"""The on-disk layout of bcolz directories: file names, the metadata files (``meta/storage``,
+``meta/sizes``, ``__rootdirs__``), the chunk file (``BLPK_HEADER``, then one Blosc1 chunk) and
+bcolz's sizing and typesize rules.  Parses and builds records; never changes a directory."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import keyword
+import math
+import os
+import re
+import struct
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import engine
+from ...blosc.header import ChunkHeader
+from ...errors import ArgumentError, BloscpackError, FormatError, TruncatedError
+from ...io import PathLike
+
+ATTRS_FILE = "__attrs__"
+ROOTDIRS_FILE = "__rootdirs__"
+DATA_DIR = "data"
+META_DIR = "meta"
+SIZES_FILE = os.path.join(META_DIR, "sizes")
+STORAGE_FILE = os.path.join(META_DIR, "storage")
+
+#: The 16-byte header bcolz writes before the Blosc chunk of every ``.blp`` file (never read).
+BLPK_HEADER = b"blpk" + bytes([1, 0, 0, 0]) + struct.pack("<q", 1)
+BLPK_HEADER_SIZE = 16
+#: Largest chunk C-Blosc 1.x compresses (INT_MAX - BLOSC_MAX_OVERHEAD).
+MAX_BLOSC1_CHUNK = 2147483631
+BLOSC_MAX_TYPESIZE = 255
+#: Codecs bcolz-zipline can open (its C-Blosc has no snappy) and python-blosc can write.
+WRITABLE_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+_MAX_META_FILE = 64 << 20  # metadata JSON larger than this is not a bcolz file
+_MAX_DTYPE_STRING = 1 << 16
+_COLUMN_NAME = re.compile(r"^[^\d\W]\w*$")
+_CHUNK_NAME = re.compile(r"__([0-9]{1,18})\.blp")
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """Prefix the message of any BloscpackError raised inside with ``path`` (once)."""
+    try:
+        yield
+    except BloscpackError as exc:
+        message = str(exc)
+        if path in message:
+            raise
+        raise type(exc)(f"{path}: {message}") from exc
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_meta_json(path: str, what: str) -> Any:
+    """Parse a bcolz metadata JSON file (``NaN``/``Infinity`` accepted)."""
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > _MAX_META_FILE:
+                raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes")
+            raw = fh.read()
+    except FileNotFoundError:
+        raise FormatError(f"{path}: missing ({what})") from None
+    except IsADirectoryError:
+        raise FormatError(f"{path}: is a directory, expected the {what} file") from None
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read the {what} file ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+        return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise FormatError(
+            f"{path}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise FormatError(f"{path}: {what} is not valid JSON ({exc})") from None
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON exactly as bcolz writes its metadata files: ASCII, default separators, newline."""
+    return json.dumps(value, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+# --- dtype and sizing rules ---------------------------------------------------------------
+
+
+def _parse_dtype(text: Any, path: str) -> np.dtype[Any]:
+    """The dtype of a ``meta/storage`` string, including bcolz's structured-list form."""
+    if not isinstance(text, str):
+        raise FormatError(f"{path}: dtype must be a string, got {text!r:.80}")
+    if len(text) > _MAX_DTYPE_STRING:
+        raise FormatError(f"{path}: dtype string of {len(text)} characters")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated aliases ("a5") still parse
+            if text.lstrip().startswith(("[", "(")):
+                # str() of a structured dtype, e.g. "[('a', '<i4'), ('b', '<f8')]", which
+                # np.dtype() itself cannot parse: evaluate it as a Python literal (never code).
+                dtype = np.dtype(ast.literal_eval(text))
+            else:
+                dtype = np.dtype(text)
+    except (TypeError, ValueError, SyntaxError, RecursionError, MemoryError, OverflowError) as exc:
+        raise FormatError(f"{path}: dtype {text!r:.200} is not a numpy dtype ({exc})") from None
+    return dtype
+
+
+def blosc_typesize(dtype: np.dtype[Any]) -> int:
+    """The Blosc typesize bcolz uses for ``dtype``: 1 for ``S``, 4 for ``U``, 1 for void types
+    wider than 255 bytes, else the item size of the base dtype."""
+    base = dtype.base
+    if base.kind == "S" or base.hasobject:
+        return 1
+    if base.kind == "U":
+        return 4
+    if base.kind == "V" and base.itemsize > BLOSC_MAX_TYPESIZE:
+        return 1
+    return base.itemsize
+
+
+def default_chunklen(atomsize: int, expectedlen: int) -> int:
+    """bcolz's chunklen for rows of ``atomsize`` bytes and ``expectedlen`` expected rows."""
+    if atomsize < 1:
+        raise ArgumentError(f"rows of {atomsize} bytes cannot be chunked")
+    mib = expectedlen * atomsize / float(1 << 20)
+    mib = min(max(mib, 1e-4), 1e4)
+    zone = int(math.log10(mib))
+    chunksize = 4096 * int(2 ** (math.log10(10**zone) + 6))
+    chunksize = max((chunksize // atomsize) * atomsize, atomsize)
+    return chunksize // atomsize
+
+
+def check_column_name(name: str) -> None:
+    """Refuse a ctable column name bcolz cannot hold (not an identifier, or a keyword)."""
+    if not (_COLUMN_NAME.match(name) and not keyword.iskeyword(name)):
+        raise ArgumentError(
+            f"column name {name!r} is not valid for bcolz: it must be a Python identifier"
+            " and not a keyword"
+        )
+
+
+def row_nbytes(dtype: np.dtype[Any], rowshape: tuple[int, ...]) -> int:
+    """Bytes of one carray row of ``rowshape`` items of ``dtype``; rows of no bytes are refused."""
+    atomsize = dtype.itemsize * math.prod(rowshape)
+    if atomsize == 0:
+        raise ArgumentError(f"rows of shape {rowshape} and dtype {dtype} hold no bytes")
+    return atomsize
+
+
+def check_chunklen(chunklen: Any, atomsize: int) -> None:
+    """Refuse a ``chunklen`` that is not a positive integer, or whose chunks of ``atomsize``-byte
+    rows exceed a Blosc1 chunk."""
+    if not _is_int(chunklen) or chunklen < 1:
+        raise ArgumentError(f"chunklen must be a positive integer, got {chunklen!r}")
+    if chunklen * atomsize > MAX_BLOSC1_CHUNK:
+        raise ArgumentError(f"chunks of {chunklen} rows x {atomsize} bytes exceed a Blosc1 chunk")
+
+
+# --- metadata records ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cparams:
+    """Compression parameters of ``meta/storage``: used only when new chunks are written."""
+
+    clevel: int = 5
+    shuffle: int = 1
+    cname: str = "lz4"
+    quantize: int = 0
+
+    @classmethod
+    def parse(cls, value: Any, path: str) -> Cparams:
+        """Validate a ``cparams`` object; old files lack ``cname``/``quantize``."""
+        if not isinstance(value, dict):
+            raise FormatError(f"{path}: cparams must be an object, got {value!r:.80}")
+        clevel: Any = value.get("clevel")
+        shuffle: Any = value.get("shuffle")
+        cname: Any = value.get("cname", "blosclz")
+        quantize: Any = value.get("quantize") or 0
+        if not _is_int(clevel) or not 0 <= clevel <= 9:
+            raise FormatError(f"{path}: cparams.clevel {clevel!r:.40} is not 0..9")
+        if isinstance(shuffle, bool):
+            shuffle = int(shuffle)
+        if not _is_int(shuffle) or shuffle not in (0, 1, 2):
+            raise FormatError(f"{path}: cparams.shuffle {shuffle!r:.40} is not 0, 1 or 2")
+        if not isinstance(cname, str):
+            raise FormatError(f"{path}: cparams.cname {cname!r:.40} is not a string")
+        if not _is_int(quantize):
+            raise FormatError(f"{path}: cparams.quantize {quantize!r:.40} is not an integer")
+        return cls(clevel, shuffle, cname, quantize)
+
+    @classmethod
+    def make(cls, clevel: int, shuffle: int, cname: str, quantize: int = 0) -> Cparams:
+        """Check the compression arguments of new chunks (codecs bcolz-zipline reads only)."""
+        if cname not in WRITABLE_CODECS:
+            raise engine.codec_error(cname, "bcolz carrays", WRITABLE_CODECS)
+        if not _is_int(clevel) or not 0 <= clevel <= 9:
+            raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
+        if isinstance(shuffle, bool):
+            shuffle = int(shuffle)
+        if shuffle not in (0, 1, 2):
+            raise ArgumentError(f"shuffle must be 0 (none), 1 (byte) or 2 (bit), got {shuffle!r}")
+        if not _is_int(quantize) or quantize < 0:
+            raise ArgumentError(f"quantize must be an integer >= 0, got {quantize!r}")
+        return cls(clevel, shuffle, cname, quantize)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``cparams`` object of ``meta/storage``."""
+        return {"clevel": self.clevel, "shuffle": self.shuffle, "cname": self.cname,
+                "quantize": self.quantize}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The contents of ``meta/storage``."""
+
+    dtype: np.dtype[Any]
+    dtype_text: str
+    chunklen: int
+    cparams_raw: Any
+    expectedlen: Any
+    dflt: Any
+
+    @classmethod
+    def read(cls, path: str) -> Storage:
+        """Parse and check the ``meta/storage`` file at ``path``."""
+        data = _read_meta_json(path, "storage")
+        if not isinstance(data, dict):
+            raise FormatError(f"{path}: storage must be a JSON object, got {type(data).__name__}")
+        for key in ("dtype", "chunklen"):
+            if key not in data:
+                raise FormatError(f"{path}: storage has no {key!r}")
+        chunklen = data["chunklen"]
+        if not _is_int(chunklen) or chunklen < 1:
+            raise FormatError(f"{path}: chunklen {chunklen!r:.40} is not a positive integer")
+        dtype = _parse_dtype(data["dtype"], path)
+        return cls(dtype, data["dtype"], chunklen, data.get("cparams"),
+                   data.get("expectedlen"), data.get("dflt"))  # fmt: skip
+
+    def cparams(self, path: str) -> Cparams:
+        """The checked ``cparams`` (only needed to write new chunks)."""
+        return Cparams.parse(self.cparams_raw, path)
+
+
+def _read_shape(path: str) -> tuple[tuple[int, ...], Any]:
+    """``(shape, nbytes)`` of ``meta/sizes``."""
+    data = _read_meta_json(path, "sizes")
+    if not isinstance(data, dict):
+        raise FormatError(f"{path}: sizes must be a JSON object, got {type(data).__name__}")
+    shape = data.get("shape")
+    if not isinstance(shape, list) or not shape:
+        raise FormatError(f"{path}: sizes.shape must be a non-empty list, got {shape!r:.80}")
+    if not all(_is_int(n) and 0 <= n < 2**63 for n in shape) or len(shape) > 32:
+        raise FormatError(f"{path}: sizes.shape {shape!r:.80} is not a list of sizes")
+    return tuple(shape), data.get("nbytes")
+
+
+def _sizes_blob(shape: Sequence[int], atomsize: int, cbytes: int) -> bytes:
+    return _dumps({"shape": list(shape), "nbytes": shape[0] * atomsize, "cbytes": cbytes})
+
+
+def _read_rootdirs(path: str) -> list[str]:
+    data = _read_meta_json(path, "column list")
+    names = data.get("names") if isinstance(data, dict) else None
+    if not isinstance(names, list) or not names:
+        raise FormatError(f'{path}: expected {{"names": [<column>, ...]}} with at least one column')
+    for name in names:
+        if (not isinstance(name, str) or not name or name in (".", "..")
+                or any(sep in name for sep in ("/", "\\", "\0"))):  # fmt: skip
+            raise FormatError(f"{path}: column name {name!r:.80} is not a directory name")
+    if len(set(names)) != len(names):
+        raise FormatError(f"{path}: a column name appears twice in {names!r:.200}")
+    return names
+
+
+# --- chunk files --------------------------------------------------------------------------
+
+
+def _chunk_file(rootdir: str, index: int) -> str:
+    return os.path.join(rootdir, DATA_DIR, f"__{index}.blp")
+
+
+def _parse_chunk_header(path: str, head: Any, file_size: int) -> ChunkHeader:
+    """The header of the Blosc chunk at byte 16 of a ``.blp`` file, checked against its size."""
+    with _naming(path):
+        header = ChunkHeader.parse(head)
+        if header.cbytes < header.size:
+            raise FormatError(f"Blosc chunk header: cbytes {header.cbytes} is below its size")
+        if BLPK_HEADER_SIZE + header.cbytes > file_size:
+            raise TruncatedError(
+                f"chunk file truncated: its Blosc chunk needs {header.cbytes} bytes after the"
+                f" {BLPK_HEADER_SIZE}-byte header, the file has {file_size}"
+            )
+    return header
+
+
+def _quantize(data: np.ndarray, digits: int) -> np.ndarray:
+    """bcolz's lossy ``quantize``: ``around(x * 2**bits) / 2**bits`` for ``digits`` digits."""
+    if not digits:
+        return data
+    exp = math.log(10.0**-digits, 10)
+    exp = int(math.floor(exp)) if exp < 0 else int(math.ceil(exp))
+    scale = 2.0 ** math.ceil(math.log(10.0**-exp, 2))
+    return np.asarray(np.around(scale * data) / scale, dtype=data.dtype)
+
+
+def _compress_chunk(rows: np.ndarray, cparams: Cparams) -> bytes:
+    """``rows`` as one Blosc1 chunk, with bcolz's typesize and the quantization of ``cparams``."""
+    if cparams.quantize and rows.dtype.kind == "f":
+        rows = _quantize(rows, cparams.quantize)
+    flat = np.ascontiguousarray(rows).reshape(-1).view(np.uint8)
+    return engine.compress_blosc1(
+        flat, typesize=blosc_typesize(rows.dtype), clevel=cparams.clevel,
+        shuffle=cparams.shuffle, codec=cparams.cname,
+    )  # fmt: skip
+
+
+def _chunk_cbytes(chunk: Any) -> int:
+    """The ``cbytes`` a Blosc chunk's header announces."""
+    return int(struct.unpack_from("<i", chunk, 12)[0])
+
+
+def sniff_dir(path: PathLike) -> bool:
+    """Whether ``path`` is a bcolz carray or ctable directory."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return False
+    if os.path.isfile(os.path.join(path, ROOTDIRS_FILE)):
+        return True
+    # data/ is not required: git and some copies drop the empty data/ of an empty carray
+    return all(os.path.isfile(os.path.join(path, name)) for name in (STORAGE_FILE, SIZES_FILE))

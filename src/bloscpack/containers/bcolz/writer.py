@@ -1,0 +1,467 @@
+"""Writing new bcolz directories as bcolz does: :class:`CarrayWriter` and :class:`CtableWriter`
+chunk by chunk, :func:`save_bcolz` (staged under a temporary name, renamed when complete, flushed
+to disk if ``durable``), the conversion target (:class:`BcolzTarget`) and :func:`own_options`."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import ndarray as nd
+from ...blosc.header import ChunkHeader
+from ...errors import ArgumentError, ObjectNumpyArrayRejection
+from ...io import PathLike, fsync_directory, is_written_in_place, staged_output, start_writeback
+from ..options import CompressionParams, chunk_rows, shuffle_only
+from ..target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
+from .attrs import _attrs_blob
+from .layout import (
+    ATTRS_FILE,
+    BLPK_HEADER,
+    DATA_DIR,
+    META_DIR,
+    ROOTDIRS_FILE,
+    SIZES_FILE,
+    STORAGE_FILE,
+    Cparams,
+    _chunk_cbytes,
+    _chunk_file,
+    _compress_chunk,
+    _dumps,
+    _is_int,
+    _sizes_blob,
+    blosc_typesize,
+    check_chunklen,
+    check_column_name,
+    default_chunklen,
+    row_nbytes,
+    sniff_dir,
+)
+
+
+def _dflt_json(dtype: np.dtype[Any], dflt: Any) -> Any:
+    """The ``dflt`` value of ``meta/storage``: bcolz's ``np.zeros((), dtype)`` set from
+    ``dflt``, as JSON (bytes as ASCII text; datetimes as their integer count)."""
+    value = np.zeros((), dtype)
+    if dflt is not None:
+        try:
+            value[()] = dflt
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ArgumentError(f"dflt {dflt!r:.80} does not fit dtype {dtype}: {exc}") from None
+    return _scalar_json(value, dflt)
+
+
+def _scalar_json(value: np.ndarray, dflt: Any) -> Any:
+    dtype = value.dtype
+    if dtype.names:
+        return [_scalar_json(value[name], dflt) for name in dtype.names]
+    if dtype.shape:
+        return [_scalar_json(np.asarray(item), dflt) for item in value.reshape(-1)[()]]
+    if dtype.kind in "Mm":
+        return int(value.view(np.int64))
+    if dtype.kind == "c":
+        if value != 0:
+            raise ArgumentError(f"dflt {dflt!r:.80}: bcolz cannot store a non-zero complex default")
+        return 0
+    item = value.tolist()
+    if isinstance(item, bytes):
+        try:
+            return item.decode("ascii")
+        except UnicodeDecodeError:
+            raise ArgumentError(
+                f"dflt {dflt!r:.80}: bcolz stores byte defaults as ASCII text"
+            ) from None
+    return item
+
+
+def _column_layout(data: np.ndarray, *, chunklen: int | None, expectedlen: int | None,
+                   cparams: Cparams, dflt: Any) -> tuple[int, int]:  # fmt: skip
+    """Check one carray's data and settings before anything is written; return its
+    ``(chunklen, expectedlen)``."""
+    if data.ndim == 0:
+        raise ArgumentError("bcolz stores arrays of at least one dimension, got a scalar")
+    if data.dtype.hasobject:
+        raise ObjectNumpyArrayRejection("object arrays are refused: bcolz would store pickles")
+    atomsize = row_nbytes(data.dtype, data.shape[1:])
+    if cparams.quantize and data.dtype.kind != "f":
+        raise ArgumentError(f"quantize is only for floating-point data, not {data.dtype}")
+    if expectedlen is None:
+        expectedlen = len(data)
+    if not _is_int(expectedlen) or expectedlen < 0:
+        raise ArgumentError(f"expectedlen must be an integer >= 0, got {expectedlen!r}")
+    if chunklen is None:
+        chunklen = default_chunklen(atomsize, expectedlen)
+    check_chunklen(chunklen, atomsize)
+    _dflt_json(data.dtype, dflt)
+    return chunklen, expectedlen
+
+
+def _write_file(path: str, blob: bytes) -> None:
+    """Write a file in a directory that is still private (it appears whole by a rename)."""
+    with open(path, "wb") as fh:
+        fh.write(blob)
+
+
+def _fsync_tree(rootdir: str) -> None:
+    """Flush every file, then every directory, under ``rootdir`` to disk (files first, all
+    written before: the kernel writes them back together)."""
+    for dirpath, _dirs, files in os.walk(rootdir):
+        for name in files:
+            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    for dirpath, _dirs, _files in os.walk(rootdir):
+        fsync_directory(dirpath)
+
+
+class CarrayWriter:
+    """Writes a new carray directory at ``rootdir`` (which must not exist) as bcolz does.
+
+    :meth:`append_rows` takes rows (``(n, *rowshape)`` of ``dtype``) and compresses them
+    ``chunklen`` at a time (quantized as ``cparams`` says); :meth:`append_chunk` stores a Blosc1
+    chunk of ``chunklen`` rows as it is.  :meth:`close` writes the leftover rows,
+    ``meta/storage``, ``meta/sizes`` and ``__attrs__``, then, if ``durable``, flushes every file
+    to disk.  ``expectedlen`` defaults to the rows written; ``dflt`` and ``attrs`` are checked
+    before anything is written.  Files are written in place: build the directory under a
+    private name and rename it into place.
+    """
+
+    def __init__(
+        self,
+        rootdir: str,
+        dtype: np.dtype[Any],
+        rowshape: tuple[int, ...],
+        chunklen: int,
+        cparams: Cparams,
+        *,
+        expectedlen: int | None = None,
+        dflt: Any = None,
+        attrs: Mapping[str, Any] | None = None,
+        durable: bool = False,
+    ) -> None:
+        self.dflt = _dflt_json(dtype, dflt)
+        self.attrs_blob = _attrs_blob(attrs)
+        self.rootdir = rootdir
+        self.dtype, self.rowshape, self.chunklen, self.cparams = dtype, rowshape, chunklen, cparams
+        self.expectedlen = expectedlen
+        self.durable = durable
+        self.atomsize = dtype.itemsize * math.prod(rowshape)
+        self.nrows = 0
+        self.nchunks = 0
+        self.cbytes = chunklen * self.atomsize  # bcolz counts the leftover buffer
+        self._buffer: np.ndarray | None = None  # rows waiting for a full chunk
+        self._filled = 0
+        os.mkdir(rootdir)
+        os.mkdir(os.path.join(rootdir, DATA_DIR))
+        os.mkdir(os.path.join(rootdir, META_DIR))
+
+    def append_chunk(self, chunk: Any) -> None:
+        """Store a Blosc1 chunk of whole rows as the next chunk file."""
+        header = ChunkHeader.parse(chunk)
+        rows = header.nbytes // self.atomsize
+        self._write_chunk(memoryview(chunk).cast("B")[: header.cbytes], rows)
+
+    def append_rows(self, rows: np.ndarray) -> None:
+        """Add rows; every full chunk is compressed and written (straight from ``rows`` when
+        no rows are waiting)."""
+        pos, n, chunklen = 0, len(rows), self.chunklen
+        while pos < n:
+            if not self._filled and n - pos >= chunklen:
+                self._write_rows(rows[pos : pos + chunklen])
+                pos += chunklen
+                continue
+            if self._buffer is None:
+                self._buffer = np.empty((chunklen, *self.rowshape), self.dtype)
+            take = min(chunklen - self._filled, n - pos)
+            self._buffer[self._filled : self._filled + take] = rows[pos : pos + take]
+            self._filled += take
+            pos += take
+            if self._filled == chunklen:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._filled and self._buffer is not None:
+            self._write_rows(self._buffer[: self._filled])
+            self._filled = 0
+
+    def _write_rows(self, rows: np.ndarray) -> None:
+        self._write_chunk(_compress_chunk(rows, self.cparams), len(rows))
+
+    def _write_chunk(self, chunk: Any, rows: int) -> None:
+        """Write the next chunk file: bcolz's 16-byte header, then the Blosc chunk."""
+        with open(_chunk_file(self.rootdir, self.nchunks), "wb") as fh:
+            fh.write(BLPK_HEADER)
+            fh.write(chunk)
+            if self.durable:  # the disk writes it while the next chunks are compressed
+                fh.flush()
+                start_writeback(fh.fileno())
+        if rows == self.chunklen:
+            self.cbytes += _chunk_cbytes(chunk)
+        self.nchunks += 1
+        self.nrows += rows
+
+    def close(self) -> None:
+        """Write the leftover rows and the metadata files (and flush them if ``durable``)."""
+        self._flush()
+        expectedlen = self.nrows if self.expectedlen is None else self.expectedlen
+        storage = _dumps({
+            "dtype": str(self.dtype),
+            "cparams": self.cparams.to_json(),
+            "chunklen": self.chunklen,
+            "expectedlen": expectedlen,
+            "dflt": self.dflt,
+        })  # fmt: skip
+        _write_file(os.path.join(self.rootdir, STORAGE_FILE), storage)
+        shape = (self.nrows, *self.rowshape)
+        _write_file(os.path.join(self.rootdir, SIZES_FILE),
+                    _sizes_blob(shape, self.atomsize, self.cbytes))  # fmt: skip
+        _write_file(os.path.join(self.rootdir, ATTRS_FILE), self.attrs_blob)
+        if self.durable:
+            _fsync_tree(self.rootdir)
+
+
+class CtableWriter:
+    """Writes a new ctable directory at ``rootdir`` (which must not exist) as bcolz does:
+    ``__rootdirs__``, one :class:`CarrayWriter` per column (``columns`` maps each name, in
+    table order, to its ``(dtype, rowshape, chunklen)``; ``dflts`` to its default value), and
+    ``__attrs__`` on :meth:`close`; ``durable`` then flushes every file to disk."""
+
+    def __init__(
+        self,
+        rootdir: str,
+        columns: Mapping[str, tuple[np.dtype[Any], tuple[int, ...], int]],
+        cparams: Cparams,
+        *,
+        expectedlen: int | None = None,
+        dflts: Mapping[str, Any] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+        durable: bool = False,
+    ) -> None:
+        for name in columns:
+            check_column_name(name)
+        self.attrs_blob = _attrs_blob(attrs)
+        self.rootdir = rootdir
+        self.durable = durable
+        os.mkdir(rootdir)
+        _write_file(os.path.join(rootdir, ROOTDIRS_FILE), _dumps({"names": list(columns)}))
+        dflts = dflts or {}
+        self.columns = {
+            name: CarrayWriter(os.path.join(rootdir, name), dtype, rowshape, chunklen, cparams,
+                               expectedlen=expectedlen, dflt=dflts.get(name))
+            for name, (dtype, rowshape, chunklen) in columns.items()
+        }  # fmt: skip
+
+    def append_rows(self, rows: np.ndarray) -> None:
+        """Add the rows of a structured array holding (at least) the table's fields."""
+        for name, writer in self.columns.items():
+            writer.append_rows(rows[name])
+
+    def close(self) -> None:
+        """Close every column, then write ``__attrs__`` (and flush all if ``durable``)."""
+        for writer in self.columns.values():
+            writer.close()
+        _write_file(os.path.join(self.rootdir, ATTRS_FILE), self.attrs_blob)
+        if self.durable:
+            _fsync_tree(self.rootdir)
+
+
+@contextlib.contextmanager
+def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
+    """A private temporary directory path that becomes ``rootdir`` when the block succeeds."""
+    rootdir = os.path.abspath(rootdir)
+    if is_written_in_place(rootdir):
+        raise ArgumentError(f"{rootdir}: is a FIFO or a device, not a directory")
+    with staged_output(rootdir, overwrite=overwrite, replaces=sniff_dir) as target:
+        yield target
+
+
+def save_bcolz(
+    array: Any,
+    rootdir: PathLike,
+    *,
+    chunklen: int | None = None,
+    expectedlen: int | None = None,
+    clevel: int = 5,
+    shuffle: int = 1,
+    cname: str = "lz4",
+    quantize: int = 0,
+    dflt: Any = None,
+    attrs: Mapping[str, Any] | None = None,
+    overwrite: bool = False,
+    durable: bool = True,
+    codec: str | None = None,
+) -> None:
+    """Write ``array`` as a bcolz directory that bcolz 1.x opens, the way bcolz writes it.
+
+    A structured 1-D array becomes a ctable (one carray column per field, named after it;
+    ``dflt`` is then a mapping of field name to default), any other array a carray.
+    ``chunklen`` and ``expectedlen`` default as in bcolz (chunks of 16 KiB to 4 MiB by the
+    expected size), ``clevel``/``shuffle``/``cname`` are bcolz's defaults, ``quantize`` is
+    bcolz's lossy float rounding to that many significant digits, ``attrs`` go to ``__attrs__``.
+    The directory appears whole or not at all (it is written under a temporary name, then
+    renamed); ``overwrite`` replaces an existing one.  ``durable`` flushes every file to disk
+    before the rename (``False`` is faster for many small chunks and still atomic for other
+    processes, but a power loss may then lose the directory).  ``codec`` is an alias of
+    ``cname``, the name every other writer uses.
+    """
+    rootdir = os.fspath(rootdir)
+    data = np.asarray(array)
+    cparams = Cparams.make(clevel, shuffle, codec or cname, quantize)
+    _attrs_blob(attrs)  # checked now: nothing is made unless every argument is valid
+    layout = functools.partial(
+        _column_layout, chunklen=chunklen, expectedlen=expectedlen, cparams=cparams
+    )
+    if data.dtype.names is None:
+        chunk_rows, expected = layout(data, dflt=dflt)
+        with _new_directory(rootdir, overwrite) as target:
+            writer = CarrayWriter(
+                target, data.dtype, data.shape[1:], chunk_rows, cparams,
+                expectedlen=expected, dflt=dflt, attrs=attrs, durable=durable,
+            )  # fmt: skip
+            writer.append_rows(data)
+            writer.close()
+        return
+    if data.ndim != 1:
+        raise ArgumentError(
+            f"a structured array is saved as a ctable and must be 1-D, got shape {data.shape}"
+        )
+    names = list(data.dtype.names)
+    for name in names:
+        check_column_name(name)
+    dflts = _column_dflts(dflt, names)
+    columns = {}
+    for name in names:
+        column = data[name]
+        chunk_rows, _ = layout(column, dflt=dflts.get(name))
+        columns[name] = (column.dtype, column.shape[1:], chunk_rows)
+    with _new_directory(rootdir, overwrite) as target:
+        table = CtableWriter(
+            target, columns, cparams, expectedlen=len(data) if expectedlen is None else expectedlen,
+            dflts=dflts, attrs=attrs, durable=durable,
+        )  # fmt: skip
+        table.append_rows(data)
+        table.close()
+
+
+def _column_dflts(dflt: Any, names: Sequence[str]) -> dict[str, Any]:
+    if dflt is None:
+        return {}
+    if not isinstance(dflt, Mapping):
+        raise ArgumentError("for a ctable, dflt is a mapping of column name to default value")
+    unknown = [key for key in dflt if key not in names]
+    if unknown:
+        raise ArgumentError(f"dflt names unknown columns: {unknown}")
+    return dict(dflt)
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as the bcolz writer's: ``codec`` as ``cname``, ``chunks`` as
+    ``chunklen`` (rows), ``filters`` as ``shuffle`` (bcolz writes Blosc1 chunks)."""
+    return params.own(rest, codec=("cname", None),
+                      chunks=("chunklen", lambda c: chunk_rows(c, shape, "bcolz")),
+                      filters=("shuffle", lambda f: shuffle_only(f, "bcolz")))  # fmt: skip
+
+
+class BcolzTarget(Target):
+    """A bcolz carray, or a ctable for a 1-d structured array (one carray per field)."""
+
+    fmt = "bcolz"
+    OPTIONS = {"chunklen": None, "expectedlen": None, "clevel": 5, "shuffle": 1, "cname": "lz4",
+               "durable": True}  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        if not spec.shape:
+            raise ArgumentError(f"{source.name}: bcolz stores arrays of at least one dimension,"
+                                " this one is 0-d")  # fmt: skip
+        if spec.order == "F":
+            self.dropped.append("Fortran order: bcolz arrays are C-ordered (values are kept)")
+        nd.check_storable(spec.dtype)
+        self.cparams = Cparams.make(opts["clevel"], opts["shuffle"], opts["cname"])
+        self.durable = bool(opts["durable"])
+        expectedlen = opts["expectedlen"]
+        if expectedlen is None:
+            expectedlen = spec.shape[0]
+        self.names = list(spec.dtype.names or ())
+        if self.names:
+            if len(spec.shape) != 1:
+                raise ArgumentError(
+                    f"a structured array is stored as a ctable and must be 1-D, got shape"
+                    f" {spec.shape}"
+                )
+            for name in self.names:
+                check_column_name(name)
+            packed = np.dtype([(name, spec.dtype[name]) for name in self.names])
+            if packed != spec.dtype:
+                self.dropped.append(
+                    f"the layout of dtype {spec.dtype} (padding, offsets or titles): a ctable"
+                    f" stores the fields only and reads back as {packed}"
+                )
+        columns = [spec.dtype[name] for name in self.names] or [
+            np.dtype((spec.dtype, spec.shape[1:]))
+        ]
+        self.typesize = blosc_typesize(spec.dtype)  # of a carray's chunks
+        self.layouts: list[tuple[np.dtype, tuple[int, ...], int]] = []
+        for dtype in columns:
+            base, rowshape = dtype.base, tuple(dtype.shape)
+            atomsize = row_nbytes(base, rowshape)
+            chunklen = opts["chunklen"]
+            if chunklen is None:
+                chunklen = self._copy_chunklen(atomsize) or default_chunklen(
+                    atomsize, expectedlen
+                )
+            check_chunklen(chunklen, atomsize)
+            self.layouts.append((base, rowshape, chunklen))
+        self.attrs = json_user(source, "bcolz attributes (JSON)", self.dropped)
+        kept_metalayers(source, self.dropped, 0, False)
+
+    def _copy_chunklen(self, atomsize: int) -> int | None:
+        source = self.source
+        span = source.uniform_span()
+        if (self.names or span is None or span % atomsize or source.spec.order != "C"
+                or not self._copyable(source.first_chunk_header())):  # fmt: skip
+            return None
+        return span // atomsize
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        # bcolz reads parts of chunks in typesize units: the typesize must follow its rule
+        return header.blosc_version == 1 and header.typesize == self.typesize
+
+    def write(self, path: str) -> None:
+        source = self.source
+        if not self.names:
+            dtype, rowshape, chunklen = self.layouts[0]
+            writer = CarrayWriter(path, dtype, rowshape, chunklen, self.cparams, attrs=self.attrs,
+                                  durable=self.durable)  # fmt: skip
+
+            def put_data(data: memoryview) -> None:
+                writer.append_rows(np.frombuffer(data, dtype=dtype).reshape((-1, *rowshape)))
+
+            spans = flat_spans(source.nbytes, chunklen * writer.atomsize)
+            self._write_spans(spans, True, writer.append_chunk, put_data)
+            writer.close()
+            return
+        table = CtableWriter(path, dict(zip(self.names, self.layouts, strict=True)), self.cparams,
+                             attrs=self.attrs, durable=self.durable)  # fmt: skip
+        slab = max(1, SLAB_NBYTES // max(source.row_nbytes, 1))
+        for r0 in range(0, source.nrows, slab):
+            rows = source.read_rows(r0, min(r0 + slab, source.nrows))
+            table.append_rows(rows)
+            self.progress(rows.nbytes)
+        table.close()
+        self.recompressed = sum(writer.nchunks for writer in table.columns.values())
+
+
+#: What :func:`bloscpack.save` writes a new bcolz output with.
+save = save_bcolz
+ConversionTarget = BcolzTarget
