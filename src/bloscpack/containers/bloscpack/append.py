@@ -66,7 +66,12 @@ from .header import (
     BloscpackHeader,
     MetadataHeader,
 )
-from .preamble import decode_metadata, encode_metadata_section
+from .preamble import (
+    check_format_version,
+    decode_metadata,
+    encode_metadata_section,
+    metadata_section_length,
+)
 from .reader import reading
 from .writer import check_blosc_args, compress_chunk
 
@@ -85,11 +90,7 @@ class _Layout:
         self.size = _file_size(fp)
         raw = _read_exactly(fp, 0, BLOSCPACK_HEADER_LENGTH, self.size, name, "bloscpack header")
         self.header = BloscpackHeader.decode(raw)
-        if self.header.format_version != 3:
-            raise FormatError(
-                f"{name}: format version of file was not '3' as expected,"
-                f" but '{self.header.format_version}'"
-            )
+        check_format_version(self.header, name, FormatError)
         self.checksum: Hash = self.header.checksum_impl
         pos = BLOSCPACK_HEADER_LENGTH
         self.metadata_header: MetadataHeader | None = None
@@ -97,11 +98,7 @@ class _Layout:
         if self.header.metadata:
             raw = _read_exactly(fp, pos, METADATA_HEADER_LENGTH, self.size, name, "metadata header")
             self.metadata_header = MetadataHeader.decode(raw)
-            pos += (
-                METADATA_HEADER_LENGTH
-                + self.metadata_header.max_meta_size
-                + self.metadata_header.checksum_impl.size
-            )
+            pos += metadata_section_length(self.metadata_header)
         self.offsets_pos = pos
         nchunks = self.header.nchunks
         if nchunks < 1:

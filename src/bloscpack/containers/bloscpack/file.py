@@ -68,7 +68,7 @@ from .header import (
     header_typesize,
     sniff,
 )
-from .preamble import encode_metadata_section, metadata_section_length
+from .preamble import Preamble, encode_metadata_section, metadata_section_length
 from .reader import BloscpackReader
 from .writer import BloscpackWriter, check_blosc_args, compress_chunk
 
@@ -727,7 +727,7 @@ def _read_preamble(fp: IO[bytes], name: str) -> bytearray:
     """Header, metadata section and offsets section of a container read from a stream."""
     preamble = _read_stream(fp, BLOSCPACK_HEADER_LENGTH, name, "bloscpack header", short_ok=True)
     if len(preamble) < BLOSCPACK_HEADER_LENGTH or not sniff(bytes(preamble[:4])):
-        BloscpackReader(ByteSource(preamble, name=name))  # raises the reader's error
+        Preamble(ByteSource(preamble, name=name))  # raises the reader's error
     try:
         header = BloscpackHeader.decode(preamble)
     except BloscpackError as exc:
@@ -1065,7 +1065,7 @@ class _AppendSink:
             head = target.read(4)
             target.seek(position)
             if not sniff(head):
-                BloscpackReader(ByteSource(head, name=name))
+                Preamble(ByteSource(head, name=name))  # raises the reader's error
         directory = os.path.dirname(os.path.abspath(path)) if path is not None else None
         # closed by finish() or abort()
         self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY, dir=directory)  # noqa: SIM115

@@ -32,7 +32,6 @@ from ...errors import (
     ChecksumMismatch,
     ChunkError,
     FormatError,
-    FormatVersionMismatch,
     IntegrityError,
     TruncatedError,
 )
@@ -40,15 +39,7 @@ from ...io import ByteSource, PathLike, consistent_read
 from ...journal import recover
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .checksums import Hash
-from .header import (
-    BLOSCPACK_HEADER_LENGTH,
-    FORMAT_VERSION,
-    MAGIC,
-    METADATA_HEADER_LENGTH,
-    BloscpackHeader,
-    MetadataHeader,
-)
-from .preamble import _INT64, decode_metadata, metadata_section_length
+from .preamble import _INT64, Preamble, decode_metadata
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -102,84 +93,21 @@ class BloscpackReader:
 
     @consistent_read
     def _open(self, verify_metadata: bool) -> None:
-        src = self.source
-        self.name = src.name
-        self.size = src.size()
-        head = bytes(src.read_upto(0, len(MAGIC)))
-        if head != MAGIC:
-            raise _not_blp(self.name, head)
-        raw = src.read(0, BLOSCPACK_HEADER_LENGTH, "bloscpack header")
-        try:
-            self.header = BloscpackHeader.decode(raw)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        if self.header.format_version != FORMAT_VERSION:
-            raise FormatVersionMismatch(
-                f"{self.name}: format version of file was not '{FORMAT_VERSION}' as expected,"
-                f" but '{self.header.format_version}'"
-            )
-        self.checksum: Hash = self.header.checksum_impl
-        pos = BLOSCPACK_HEADER_LENGTH
-        self.metadata_header: MetadataHeader | None = None
-        self.metadata_offset: int | None = None
-        self.metadata_digest_ok: bool | None = None
-        self._stored_metadata: memoryview | None = None
-        if self.header.metadata:
-            pos = self._open_metadata(pos, verify_metadata)
-        self.offsets_offset = pos
-        self._offsets = _NO_OFFSETS
-        self.slots = 0
-        if self.header.offsets:
-            pos = self._open_offsets(pos)
-        self.chunks_start = pos
+        preamble = Preamble(self.source, verify_metadata=verify_metadata)
+        self.name, self.size = preamble.name, preamble.size
+        self.header = preamble.header
+        self.checksum: Hash = preamble.checksum
+        self.metadata_header = preamble.metadata_header
+        self.metadata_offset = preamble.metadata_offset
+        self.metadata_digest_ok = preamble.metadata_digest_ok
+        self._stored_metadata = preamble.stored_metadata
+        self.offsets_offset = preamble.offsets_offset
+        self._offsets = preamble.offsets
+        self.slots = preamble.slots
+        self.chunks_start = preamble.chunks_start
         self._locations: list[ChunkLocation] | None = None
         self._located: dict[int, ChunkLocation] = {}
         self._table: _ChunkTable | None = None
-
-    def _open_metadata(self, pos: int, verify: bool) -> int:
-        raw = self.source.read(pos, METADATA_HEADER_LENGTH, "metadata header")
-        try:
-            header = MetadataHeader.decode(raw)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        if header.meta_comp_size > header.max_meta_size:
-            raise FormatError(
-                f"{self.name}: metadata meta_comp_size {header.meta_comp_size} exceeds its"
-                f" max_meta_size {header.max_meta_size}"
-            )
-        length = metadata_section_length(header)
-        section = self.source.read(pos, length, "metadata section")
-        data_end = METADATA_HEADER_LENGTH + header.meta_comp_size
-        self._stored_metadata = section[METADATA_HEADER_LENGTH:data_end]
-        digest = section[METADATA_HEADER_LENGTH + header.max_meta_size : length]
-        computed = header.checksum_impl(self._stored_metadata)
-        self.metadata_digest_ok = bytes(digest) == computed
-        if verify and not self.metadata_digest_ok:
-            raise ChecksumMismatch(
-                f"{self.name}: Checksum mismatch detected in metadata ({header.meta_checksum}),"
-                f" expected: {bytes(digest)!r}, received: {computed!r}"
-            )
-        self.metadata_header = header
-        self.metadata_offset = pos
-        return pos + length
-
-    def _open_offsets(self, pos: int) -> int:
-        header = self.header
-        if header.nchunks == -1:
-            raise FormatError(
-                f"{self.name}: the header announces an offsets section but an unknown number of"
-                " chunks (-1), so the section's size is unknown"
-            )
-        slots = header.nchunks + header.max_app_chunks
-        if slots > (self.size - pos) // 8:
-            raise TruncatedError(
-                f"{self.name}: offsets section of {slots} entries at offset {pos} needs"
-                f" {8 * slots} bytes, but the input has {self.size}"
-            )
-        raw = self.source.read(pos, 8 * header.nchunks, "offsets section")
-        self._offsets = np.frombuffer(raw, "<i8").astype(np.int64)  # a copy, not a view
-        self.slots = slots
-        return pos + 8 * slots
 
     @property
     def offsets(self) -> list[int]:
@@ -610,8 +538,6 @@ def open_reader(source: SourceLike, *, verify: bool = True) -> BlpReader:
     return BlpReader(source, verify=verify)
 
 
-_NO_OFFSETS = np.empty(0, np.int64)
-
 
 class _ChunkTable(NamedTuple):
     """Positions, stored sizes and uncompressed sizes of all chunks (int64 arrays)."""
@@ -652,15 +578,6 @@ def _runs(nchunks: int, chunk_nbytes: int, workers: int) -> list[tuple[int, int]
         runs.append((first, stop))
         first = stop
     return runs
-
-
-def _not_blp(name: str, head: bytes) -> FormatError:
-    from ...errors import NotAContainer
-
-    return NotAContainer(
-        f"{name}: the magic marker {MAGIC!r} is missing from the bloscpack header,"
-        f" instead we found: {head!r}"
-    )
 
 
 def _allocate(nbytes: int, name: str) -> np.ndarray:
