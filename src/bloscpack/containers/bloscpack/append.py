@@ -67,17 +67,15 @@ from .header import (
     MetadataHeader,
 )
 from .preamble import (
+    OFFSET,
     check_format_version,
     decode_metadata,
     encode_metadata_section,
+    encode_offsets,
     metadata_section_length,
 )
 from .reader import reading
 from .writer import check_blosc_args, compress_chunk
-
-_OFFSET = struct.Struct("<q")
-_COPY_BLOCK = 1 << 20
-
 
 # --- append -------------------------------------------------------------------------------
 
@@ -109,7 +107,7 @@ class _Layout:
         if self.header.offsets:
             slots = nchunks + self.header.max_app_chunks
             raw = _read_exactly(fp, pos, 8 * slots, self.size, name, "offsets section")
-            self.offsets = [o for (o,) in struct.iter_unpack("<q", raw[: 8 * nchunks])]
+            self.offsets = [o for (o,) in OFFSET.iter_unpack(raw[: 8 * nchunks])]
             pos += 8 * slots
         self.first_chunk_pos = pos
         self.last_index = nchunks - 1
@@ -453,7 +451,7 @@ def _write_append(
     end = position
     if new_offsets and header.offsets:
         fp.seek(layout.offsets_pos + 8 * header.nchunks)
-        fp.write(b"".join(_OFFSET.pack(o) for o in new_offsets))
+        fp.write(encode_offsets(new_offsets))
         steps.done()
     if new_metadata is not None:
         fp.seek(layout.metadata_pos)

@@ -40,7 +40,7 @@ from .header import (
 )
 
 Buffer = Any  # any object exporting the buffer protocol
-_INT64 = struct.Struct("<q")
+OFFSET = struct.Struct("<q")  # an entry of the offsets section
 
 # --- metadata section ---------------------------------------------------------------------
 
@@ -66,7 +66,7 @@ def encode_metadata_section(
     """
     if isinstance(metadata_args, MetadataHeader):
         return replacement_metadata_section(metadata, metadata_args)
-    return _encode_section(metadata, (metadata_args or MetadataArgs()).copy())[0]
+    return metadata_section(metadata, (metadata_args or MetadataArgs()).copy())[0]
 
 
 def replacement_metadata_section(
@@ -87,10 +87,12 @@ def replacement_metadata_section(
                 f" ({old.checksum_impl.size} and {new_size}): the section cannot change size"
             )
         args.meta_checksum = checksum
-    return _encode_section(metadata, args)[0]
+    return metadata_section(metadata, args)[0]
 
 
-def _encode_section(metadata: Any, args: MetadataArgs) -> tuple[bytes, MetadataHeader]:
+def metadata_section(metadata: Any, args: MetadataArgs) -> tuple[bytes, MetadataHeader]:
+    """The metadata section for ``metadata`` as ``args`` ask (which it may change: no codec
+    when zlib does not help), and its header."""
     args.validate()
     data = serialize_metadata(metadata)
     meta_size = len(data)
@@ -159,7 +161,7 @@ def encode_offsets(offsets: Sequence[int], slots: int | None = None) -> bytes:
     slots = len(offsets) if slots is None else slots
     if slots < len(offsets):
         raise ArgumentError(f"{len(offsets)} offsets do not fit in {slots} slots")
-    return b"".join(_INT64.pack(o) for o in offsets) + _INT64.pack(-1) * (slots - len(offsets))
+    return b"".join(OFFSET.pack(o) for o in offsets) + OFFSET.pack(-1) * (slots - len(offsets))
 
 
 # --- reading the preamble -----------------------------------------------------------------

@@ -39,11 +39,11 @@ from ...io import ByteSource, PathLike, consistent_read
 from ...journal import recover
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .checksums import Hash
-from .preamble import _INT64, Preamble, decode_metadata
+from .preamble import OFFSET, Preamble, decode_metadata
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
-_CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
+CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
 _MIN_CHUNK = 16
 
 
@@ -133,7 +133,7 @@ class BloscpackReader:
         """The preallocated offset slots after the first ``nchunks`` (normally all -1)."""
         start = self.offsets_offset + 8 * len(self._offsets)
         count = self.slots - len(self._offsets)
-        return [v for (v,) in _INT64.iter_unpack(self.source.read(start, 8 * count, "offsets"))]
+        return [v for (v,) in OFFSET.iter_unpack(self.source.read(start, 8 * count, "offsets"))]
 
     # --- chunk locations -------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class BloscpackReader:
                 f"{self.name}: chunk {index} at offset {offset}: the input ends at {self.size}"
             )
         try:
-            chunk_header = ChunkHeader.parse(self.source.peek(offset, _CHUNK_HEADER_PEEK))
+            chunk_header = ChunkHeader.parse(self.source.peek(offset, CHUNK_HEADER_PEEK))
         except BloscpackError as exc:
             raise type(exc)(f"{self.name}: chunk {index} at offset {offset}: {exc}") from None
         cbytes = chunk_header.cbytes
@@ -358,7 +358,7 @@ class BloscpackReader:
     def decompress_chunk_into(self, index: int, out: Buffer) -> int:
         """Decompress chunk ``index`` into the writable buffer ``out``; return bytes written."""
         loc = self.locate(index)
-        return _decompress_exactly(self._read_location(loc, True), out, loc, self.name)
+        return decompress_exactly(self._read_location(loc, True), out, loc, self.name)
 
     @consistent_read
     def read_into(self, out: Buffer) -> int:
@@ -374,7 +374,7 @@ class BloscpackReader:
         if workers <= 1:
             pos = 0
             for loc, chunk in self.iter_chunks():
-                pos += _decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
+                pos += decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
             return pos
         self._read_in_parallel(locations, view, workers)
         return total
@@ -419,7 +419,7 @@ class BloscpackReader:
                 for loc, chunk in checked:
                     out = view[starts[loc.index] : starts[loc.index + 1]]
                     try:
-                        _decompress_exactly(chunk, out, loc, self.name, c_threads, validated=True)
+                        decompress_exactly(chunk, out, loc, self.name, c_threads, validated=True)
                     except BaseException as exc:
                         errors[loc.index] = exc
                         return
@@ -437,7 +437,7 @@ class BloscpackReader:
     @consistent_read
     def read_all(self) -> np.ndarray:
         """The whole payload as a new 1-D ``uint8`` array."""
-        out = _allocate(self.check_sizes(), self.name)
+        out = allocate(self.check_sizes(), self.name)
         self.read_into(out)
         return out
 
@@ -451,13 +451,13 @@ class BloscpackReader:
         workers = min(engine.get_nthreads(), len(locations))
         largest = max((loc.nbytes for loc in locations), default=0)
         in_flight = engine.IN_FLIGHT_PER_WORKER * workers if workers > 1 else 0
-        buffers = [_allocate(largest, self.name).data for _ in range(in_flight + 1)]
+        buffers = [allocate(largest, self.name).data for _ in range(in_flight + 1)]
         c_threads = max(1, engine.get_nthreads() // max(workers, 1))
 
         def decode(loc: ChunkLocation) -> memoryview:
             out = buffers[loc.index % len(buffers)][: loc.nbytes]
             chunk = self._read_location(loc, True)
-            _decompress_exactly(chunk, out, loc, self.name, c_threads)
+            decompress_exactly(chunk, out, loc, self.name, c_threads)
             self.source.release(loc.offset, loc.end - loc.offset)
             return out
 
@@ -580,7 +580,7 @@ def _runs(nchunks: int, chunk_nbytes: int, workers: int) -> list[tuple[int, int]
     return runs
 
 
-def _allocate(nbytes: int, name: str) -> np.ndarray:
+def allocate(nbytes: int, name: str) -> np.ndarray:
     """A new uninitialised byte array (its pages are first touched by the decoders)."""
     try:
         return np.empty(nbytes, np.uint8)
@@ -590,8 +590,10 @@ def _allocate(nbytes: int, name: str) -> np.ndarray:
         ) from None
 
 
-def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str,
-                        nthreads: int | None = None, validated: bool = False) -> int:  # fmt: skip
+def decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str,
+                       nthreads: int | None = None, validated: bool = False) -> int:  # fmt: skip
+    """Decompress the chunk at ``loc`` into ``out`` (exactly its size); errors name ``name``
+    and the chunk."""
     if memoryview(out).nbytes != loc.nbytes:
         raise IntegrityError(
             f"{name}: chunk {loc.index} holds {loc.nbytes} bytes, its destination"
