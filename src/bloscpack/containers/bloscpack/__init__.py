@@ -8,9 +8,10 @@ slots -1), then the Blosc chunks, each followed by its digest.  Bytes after the 
 ignored (0.16's append leaves stale bytes there).
 
 Modules: :mod:`.checksums` (the digest table), :mod:`.args` (0.16's argument objects,
-chunking), :mod:`.header` (the two headers, ``MAGIC``), :mod:`.preamble` (metadata and offsets
-sections), :mod:`.reader`, :mod:`.writer` (also ``save_blp``), :mod:`.report` (``info``,
-``verify``), :mod:`.append` (the journaled in-place append), :mod:`.file` (``BloscFile``).
+chunking), :mod:`.header` (the two headers, ``MAGIC``), :mod:`.preamble` (the metadata and
+offsets sections; reading all that precedes the chunks), :mod:`.reader`, :mod:`.writer` (also
+``save_blp``), :mod:`.report` (``info``, ``verify``), :mod:`.append` (the journaled in-place
+append), :mod:`.file` (``BloscFile``).
 """
 
 from .header import sniff

@@ -66,13 +66,16 @@ from .header import (
     BloscpackHeader,
     MetadataHeader,
 )
-from .preamble import decode_metadata, encode_metadata_section
+from .preamble import (
+    OFFSET,
+    check_format_version,
+    decode_metadata,
+    encode_metadata_section,
+    encode_offsets,
+    metadata_section_length,
+)
 from .reader import reading
 from .writer import check_blosc_args, compress_chunk
-
-_OFFSET = struct.Struct("<q")
-_COPY_BLOCK = 1 << 20
-
 
 # --- append -------------------------------------------------------------------------------
 
@@ -85,11 +88,7 @@ class _Layout:
         self.size = _file_size(fp)
         raw = _read_exactly(fp, 0, BLOSCPACK_HEADER_LENGTH, self.size, name, "bloscpack header")
         self.header = BloscpackHeader.decode(raw)
-        if self.header.format_version != 3:
-            raise FormatError(
-                f"{name}: format version of file was not '3' as expected,"
-                f" but '{self.header.format_version}'"
-            )
+        check_format_version(self.header, name, FormatError)
         self.checksum: Hash = self.header.checksum_impl
         pos = BLOSCPACK_HEADER_LENGTH
         self.metadata_header: MetadataHeader | None = None
@@ -97,11 +96,7 @@ class _Layout:
         if self.header.metadata:
             raw = _read_exactly(fp, pos, METADATA_HEADER_LENGTH, self.size, name, "metadata header")
             self.metadata_header = MetadataHeader.decode(raw)
-            pos += (
-                METADATA_HEADER_LENGTH
-                + self.metadata_header.max_meta_size
-                + self.metadata_header.checksum_impl.size
-            )
+            pos += metadata_section_length(self.metadata_header)
         self.offsets_pos = pos
         nchunks = self.header.nchunks
         if nchunks < 1:
@@ -112,7 +107,7 @@ class _Layout:
         if self.header.offsets:
             slots = nchunks + self.header.max_app_chunks
             raw = _read_exactly(fp, pos, 8 * slots, self.size, name, "offsets section")
-            self.offsets = [o for (o,) in struct.iter_unpack("<q", raw[: 8 * nchunks])]
+            self.offsets = [o for (o,) in OFFSET.iter_unpack(raw[: 8 * nchunks])]
             pos += 8 * slots
         self.first_chunk_pos = pos
         self.last_index = nchunks - 1
@@ -456,7 +451,7 @@ def _write_append(
     end = position
     if new_offsets and header.offsets:
         fp.seek(layout.offsets_pos + 8 * header.nchunks)
-        fp.write(b"".join(_OFFSET.pack(o) for o in new_offsets))
+        fp.write(encode_offsets(new_offsets))
         steps.done()
     if new_metadata is not None:
         fp.seek(layout.metadata_pos)

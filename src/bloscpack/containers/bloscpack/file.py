@@ -68,9 +68,9 @@ from .header import (
     header_typesize,
     sniff,
 )
-from .preamble import encode_metadata_section, metadata_section_length
+from .preamble import Preamble, encode_metadata_section, metadata_section_length
 from .reader import BloscpackReader
-from .writer import BloscpackWriter, check_blosc_args, compress_chunk
+from .writer import BloscpackWriter, check_blosc_args, compress_chunk, seekable
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -212,7 +212,7 @@ class BloscFile(io.BufferedIOBase):
             return os.path.exists(self._path)
         fp = self._fp
         assert fp is not None
-        if not (_seekable(fp) and fp.readable()):
+        if not (seekable(fp) and fp.readable()):
             raise ArgumentError(f"{self.name}: appending needs a readable, seekable file object")
         position = fp.tell()
         end = fp.seek(0, io.SEEK_END)
@@ -727,7 +727,7 @@ def _read_preamble(fp: IO[bytes], name: str) -> bytearray:
     """Header, metadata section and offsets section of a container read from a stream."""
     preamble = _read_stream(fp, BLOSCPACK_HEADER_LENGTH, name, "bloscpack header", short_ok=True)
     if len(preamble) < BLOSCPACK_HEADER_LENGTH or not sniff(bytes(preamble[:4])):
-        BloscpackReader(ByteSource(preamble, name=name))  # raises the reader's error
+        Preamble(ByteSource(preamble, name=name))  # raises the reader's error
     try:
         header = BloscpackHeader.decode(preamble)
     except BloscpackError as exc:
@@ -811,7 +811,7 @@ class _FileObjectSource(ByteSource):
 def _file_object_source(fp: IO[bytes], name: str) -> ByteSource | None:
     """Random access to a file object: a memory map of a regular file, positioned reads of
     another seekable object, or None for a stream."""
-    if not _seekable(fp):
+    if not seekable(fp):
         return None
     try:
         fd = fp.fileno()
@@ -848,13 +848,6 @@ def _allocate(nbytes: int, name: str) -> bytearray:
         return bytearray(nbytes)
     except MemoryError:
         raise IntegrityError(f"{name}: cannot allocate the {nbytes} bytes a chunk claims") from None
-
-
-def _seekable(fp: IO[bytes]) -> bool:
-    try:
-        return bool(fp.seekable())
-    except (AttributeError, OSError, ValueError):
-        return False
 
 
 # --- write side ---------------------------------------------------------------------------
@@ -945,7 +938,7 @@ class _ContainerSink:
             self._target = fp
         else:
             self._target = self._stack.enter_context(atomic_write(path))
-        self._streaming = not _seekable(self._target)
+        self._streaming = not seekable(self._target)
         self._start = 0 if self._streaming else self._target.tell()
         if self._streaming:
             self._writer = self._new_writer(
@@ -1065,7 +1058,7 @@ class _AppendSink:
             head = target.read(4)
             target.seek(position)
             if not sniff(head):
-                BloscpackReader(ByteSource(head, name=name))
+                Preamble(ByteSource(head, name=name))  # raises the reader's error
         directory = os.path.dirname(os.path.abspath(path)) if path is not None else None
         # closed by finish() or abort()
         self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY, dir=directory)  # noqa: SIM115

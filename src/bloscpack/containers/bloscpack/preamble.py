@@ -1,7 +1,8 @@
-"""The sections of a ``.blp`` file before its chunks: the metadata section (32-byte
-:class:`~bloscpack.containers.bloscpack.header.MetadataHeader`, serialized JSON, NUL padding up
-to ``max_meta_size``, digest) and the offsets section (``nchunks + max_app_chunks`` int64 file
-positions, unused slots -1), encoded and decoded.
+"""The preamble of a ``.blp`` file, what comes before its chunks: the header, the metadata
+section (32-byte :class:`~bloscpack.containers.bloscpack.header.MetadataHeader`, serialized
+JSON, NUL padding up to ``max_meta_size``, digest) and the offsets section (``nchunks +
+max_app_chunks`` int64 file positions, unused slots -1).  The sections are encoded and decoded
+here, and :class:`Preamble` reads and checks all three for every reader of the format.
 """
 
 from __future__ import annotations
@@ -12,19 +13,34 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ...errors import (
     ArgumentError,
+    BloscpackError,
     ChecksumLengthMismatch,
+    ChecksumMismatch,
     FormatError,
+    FormatVersionMismatch,
     MetadataSectionTooSmall,
     NoSuchSerializer,
+    NotAContainer,
+    TruncatedError,
 )
+from ...io import ByteSource
 from .args import SERIALIZERS, MetadataArgs
-from .checksums import CHECKSUMS_LOOKUP, get_checksum
-from .header import METADATA_HEADER_LENGTH, MetadataHeader
+from .checksums import CHECKSUMS_LOOKUP, Hash, get_checksum
+from .header import (
+    BLOSCPACK_HEADER_LENGTH,
+    FORMAT_VERSION,
+    MAGIC,
+    METADATA_HEADER_LENGTH,
+    BloscpackHeader,
+    MetadataHeader,
+)
 
 Buffer = Any  # any object exporting the buffer protocol
-_INT64 = struct.Struct("<q")
+OFFSET = struct.Struct("<q")  # an entry of the offsets section
 
 # --- metadata section ---------------------------------------------------------------------
 
@@ -50,7 +66,7 @@ def encode_metadata_section(
     """
     if isinstance(metadata_args, MetadataHeader):
         return replacement_metadata_section(metadata, metadata_args)
-    return _encode_section(metadata, (metadata_args or MetadataArgs()).copy())[0]
+    return metadata_section(metadata, (metadata_args or MetadataArgs()).copy())[0]
 
 
 def replacement_metadata_section(
@@ -71,10 +87,12 @@ def replacement_metadata_section(
                 f" ({old.checksum_impl.size} and {new_size}): the section cannot change size"
             )
         args.meta_checksum = checksum
-    return _encode_section(metadata, args)[0]
+    return metadata_section(metadata, args)[0]
 
 
-def _encode_section(metadata: Any, args: MetadataArgs) -> tuple[bytes, MetadataHeader]:
+def metadata_section(metadata: Any, args: MetadataArgs) -> tuple[bytes, MetadataHeader]:
+    """The metadata section for ``metadata`` as ``args`` ask (which it may change: no codec
+    when zlib does not help), and its header."""
     args.validate()
     data = serialize_metadata(metadata)
     meta_size = len(data)
@@ -143,4 +161,107 @@ def encode_offsets(offsets: Sequence[int], slots: int | None = None) -> bytes:
     slots = len(offsets) if slots is None else slots
     if slots < len(offsets):
         raise ArgumentError(f"{len(offsets)} offsets do not fit in {slots} slots")
-    return b"".join(_INT64.pack(o) for o in offsets) + _INT64.pack(-1) * (slots - len(offsets))
+    return b"".join(OFFSET.pack(o) for o in offsets) + OFFSET.pack(-1) * (slots - len(offsets))
+
+
+# --- reading the preamble -----------------------------------------------------------------
+
+
+class Preamble:
+    """The header, metadata section and offsets section at the start of ``source``, read and
+    checked against its size: ``header``, ``checksum`` (of the chunks), ``metadata_header``,
+    ``metadata_offset`` (32) and ``stored_metadata`` (None without metadata),
+    ``metadata_digest_ok`` (a mismatch raises unless not ``verify_metadata``),
+    ``offsets_offset``, ``offsets`` (the first ``nchunks`` entries, int64; empty without an
+    offsets section), ``slots`` and ``chunks_start``."""
+
+    def __init__(self, source: ByteSource, *, verify_metadata: bool = True) -> None:
+        self.source, self.name, self.size = source, source.name, source.size()
+        head = bytes(source.read_upto(0, len(MAGIC)))
+        if head != MAGIC:
+            raise _not_blp(self.name, head)
+        raw = source.read(0, BLOSCPACK_HEADER_LENGTH, "bloscpack header")
+        try:
+            self.header = BloscpackHeader.decode(raw)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: {exc}") from None
+        check_format_version(self.header, self.name)
+        self.checksum: Hash = self.header.checksum_impl
+        pos = BLOSCPACK_HEADER_LENGTH
+        self.metadata_header: MetadataHeader | None = None
+        self.metadata_offset: int | None = None
+        self.metadata_digest_ok: bool | None = None
+        self.stored_metadata: memoryview | None = None
+        if self.header.metadata:
+            pos = self._read_metadata(pos, verify_metadata)
+        self.offsets_offset = pos
+        self.offsets = _NO_OFFSETS
+        self.slots = 0
+        if self.header.offsets:
+            pos = self._read_offsets(pos)
+        self.chunks_start = pos
+
+    def _read_metadata(self, pos: int, verify: bool) -> int:
+        raw = self.source.read(pos, METADATA_HEADER_LENGTH, "metadata header")
+        try:
+            header = MetadataHeader.decode(raw)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: {exc}") from None
+        if header.meta_comp_size > header.max_meta_size:
+            raise FormatError(
+                f"{self.name}: metadata meta_comp_size {header.meta_comp_size} exceeds its"
+                f" max_meta_size {header.max_meta_size}"
+            )
+        length = metadata_section_length(header)
+        section = self.source.read(pos, length, "metadata section")
+        data_end = METADATA_HEADER_LENGTH + header.meta_comp_size
+        self.stored_metadata = section[METADATA_HEADER_LENGTH:data_end]
+        digest = section[METADATA_HEADER_LENGTH + header.max_meta_size : length]
+        computed = header.checksum_impl(self.stored_metadata)
+        self.metadata_digest_ok = bytes(digest) == computed
+        if verify and not self.metadata_digest_ok:
+            raise ChecksumMismatch(
+                f"{self.name}: Checksum mismatch detected in metadata ({header.meta_checksum}),"
+                f" expected: {bytes(digest)!r}, received: {computed!r}"
+            )
+        self.metadata_header = header
+        self.metadata_offset = pos
+        return pos + length
+
+    def _read_offsets(self, pos: int) -> int:
+        header = self.header
+        if header.nchunks == -1:
+            raise FormatError(
+                f"{self.name}: the header announces an offsets section but an unknown number of"
+                " chunks (-1), so the section's size is unknown"
+            )
+        slots = header.nchunks + header.max_app_chunks
+        if slots > (self.size - pos) // 8:
+            raise TruncatedError(
+                f"{self.name}: offsets section of {slots} entries at offset {pos} needs"
+                f" {8 * slots} bytes, but the input has {self.size}"
+            )
+        raw = self.source.read(pos, 8 * header.nchunks, "offsets section")
+        self.offsets = np.frombuffer(raw, "<i8").astype(np.int64)  # a copy, not a view
+        self.slots = slots
+        return pos + 8 * slots
+
+
+def check_format_version(header: BloscpackHeader, name: str,
+                         error: type[FormatError] = FormatVersionMismatch) -> None:  # fmt: skip
+    """Raise ``error`` unless ``header`` has the format version this library reads (3)."""
+    if header.format_version != FORMAT_VERSION:
+        raise error(
+            f"{name}: format version of file was not '{FORMAT_VERSION}' as expected,"
+            f" but '{header.format_version}'"
+        )
+
+
+_NO_OFFSETS = np.empty(0, np.int64)
+
+
+def _not_blp(name: str, head: bytes) -> FormatError:
+    return NotAContainer(
+        f"{name}: the magic marker {MAGIC!r} is missing from the bloscpack header,"
+        f" instead we found: {head!r}"
+    )

@@ -32,7 +32,6 @@ from ...errors import (
     ChecksumMismatch,
     ChunkError,
     FormatError,
-    FormatVersionMismatch,
     IntegrityError,
     TruncatedError,
 )
@@ -40,19 +39,11 @@ from ...io import ByteSource, PathLike, consistent_read
 from ...journal import recover
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .checksums import Hash
-from .header import (
-    BLOSCPACK_HEADER_LENGTH,
-    FORMAT_VERSION,
-    MAGIC,
-    METADATA_HEADER_LENGTH,
-    BloscpackHeader,
-    MetadataHeader,
-)
-from .preamble import _INT64, decode_metadata, metadata_section_length
+from .preamble import OFFSET, Preamble, decode_metadata
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
-_CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
+CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
 _MIN_CHUNK = 16
 
 
@@ -102,84 +93,21 @@ class BloscpackReader:
 
     @consistent_read
     def _open(self, verify_metadata: bool) -> None:
-        src = self.source
-        self.name = src.name
-        self.size = src.size()
-        head = bytes(src.read_upto(0, len(MAGIC)))
-        if head != MAGIC:
-            raise _not_blp(self.name, head)
-        raw = src.read(0, BLOSCPACK_HEADER_LENGTH, "bloscpack header")
-        try:
-            self.header = BloscpackHeader.decode(raw)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        if self.header.format_version != FORMAT_VERSION:
-            raise FormatVersionMismatch(
-                f"{self.name}: format version of file was not '{FORMAT_VERSION}' as expected,"
-                f" but '{self.header.format_version}'"
-            )
-        self.checksum: Hash = self.header.checksum_impl
-        pos = BLOSCPACK_HEADER_LENGTH
-        self.metadata_header: MetadataHeader | None = None
-        self.metadata_offset: int | None = None
-        self.metadata_digest_ok: bool | None = None
-        self._stored_metadata: memoryview | None = None
-        if self.header.metadata:
-            pos = self._open_metadata(pos, verify_metadata)
-        self.offsets_offset = pos
-        self._offsets = _NO_OFFSETS
-        self.slots = 0
-        if self.header.offsets:
-            pos = self._open_offsets(pos)
-        self.chunks_start = pos
+        preamble = Preamble(self.source, verify_metadata=verify_metadata)
+        self.name, self.size = preamble.name, preamble.size
+        self.header = preamble.header
+        self.checksum: Hash = preamble.checksum
+        self.metadata_header = preamble.metadata_header
+        self.metadata_offset = preamble.metadata_offset
+        self.metadata_digest_ok = preamble.metadata_digest_ok
+        self._stored_metadata = preamble.stored_metadata
+        self.offsets_offset = preamble.offsets_offset
+        self._offsets = preamble.offsets
+        self.slots = preamble.slots
+        self.chunks_start = preamble.chunks_start
         self._locations: list[ChunkLocation] | None = None
         self._located: dict[int, ChunkLocation] = {}
         self._table: _ChunkTable | None = None
-
-    def _open_metadata(self, pos: int, verify: bool) -> int:
-        raw = self.source.read(pos, METADATA_HEADER_LENGTH, "metadata header")
-        try:
-            header = MetadataHeader.decode(raw)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        if header.meta_comp_size > header.max_meta_size:
-            raise FormatError(
-                f"{self.name}: metadata meta_comp_size {header.meta_comp_size} exceeds its"
-                f" max_meta_size {header.max_meta_size}"
-            )
-        length = metadata_section_length(header)
-        section = self.source.read(pos, length, "metadata section")
-        data_end = METADATA_HEADER_LENGTH + header.meta_comp_size
-        self._stored_metadata = section[METADATA_HEADER_LENGTH:data_end]
-        digest = section[METADATA_HEADER_LENGTH + header.max_meta_size : length]
-        computed = header.checksum_impl(self._stored_metadata)
-        self.metadata_digest_ok = bytes(digest) == computed
-        if verify and not self.metadata_digest_ok:
-            raise ChecksumMismatch(
-                f"{self.name}: Checksum mismatch detected in metadata ({header.meta_checksum}),"
-                f" expected: {bytes(digest)!r}, received: {computed!r}"
-            )
-        self.metadata_header = header
-        self.metadata_offset = pos
-        return pos + length
-
-    def _open_offsets(self, pos: int) -> int:
-        header = self.header
-        if header.nchunks == -1:
-            raise FormatError(
-                f"{self.name}: the header announces an offsets section but an unknown number of"
-                " chunks (-1), so the section's size is unknown"
-            )
-        slots = header.nchunks + header.max_app_chunks
-        if slots > (self.size - pos) // 8:
-            raise TruncatedError(
-                f"{self.name}: offsets section of {slots} entries at offset {pos} needs"
-                f" {8 * slots} bytes, but the input has {self.size}"
-            )
-        raw = self.source.read(pos, 8 * header.nchunks, "offsets section")
-        self._offsets = np.frombuffer(raw, "<i8").astype(np.int64)  # a copy, not a view
-        self.slots = slots
-        return pos + 8 * slots
 
     @property
     def offsets(self) -> list[int]:
@@ -205,7 +133,7 @@ class BloscpackReader:
         """The preallocated offset slots after the first ``nchunks`` (normally all -1)."""
         start = self.offsets_offset + 8 * len(self._offsets)
         count = self.slots - len(self._offsets)
-        return [v for (v,) in _INT64.iter_unpack(self.source.read(start, 8 * count, "offsets"))]
+        return [v for (v,) in OFFSET.iter_unpack(self.source.read(start, 8 * count, "offsets"))]
 
     # --- chunk locations -------------------------------------------------------------------
 
@@ -240,7 +168,7 @@ class BloscpackReader:
                 f"{self.name}: chunk {index} at offset {offset}: the input ends at {self.size}"
             )
         try:
-            chunk_header = ChunkHeader.parse(self.source.peek(offset, _CHUNK_HEADER_PEEK))
+            chunk_header = ChunkHeader.parse(self.source.peek(offset, CHUNK_HEADER_PEEK))
         except BloscpackError as exc:
             raise type(exc)(f"{self.name}: chunk {index} at offset {offset}: {exc}") from None
         cbytes = chunk_header.cbytes
@@ -430,7 +358,7 @@ class BloscpackReader:
     def decompress_chunk_into(self, index: int, out: Buffer) -> int:
         """Decompress chunk ``index`` into the writable buffer ``out``; return bytes written."""
         loc = self.locate(index)
-        return _decompress_exactly(self._read_location(loc, True), out, loc, self.name)
+        return decompress_exactly(self._read_location(loc, True), out, loc, self.name)
 
     @consistent_read
     def read_into(self, out: Buffer) -> int:
@@ -446,7 +374,7 @@ class BloscpackReader:
         if workers <= 1:
             pos = 0
             for loc, chunk in self.iter_chunks():
-                pos += _decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
+                pos += decompress_exactly(chunk, view[pos : pos + loc.nbytes], loc, self.name)
             return pos
         self._read_in_parallel(locations, view, workers)
         return total
@@ -491,7 +419,7 @@ class BloscpackReader:
                 for loc, chunk in checked:
                     out = view[starts[loc.index] : starts[loc.index + 1]]
                     try:
-                        _decompress_exactly(chunk, out, loc, self.name, c_threads, validated=True)
+                        decompress_exactly(chunk, out, loc, self.name, c_threads, validated=True)
                     except BaseException as exc:
                         errors[loc.index] = exc
                         return
@@ -509,7 +437,7 @@ class BloscpackReader:
     @consistent_read
     def read_all(self) -> np.ndarray:
         """The whole payload as a new 1-D ``uint8`` array."""
-        out = _allocate(self.check_sizes(), self.name)
+        out = allocate(self.check_sizes(), self.name)
         self.read_into(out)
         return out
 
@@ -523,13 +451,13 @@ class BloscpackReader:
         workers = min(engine.get_nthreads(), len(locations))
         largest = max((loc.nbytes for loc in locations), default=0)
         in_flight = engine.IN_FLIGHT_PER_WORKER * workers if workers > 1 else 0
-        buffers = [_allocate(largest, self.name).data for _ in range(in_flight + 1)]
+        buffers = [allocate(largest, self.name).data for _ in range(in_flight + 1)]
         c_threads = max(1, engine.get_nthreads() // max(workers, 1))
 
         def decode(loc: ChunkLocation) -> memoryview:
             out = buffers[loc.index % len(buffers)][: loc.nbytes]
             chunk = self._read_location(loc, True)
-            _decompress_exactly(chunk, out, loc, self.name, c_threads)
+            decompress_exactly(chunk, out, loc, self.name, c_threads)
             self.source.release(loc.offset, loc.end - loc.offset)
             return out
 
@@ -610,8 +538,6 @@ def open_reader(source: SourceLike, *, verify: bool = True) -> BlpReader:
     return BlpReader(source, verify=verify)
 
 
-_NO_OFFSETS = np.empty(0, np.int64)
-
 
 class _ChunkTable(NamedTuple):
     """Positions, stored sizes and uncompressed sizes of all chunks (int64 arrays)."""
@@ -654,16 +580,7 @@ def _runs(nchunks: int, chunk_nbytes: int, workers: int) -> list[tuple[int, int]
     return runs
 
 
-def _not_blp(name: str, head: bytes) -> FormatError:
-    from ...errors import NotAContainer
-
-    return NotAContainer(
-        f"{name}: the magic marker {MAGIC!r} is missing from the bloscpack header,"
-        f" instead we found: {head!r}"
-    )
-
-
-def _allocate(nbytes: int, name: str) -> np.ndarray:
+def allocate(nbytes: int, name: str) -> np.ndarray:
     """A new uninitialised byte array (its pages are first touched by the decoders)."""
     try:
         return np.empty(nbytes, np.uint8)
@@ -673,8 +590,10 @@ def _allocate(nbytes: int, name: str) -> np.ndarray:
         ) from None
 
 
-def _decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str,
-                        nthreads: int | None = None, validated: bool = False) -> int:  # fmt: skip
+def decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str,
+                       nthreads: int | None = None, validated: bool = False) -> int:  # fmt: skip
+    """Decompress the chunk at ``loc`` into ``out`` (exactly its size); errors name ``name``
+    and the chunk."""
     if memoryview(out).nbytes != loc.nbytes:
         raise IntegrityError(
             f"{name}: chunk {loc.index} holds {loc.nbytes} bytes, its destination"

@@ -10,18 +10,18 @@ from ...blosc.header import ChunkHeader
 from ...errors import BloscpackError, IntegrityError
 from .header import BloscpackHeader, MetadataHeader
 from .reader import (
-    _CHUNK_HEADER_PEEK,
+    CHUNK_HEADER_PEEK,
     BloscpackReader,
     ChunkLocation,
     SourceLike,
-    _allocate,
-    _decompress_exactly,
+    allocate,
+    decompress_exactly,
     reading,
 )
 
 
 def _chunk_summary(reader: BloscpackReader, loc: ChunkLocation) -> dict[str, Any]:
-    chunk_header = ChunkHeader.parse(reader.source.read_upto(loc.offset, _CHUNK_HEADER_PEEK))
+    chunk_header = ChunkHeader.parse(reader.source.read_upto(loc.offset, CHUNK_HEADER_PEEK))
     return {
         "index": loc.index,
         "offset": loc.offset,
@@ -150,7 +150,7 @@ def _chunk_problems(
     largest = max((loc.nbytes for loc in locations), default=0)
     if reader.header.chunk_size != -1:
         largest = min(largest, reader.header.chunk_size)
-    scratch = _allocate(largest, reader.name).data
+    scratch = allocate(largest, reader.name).data
     for loc in locations:
         try:
             chunk = reader._read_location(loc, True)
@@ -158,7 +158,7 @@ def _chunk_problems(
                 raise IntegrityError(
                     f"chunk {loc.index} claims {loc.nbytes} bytes, more than the chunk size"
                 )
-            _decompress_exactly(chunk, scratch[: loc.nbytes], loc, reader.name)
+            decompress_exactly(chunk, scratch[: loc.nbytes], loc, reader.name)
         except BloscpackError as exc:
             bad.append({"index": loc.index, "error": str(exc)})
     return bad

@@ -36,7 +36,7 @@ from .args import (
     handle_max_app_chunks,
 )
 from .header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader, MetadataHeader, header_typesize
-from .preamble import _INT64, _encode_section, encode_offsets, replacement_metadata_section
+from .preamble import OFFSET, encode_offsets, metadata_section, replacement_metadata_section
 from .reader import BloscpackReader
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -181,7 +181,7 @@ class BloscpackWriter:
         section = b""
         self.metadata_header: MetadataHeader | None = None
         if metadata is not None:
-            section, self.metadata_header = _encode_section(
+            section, self.metadata_header = metadata_section(
                 metadata, (metadata_args or MetadataArgs()).copy()
             )
         self.fp = fp
@@ -190,9 +190,9 @@ class BloscpackWriter:
         self.last_nbytes = -1
         self.offsets_offset = BLOSCPACK_HEADER_LENGTH + len(section)
         slots = self.header.total_prospective_chunks if offsets else 0
-        placeholder = _INT64.pack(-1) * (slots or 0)
+        placeholder = OFFSET.pack(-1) * (slots or 0)
         self.chunks_start = self.offsets_offset + len(placeholder)
-        self._base = fp.tell() if _seekable(fp) else 0
+        self._base = fp.tell() if seekable(fp) else 0
         fp.write(self.header.encode())
         fp.write(section)
         fp.write(placeholder)
@@ -242,7 +242,7 @@ class BloscpackWriter:
             self.fp.seek(self._base + self.offsets_offset)
             self.fp.write(encode_offsets(self.offsets))
             self.fp.seek(self._base + self._pos)
-        elif header.nchunks == -1 and _seekable(self.fp):
+        elif header.nchunks == -1 and seekable(self.fp):
             final = BloscpackHeader(**dict(header))
             final.nchunks = len(self.offsets)
             final.last_chunk = max(self.last_nbytes, 0)
@@ -262,7 +262,8 @@ class BloscpackWriter:
             self.close()
 
 
-def _seekable(fp: IO[bytes]) -> bool:
+def seekable(fp: IO[bytes]) -> bool:
+    """Whether ``fp`` can seek (False if it cannot tell)."""
     try:
         return bool(fp.seekable())
     except (AttributeError, OSError, ValueError):
