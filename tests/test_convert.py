@@ -17,6 +17,7 @@ import pytest
 import bloscpack
 from bloscpack import api, engine
 from bloscpack.containers.bloscpack import BloscpackReader, read_metadata_section
+from bloscpack.containers.frame.api import Frame
 from bloscpack.convert import convert
 from bloscpack.dispatch import detect, save
 from bloscpack.errors import (
@@ -27,7 +28,6 @@ from bloscpack.errors import (
     OutputExistsError,
     UnsupportedError,
 )
-from bloscpack.frame import Frame
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -47,27 +47,32 @@ from ..errors import (
 )
 from ..io import ByteSource, PathLike, staged_output
 from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
-from .frame import (
-    EDGE_READ,
+from .frame.contiguous import ContiguousFrame
+from .frame.core import EDGE_READ
+from .frame.edit import FrameBase
+from .frame.params import CParams
+from .frame.reader import unopened_report, vlmeta_items
+from .frame.records import (
     HEADER_FIXED_LEN,
     MARKER_KINDS,
     MAX_METALAYERS,
     MAX_VLMETALAYERS_WRITE,
-    ContiguousFrame,
-    CParams,
-    FrameBase,
     FrameHeader,
-    FrameTarget,
-    FrameWriter,
     pack_value,
-    packed_user,
     parse_layers,
     sniff,
     unpack_value,
-    vlmeta_items,
 )
+from .frame.writer import FrameTarget, FrameWriter, packed_user
 from .options import CompressionParams
-from .sframe import INDEX_FILE, SparseFrame, SparseFrameTarget, SparseFrameWriter, sniff_dir
+from .sframe import (
+    INDEX_FILE,
+    SparseFrame,
+    SparseFrameTarget,
+    SparseFrameWriter,
+    sniff_dir,
+    sniff_index_file,
+)
 from .sframe import verify as sframe_verify
 from .target import Target, kept_metalayers, marker_fits, row_flat, take_options
 
@@ -200,11 +205,9 @@ def open_frame(source: Source | ByteSource) -> ContiguousFrame | SparseFrame:
     path = os.fspath(source)
     if os.path.isdir(path):
         return SparseFrame(path)
-    if os.path.basename(path) == INDEX_FILE and os.path.isdir(os.path.dirname(path) or "."):
-        with open(path, "rb") as fh:
-            head = fh.read(HEADER_FIXED_LEN)
-        if sniff(head) and head[26] == 1:
-            return SparseFrame(os.path.dirname(path) or ".")
+    if (os.path.basename(path) == INDEX_FILE and os.path.isdir(os.path.dirname(path) or ".")
+            and sniff_index_file(path)):  # fmt: skip
+        return SparseFrame(os.path.dirname(path) or ".")
     return ContiguousFrame(path)
 
 
@@ -711,13 +714,7 @@ def verify(path: Source) -> dict[str, Any]:
     try:
         array = B2ndArray(path)
     except (BloscpackError, OSError) as exc:
-        return {
-            "format": "b2nd",
-            "ok": False,
-            "nchunks": 0,
-            "bad_chunks": [],
-            "problems": [str(exc)],
-        }
+        return unopened_report("b2nd", exc)
     with array:
         if isinstance(array.frame, SparseFrame):  # also checks the chunk files against cbytes
             report = sframe_verify(array.frame.path)

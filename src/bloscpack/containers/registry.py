@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ArgumentError, NotAContainer, UnsupportedError
 from ..io import ByteSource, PathLike
 from .base import ContainerReader
-from .frame import MAGIC as FRAME_MAGIC
+from .frame.records import MAGIC as FRAME_MAGIC
 from .options import CompressionParams, check_options
 
 

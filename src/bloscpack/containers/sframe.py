@@ -29,21 +29,11 @@ from ..errors import (
     TruncatedError,
 )
 from ..io import FileLock, PathLike, atomic_write, file_identity, fsync_directory
-from .frame import (
-    FRAME_SPARSE,
-    HEADER_FIXED_LEN,
-    CParams,
-    FrameBase,
-    FrameReader,
-    FrameTarget,
-    FrameWriter,
-    OnePassWriter,
-    compress_vlmeta,
-    general_flags,
-    new_frame_image,
-    own_options,
-    sniff,
-)
+from .frame.edit import FrameBase
+from .frame.params import CParams, compress_vlmeta, new_frame_image
+from .frame.reader import FrameReader, unopened_report
+from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, sniff_sparse
+from .frame.writer import FrameTarget, FrameWriter, OnePassWriter, own_options
 
 INDEX_FILE = "chunks.b2frame"
 
@@ -56,11 +46,13 @@ def chunk_file_name(chunk_id: int) -> str:
 def sniff_dir(path: PathLike) -> bool:
     """True if ``path`` is a directory holding a sparse frame's ``chunks.b2frame``."""
     index = os.path.join(os.fspath(path), INDEX_FILE)
-    if not os.path.isfile(index):
-        return False
-    with open(index, "rb") as fh:
-        head = fh.read(HEADER_FIXED_LEN)
-    return sniff(head) and len(head) > 26 and head[26] == FRAME_SPARSE
+    return os.path.isfile(index) and sniff_index_file(index)
+
+
+def sniff_index_file(path: PathLike) -> bool:
+    """True if the file at ``path`` starts like a sparse frame's ``chunks.b2frame``."""
+    with open(path, "rb") as fh:
+        return sniff_sparse(fh.read(HEADER_FIXED_LEN))
 
 
 class SparseFrame(FrameBase):
@@ -417,13 +409,7 @@ def verify(path: PathLike) -> dict[str, Any]:
     try:
         frame = SparseFrame(path)
     except BloscpackError as exc:
-        return {
-            "format": "sframe",
-            "ok": False,
-            "nchunks": 0,
-            "bad_chunks": [],
-            "problems": [str(exc)],
-        }
+        return unopened_report("sframe", exc)
     with contextlib.closing(frame), frame.consistent():
         report = frame.verify()
         stored = {int(x) for x in frame.offsets if x >= 0}
