@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -28,7 +26,7 @@ from ..errors import (
     OutputExistsError,
     TruncatedError,
 )
-from ..io import FileLock, PathLike, atomic_write, file_identity, fsync_directory
+from ..io import FileLock, PathLike, atomic_write, file_identity, fsync_directory, staged_output
 from .frame.edit import FrameBase
 from .frame.params import CParams, compress_vlmeta, new_frame_image
 from .frame.reader import FrameReader, unopened_report
@@ -139,12 +137,9 @@ class SparseFrame(FrameBase):
         open it for writing, with deferred appends.  ``vlmeta`` values are msgpack bytes,
         ``vlmeta_chunks`` values stored (compressed) chunks."""
         path = os.fspath(path)
-        tmp = _new_frame_dir(path, cparams, chunksize, metalayers, vlmeta, nthreads, vlmeta_chunks)
-        try:
-            _replace_dir(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        with staged_output(path) as new:
+            _new_frame_dir(new, cparams, chunksize, metalayers, vlmeta, nthreads, vlmeta_chunks)
+            _check_replaceable(path)
         return cls(path, writable=True, defer_appends=True)
 
     def flush(self) -> None:
@@ -280,10 +275,11 @@ class SparseFrame(FrameBase):
 
 
 class SparseFrameWriter(OnePassWriter):
-    """Write a new sparse frame in one pass: chunk files go to a temporary directory next to
-    ``path`` and :meth:`close` writes ``chunks.b2frame`` once and renames the directory into
-    place (replacing a sparse frame or empty directory there).  A failed write leaves nothing
-    behind.  Same files as appending the chunks one by one with C-Blosc2."""
+    """Write a new sparse frame in one pass: chunk files go to a directory staged next to
+    ``path`` (:func:`~bloscpack.io.staged_output`) and :meth:`close` writes ``chunks.b2frame``
+    once and renames the directory into place (replacing a sparse frame or empty directory
+    there).  A failed write leaves nothing behind.  Same files as appending the chunks one by
+    one with C-Blosc2."""
 
     def __init__(
         self, path: PathLike, cparams: CParams, *, chunksize: int | None = None,
@@ -292,10 +288,12 @@ class SparseFrameWriter(OnePassWriter):
     ) -> None:  # fmt: skip
         self.path = os.fspath(path)
         self.cparams = cparams
-        self._tmp = _new_frame_dir(self.path, cparams, chunksize, metalayers, vlmeta, nthreads,
-                                   vlmeta_chunks)  # fmt: skip
+        self._staged = staged_output(self.path)
+        self._tmp = self._staged.__enter__()
         self._closed = False
         try:
+            _new_frame_dir(self._tmp, cparams, chunksize, metalayers, vlmeta, nthreads,
+                           vlmeta_chunks)  # fmt: skip
             self.frame = SparseFrame(self._tmp, writable=True, defer_appends=True)
         except BaseException:
             self.abort()
@@ -315,7 +313,8 @@ class SparseFrameWriter(OnePassWriter):
             return
         try:
             self.frame.close()
-            _replace_dir(self._tmp, self.path)
+            _check_replaceable(self.path)
+            self._staged.__exit__(None, None, None)
         except BaseException:
             self.abort()
             raise
@@ -327,26 +326,22 @@ class SparseFrameWriter(OnePassWriter):
             self._closed = True
             if hasattr(self, "frame"):
                 self.frame._release_dir()
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            err = RuntimeError("sparse frame write aborted")
+            with contextlib.suppress(RuntimeError):
+                self._staged.__exit__(RuntimeError, err, None)
 
 
 def _new_frame_dir(
     path: str, cparams: CParams, chunksize: int | None, metalayers: Sequence[tuple[str, bytes]],
     vlmeta: Sequence[tuple[str, bytes]], nthreads: int, vlmeta_chunks: Sequence[tuple[str, bytes]],
-) -> str:  # fmt: skip
-    """A new temporary directory next to ``path`` holding an empty sparse frame."""
+) -> None:  # fmt: skip
+    """Make ``path`` a new directory (private to its owner) holding an empty sparse frame."""
     vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
     vl += [(name, bytes(chunk)) for name, chunk in vlmeta_chunks]
     image = new_frame_image(FRAME_SPARSE, cparams, chunksize, metalayers, vl, nthreads)
-    parent = os.path.dirname(os.path.abspath(path))
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
-    try:
-        with atomic_write(os.path.join(tmp, INDEX_FILE)) as fh:
-            fh.write(image)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
+    os.mkdir(path, 0o700)
+    with atomic_write(os.path.join(path, INDEX_FILE)) as fh:
+        fh.write(image)
 
 
 def _sync_all() -> None:
@@ -368,8 +363,8 @@ def _reader(image: bytes, name: str) -> Any:
     return read
 
 
-def _replace_dir(new: str, path: str) -> None:
-    """Move directory ``new`` to ``path``, replacing a sparse frame (or empty directory) there."""
+def _check_replaceable(path: str) -> None:
+    """Refuse to replace ``path`` unless it is absent, a sparse frame or an empty directory."""
     if os.path.lexists(path):
         if not os.path.isdir(path):
             raise OutputExistsError(f"{path!r} exists and is not a directory")
@@ -377,18 +372,6 @@ def _replace_dir(new: str, path: str) -> None:
             raise OutputExistsError(
                 f"{path!r} is a non-empty directory that is not a sparse frame; not replacing it"
             )
-        old = tempfile.mkdtemp(
-            prefix=f".{os.path.basename(path)}.",
-            suffix=".old",
-            dir=os.path.dirname(os.path.abspath(path)),
-        )
-        os.rmdir(old)
-        os.rename(path, old)
-        os.rename(new, path)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(new, path)
-    fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 
 def open_reader(source: Any) -> FrameReader:
