@@ -49,9 +49,9 @@ EDGE_READ = 4096
 class FrameCore:
     """The state and reads shared by contiguous and sparse frames.
 
-    Subclasses provide chunk storage (``_stored_chunk``).  ``offsets`` holds
-    the decoded index (int64; negative = special marker), decoded on first use; until then
-    :meth:`entry` decodes single entries.
+    Subclasses provide chunk storage (``_stored_chunk``).  ``offsets`` holds the decoded index
+    (int64; negative = special marker), decoded on first use; until then :meth:`entry` decodes
+    single entries.
     """
 
     sparse = False

@@ -1,5 +1,6 @@
 """Frames through the container protocol (:class:`FrameReader`, :func:`open_reader`) and the
-reads of a whole frame: :func:`info`, :func:`verify`, :func:`load_bytes`, :func:`read_all`."""
+reads of a whole frame: :func:`info`, :func:`verify` (:func:`unopened_report` when it does not
+open), :func:`load_bytes`, :func:`read_all`."""
 
 from __future__ import annotations
 
