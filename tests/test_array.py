@@ -24,9 +24,9 @@ from bloscpack.array import BloscArray
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bcolz import save_bcolz
 from bloscpack.containers.bloscpack import save_blp
+from bloscpack.containers.frame.api import Frame
 from bloscpack.engine import compress_blosc2
 from bloscpack.errors import ArgumentError, BloscpackError, IntegrityError, NotAContainer
-from bloscpack.frame import Frame
 
 CHUNK_ITEMS = 96  # items per chunk of the flat layouts written here (many chunks)
 BLOCK_ITEMS = 16  # items per block (several blocks per chunk)

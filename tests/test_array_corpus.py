@@ -13,8 +13,8 @@ from conftest import DATA, load_manifest
 import bloscpack
 from bloscpack import dispatch
 from bloscpack.containers.bloscpack import BloscpackReader
+from bloscpack.containers.frame.api import Frame
 from bloscpack.errors import BloscpackError, ChecksumMismatch, LazyChunkError, UnsupportedError
-from bloscpack.frame import Frame
 
 SELECTIONS = np.random.default_rng(20240601)
 

@@ -21,8 +21,8 @@ from bloscpack.containers.bcolz import reader as bcolz_reader
 from bloscpack.containers.bcolz import save_bcolz
 from bloscpack.containers.bloscpack import BloscpackReader, save_blp
 from bloscpack.containers.frame import FrameBase
+from bloscpack.containers.frame.api import Frame
 from bloscpack.errors import BloscpackError, ChunkError
-from bloscpack.frame import Frame
 from bloscpack.io import ByteSource
 
 N = 100_000  # float64 items: 100 chunks of 1000 items, blocks of 128 items

@@ -18,8 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bloscpack import Frame, dispatch, engine
-from bloscpack.b2nd_layout import ChunkGrid, array_to_chunk
-from bloscpack.b2nd_meta import pack_metalayer
 from bloscpack.blosc.header import ChunkHeader
 from bloscpack.containers import b2nd
 from bloscpack.containers.b2nd import (
@@ -30,7 +28,9 @@ from bloscpack.containers.b2nd import (
     save_b2nd,
     sniff_b2nd,
 )
+from bloscpack.containers.b2nd.meta import pack_metalayer
 from bloscpack.containers.frame import ContiguousFrame, FrameWriter
+from bloscpack.containers.grid import ChunkGrid, array_to_chunk
 from bloscpack.errors import (
     BloscpackError,
     FormatError,

@@ -14,14 +14,12 @@ from blosc2.core import compute_chunks_blocks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloscpack.b2nd_layout import (
-    CacheSizes,
+from bloscpack.containers.b2nd.layout import CacheSizes, default_chunks_blocks, nearest_divisor
+from bloscpack.containers.grid import (
     ChunkGrid,
     array_to_chunk,
     chunk_to_array,
-    default_chunks_blocks,
     gather,
-    nearest_divisor,
     normalize_index,
     project_selection,
     region_is_contiguous,
@@ -365,3 +363,10 @@ def test_other_platforms(monkeypatch, machine, system, l1):
 @given(st.integers(1, 300000), st.integers(1, 600000), st.booleans())
 def test_nearest_divisor_matches_python_blosc2(a, b, strict):
     assert nearest_divisor(a, b, strict) == blosc2_ext.nearest_divisor(a, b, strict)
+
+
+def test_the_old_module_path_names_the_same_geometry():
+    from bloscpack import b2nd_layout
+
+    assert b2nd_layout.ChunkGrid is ChunkGrid
+    assert b2nd_layout.default_chunks_blocks is default_chunks_blocks

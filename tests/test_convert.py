@@ -17,6 +17,7 @@ import pytest
 import bloscpack
 from bloscpack import api, engine
 from bloscpack.containers.bloscpack import BloscpackReader, read_metadata_section
+from bloscpack.containers.frame.api import Frame
 from bloscpack.convert import convert
 from bloscpack.dispatch import detect, save
 from bloscpack.errors import (
@@ -27,7 +28,6 @@ from bloscpack.errors import (
     OutputExistsError,
     UnsupportedError,
 )
-from bloscpack.frame import Frame
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -630,7 +630,7 @@ def test_existing_output_needs_overwrite(tmp_path):
     assert detect(tmp_path / "b.out") == "b2nd"
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "x.txt").write_text("mine")
-    with pytest.raises(OutputExistsError, match="holds no Blosc container"):
+    with pytest.raises(OutputExistsError, match="is a directory that is not a Blosc container"):
         convert(tmp_path / "a.blp", tmp_path / "notes", format="sframe", overwrite=True)
     assert (tmp_path / "notes" / "x.txt").read_text() == "mine"
     assert leftovers(tmp_path, {"a.blp", "b.out", "notes"}) == []

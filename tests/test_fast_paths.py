@@ -160,7 +160,7 @@ def test_open_rolls_back_an_interrupted_append_first(tmp_path):
 
 def _cursor_parse(raw: bytes, typesize: int | None) -> object:
     """The result of the marker-by-marker parser: a record, or the error type and message."""
-    from bloscpack.b2nd_meta import _parse
+    from bloscpack.containers.b2nd.meta import _parse
 
     try:
         return _parse(memoryview(raw), typesize)
@@ -169,7 +169,7 @@ def _cursor_parse(raw: bytes, typesize: int | None) -> object:
 
 
 def _fast_parse(raw: bytes, typesize: int | None) -> object:
-    from bloscpack.b2nd_meta import B2ndMeta
+    from bloscpack.containers.b2nd.meta import B2ndMeta
 
     try:
         return B2ndMeta.parse(raw, typesize)
@@ -187,7 +187,7 @@ def _fast_parse(raw: bytes, typesize: int | None) -> object:
     cut=st.integers(0, 8),
 )  # fmt: skip
 def test_metalayer_fast_parse_equals_the_cursor_parser(dims, dtype, no_dtype, flips, cut):
-    from bloscpack.b2nd_meta import pack_metalayer
+    from bloscpack.containers.b2nd.meta import pack_metalayer
 
     shape = tuple(d[0] for d in dims)
     chunks = tuple(min(d[1], max(d[0], 1)) for d in dims)

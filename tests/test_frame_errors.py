@@ -216,7 +216,8 @@ def test_metalayer_updates_keep_their_length(tmp_path: Path) -> None:
 
 def test_opening_a_big_frame_reads_only_header_trailer_and_index(tmp_path: Path) -> None:
     from bloscpack.containers import frame as cframe
-    from bloscpack.containers.frame import EDGE_READ
+    from bloscpack.containers.frame.core import EDGE_READ
+    from bloscpack.containers.frame.storage import FrameStorage
 
     path = tmp_path / "many.b2frame"
     params = cframe.CParams.make(typesize=4)
@@ -224,19 +225,19 @@ def test_opening_a_big_frame_reads_only_header_trailer_and_index(tmp_path: Path)
         for i in range(10_000):
             writer.append_data(np.full(100, i, dtype=np.int32))
     reads: list[tuple[int, int]] = []
-    original = cframe._Storage.read
+    original = FrameStorage.read
 
-    def counting(self: cframe._Storage, pos: int, n: int, what: str) -> object:
+    def counting(self: FrameStorage, pos: int, n: int, what: str) -> object:
         reads.append((pos, n))
         return original(self, pos, n, what)
 
-    cframe._Storage.read = counting  # type: ignore[method-assign]
+    FrameStorage.read = counting  # type: ignore[method-assign]
     try:
         with Frame(path) as frame:
             opened = len(reads)
             assert np.frombuffer(frame.decompress_chunk(7777), np.int32)[0] == 7777
     finally:
-        cframe._Storage.read = original  # type: ignore[method-assign]
+        FrameStorage.read = original  # type: ignore[method-assign]
     assert opened <= 5 and len(reads) - opened == 2  # the chunk header, then the chunk
     chunks_section = frame.cbytes
     # the frame's first EDGE_READ bytes, then index and trailer

@@ -12,6 +12,7 @@ import pytest
 
 from bloscpack import Frame
 from bloscpack.containers import frame as cframe
+from bloscpack.containers.frame import records
 
 blosc2.set_nthreads(1)
 CP = blosc2.CParams(typesize=4, nthreads=1)
@@ -143,7 +144,7 @@ def test_they_mutate_our_frame(tmp_path: Path, sparse: bool) -> None:
     s.vlmeta["w"] = [1, 2, 3]
     with Frame(path) as f:
         assert f.nchunks == 4
-        assert f.offsets[0] == cframe.SPECIAL_MARKERS[1]
+        assert f.offsets[0] == records.SPECIAL_MARKERS[1]
         assert bytes(f.decompress_chunk(1)) == blosc2.decompress2(chunk(1000, 7))
         assert dict(f.vlmeta) == {"v": 1, "w": [1, 2, 3]}
 
@@ -202,7 +203,7 @@ def test_frame_writer_equals_appends(tmp_path: Path) -> None:
     del s
     params = cframe.CParams.make(typesize=4)
     with cframe.FrameWriter(
-        tmp_path / "ours.b2frame", params, chunksize=4000, vlmeta=[("a", cframe.pack_value("b"))]
+        tmp_path / "ours.b2frame", params, chunksize=4000, vlmeta=[("a", records.pack_value("b"))]
     ) as writer:
         for c in chunks:
             writer.append_chunk(c)

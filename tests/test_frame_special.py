@@ -14,7 +14,7 @@ import pytest
 from bloscpack import Frame
 from bloscpack.blosc.header import ChunkHeader, Special
 from bloscpack.blosc.special import nan_chunk, uninit_chunk, value_chunk, zeros_chunk
-from bloscpack.containers import frame as cframe
+from bloscpack.containers.frame import edit, records
 from bloscpack.errors import BloscpackError
 
 blosc2.set_nthreads(1)
@@ -74,10 +74,10 @@ def test_fill_special_markers_equal_blosc2(tmp_path: Path, sparse: bool, setting
     assert f.fill_special(nitems, kind) == s.fill_special(nitems, KINDS[kind]) == 4
     compare(f, ours, s, theirs)
     index = f.info()["index"]
-    marker = cframe.SPECIAL_MARKERS[cframe.SPECIAL_KINDS[kind]]
+    marker = records.SPECIAL_MARKERS[edit.SPECIAL_KINDS[kind]]
     assert index == [f"0x{marker & (2**64 - 1):016x}"] * 4
     assert f.cbytes == 0 and f.nbytes == nitems * ts
-    sample = cframe.forced_blocksize(chunksize, ts, setting[3], **f._core.cparams.stune())
+    sample = records.forced_blocksize(chunksize, ts, setting[3], **f._core.cparams.stune())
     assert f.header["blocksize"] == sample and f.cparams["blocksize"] == setting[3]
     chunk = blosc2.compress2(np.arange(chunksize // ts, dtype=f"<u{ts}"), cparams=s.cparams)
     f.append_chunk(chunk)
@@ -253,7 +253,7 @@ def test_synthesized_chunks_use_c_default_cparams(tmp_path: Path, setting: tuple
     s.append_chunk(zeros_chunk(chunksize // 2 - (chunksize // 2) % ts, ts))
     with Frame(path) as f:
         assert [f.read_chunk(i) for i in range(2)] == [s.get_chunk(i) for i in range(2)]
-    rounded = cframe.synthesized_chunk(Special.ZEROS, 4000, 4, 1001)
+    rounded = records.synthesized_chunk(Special.ZEROS, 4000, 4, 1001)
     assert ChunkHeader.parse(rounded).blocksize == 1000
 
 

@@ -14,6 +14,7 @@ from bloscpack import Frame
 from bloscpack.blosc.special import nan_chunk
 from bloscpack.containers import frame as cframe
 from bloscpack.containers import sframe
+from bloscpack.containers.frame import records
 from bloscpack.errors import BloscpackError
 
 blosc2.set_nthreads(1)
@@ -60,7 +61,7 @@ def test_writer_equals_blosc2_appends(tmp_path: Path, monkeypatch: pytest.Monkey
     params = cframe.CParams.make(typesize=4)
     with sframe.SparseFrameWriter(
         tmp_path / "ours.b2frame", params, chunksize=4000,
-        metalayers=[("m", cframe.pack_value([1, 2]))], vlmeta=[("v", cframe.pack_value("x"))],
+        metalayers=[("m", records.pack_value([1, 2]))], vlmeta=[("v", records.pack_value("x"))],
     ) as writer:  # fmt: skip
         for c in CHUNKS:
             writer.append_chunk(c)

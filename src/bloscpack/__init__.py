@@ -35,11 +35,11 @@ from .chunks import (
     is_chunk,
 )
 from .containers.bloscpack.file import BloscFile, open_file
+from .containers.frame.api import Frame
 from .convert import convert
 from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
-from .frame import Frame
 
 __version__ = "1.0.0"
 

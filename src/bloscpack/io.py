@@ -466,16 +466,18 @@ class StagedOutput:
 
     The one rule for replacing, checked before anything is built: an existing destination is
     refused with ``OutputExistsError`` if ``overwrite`` is false; a directory is replaced only
-    if it is empty or ``replaces(path)`` says it is a container (never a directory of other
-    files); the directory the destination goes in must exist."""
+    if it is empty or ``replaces(path)`` says it is a container (``what``: which, for the
+    message), never a directory of other files; the directory the destination goes in must
+    exist."""
 
     def __init__(self, destination: PathLike, *, overwrite: bool = True,
-                 replaces: Callable[[str], bool] | None = None) -> None:  # fmt: skip
+                 replaces: Callable[[str], bool] | None = None,
+                 what: str = "a Blosc container") -> None:  # fmt: skip
         self.name = os.fspath(destination)
         self.target = os.path.abspath(destination)
         self.in_place = is_written_in_place(self.target)
         if not self.in_place:
-            check_replaceable(destination, overwrite=overwrite, replaces=replaces)
+            check_replaceable(destination, overwrite=overwrite, replaces=replaces, what=what)
         parent = None if self.in_place else os.path.dirname(self.target)
         self._work = tempfile.mkdtemp(prefix=f".{os.path.basename(self.target)}.",
                                       suffix=".tmp", dir=parent)  # fmt: skip
@@ -517,7 +519,8 @@ class StagedOutput:
 
 
 def check_replaceable(destination: PathLike, *, overwrite: bool = True,
-                      replaces: Callable[[str], bool] | None = None) -> None:  # fmt: skip
+                      replaces: Callable[[str], bool] | None = None,
+                      what: str = "a Blosc container") -> None:  # fmt: skip
     """Refuse ``destination`` as an output if :class:`StagedOutput` would (its rule for
     replacing), before anything is computed."""
     name = os.fspath(destination)
@@ -535,16 +538,17 @@ def check_replaceable(destination: PathLike, *, overwrite: bool = True,
         empty = not os.listdir(target)
         if not empty and (replaces is None or not replaces(target)):
             raise OutputExistsError(
-                f"{name}: is a directory that holds no Blosc container; not replacing it"
+                f"{name}: is a directory that is not {what}; not replacing it"
             )
 
 
 @contextlib.contextmanager
 def staged_output(path: PathLike, *, overwrite: bool = True,
-                  replaces: Callable[[str], bool] | None = None) -> Iterator[str]:  # fmt: skip
+                  replaces: Callable[[str], bool] | None = None,
+                  what: str = "a Blosc container") -> Iterator[str]:  # fmt: skip
     """A :class:`StagedOutput` for ``path`` as a block: the path to build at, moved into
     place when the block succeeds, removed when it fails."""
-    with StagedOutput(path, overwrite=overwrite, replaces=replaces) as output:
+    with StagedOutput(path, overwrite=overwrite, replaces=replaces, what=what) as output:
         yield output.path
 
 

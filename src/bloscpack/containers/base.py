@@ -130,7 +130,7 @@ class ContainerReader(Protocol):
     """An open container, read chunk by chunk.  Safe to use from many threads at once.
 
     Formats whose chunks are boxes of an N-d grid (b2nd) also give ``grid`` (a
-    :class:`~bloscpack.b2nd_layout.ChunkGrid`) and ``array`` (the N-d reader); tables (bcolz
+    :class:`~bloscpack.containers.grid.ChunkGrid`) and ``array`` (the N-d reader); tables (bcolz
     ctables) give ``columns`` (their names) and ``column(name)`` (a reader of one column).
     Both are None elsewhere.
     """

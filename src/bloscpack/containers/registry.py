@@ -20,7 +20,7 @@ from ..errors import ArgumentError, BloscpackError, NotAContainer, UnsupportedEr
 from ..io import ByteSource, PathLike
 from .base import ContainerReader
 from .bloscpack.header import MAGIC as BLP_MAGIC
-from .frame import MAGIC as FRAME_MAGIC
+from .frame.records import MAGIC as FRAME_MAGIC
 from .options import CompressionParams, check_options
 
 

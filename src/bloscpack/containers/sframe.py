@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -25,25 +23,22 @@ from ..errors import (
     FileChangedError,
     FileNotFound,
     FormatError,
-    OutputExistsError,
     TruncatedError,
 )
-from ..io import FileLock, PathLike, atomic_write, file_identity, fsync_directory
-from .frame import (
-    FRAME_SPARSE,
-    HEADER_FIXED_LEN,
-    CParams,
-    FrameBase,
-    FrameReader,
-    FrameTarget,
-    FrameWriter,
-    OnePassWriter,
-    compress_vlmeta,
-    general_flags,
-    new_frame_image,
-    own_options,
-    sniff,
+from ..io import (
+    FileLock,
+    PathLike,
+    StagedOutput,
+    atomic_write,
+    file_identity,
+    fsync_directory,
+    staged_output,
 )
+from .frame.edit import FrameBase
+from .frame.params import CParams, compress_vlmeta, new_frame_image
+from .frame.reader import FrameReader, unopened_report
+from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, sniff_sparse
+from .frame.writer import FrameTarget, FrameWriter, OnePassWriter, own_options
 
 INDEX_FILE = "chunks.b2frame"
 
@@ -56,11 +51,13 @@ def chunk_file_name(chunk_id: int) -> str:
 def sniff_dir(path: PathLike) -> bool:
     """True if ``path`` is a directory holding a sparse frame's ``chunks.b2frame``."""
     index = os.path.join(os.fspath(path), INDEX_FILE)
-    if not os.path.isfile(index):
-        return False
-    with open(index, "rb") as fh:
-        head = fh.read(HEADER_FIXED_LEN)
-    return sniff(head) and len(head) > 26 and head[26] == FRAME_SPARSE
+    return os.path.isfile(index) and sniff_index_file(index)
+
+
+def sniff_index_file(path: PathLike) -> bool:
+    """True if the file at ``path`` starts like a sparse frame's ``chunks.b2frame``."""
+    with open(path, "rb") as fh:
+        return sniff_sparse(fh.read(HEADER_FIXED_LEN))
 
 
 class SparseFrame(FrameBase):
@@ -147,12 +144,8 @@ class SparseFrame(FrameBase):
         open it for writing, with deferred appends.  ``vlmeta`` values are msgpack bytes,
         ``vlmeta_chunks`` values stored (compressed) chunks."""
         path = os.fspath(path)
-        tmp = _new_frame_dir(path, cparams, chunksize, metalayers, vlmeta, nthreads, vlmeta_chunks)
-        try:
-            _replace_dir(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        with staged_output(path, replaces=sniff_dir, what=SPARSE_FRAME) as new:
+            _new_frame_dir(new, cparams, chunksize, metalayers, vlmeta, nthreads, vlmeta_chunks)
         return cls(path, writable=True, defer_appends=True)
 
     def flush(self) -> None:
@@ -287,11 +280,16 @@ class SparseFrame(FrameBase):
         self._write_trailer()
 
 
+#: What the writers of sparse frames replace, for messages.
+SPARSE_FRAME = "a sparse frame"
+
+
 class SparseFrameWriter(OnePassWriter):
-    """Write a new sparse frame in one pass: chunk files go to a temporary directory next to
-    ``path`` and :meth:`close` writes ``chunks.b2frame`` once and renames the directory into
-    place (replacing a sparse frame or empty directory there).  A failed write leaves nothing
-    behind.  Same files as appending the chunks one by one with C-Blosc2."""
+    """Write a new sparse frame in one pass: chunk files go to a directory staged next to
+    ``path`` (:func:`~bloscpack.io.staged_output`) and :meth:`close` writes ``chunks.b2frame``
+    once and renames the directory into place (replacing a sparse frame or empty directory
+    there).  A failed write leaves nothing behind.  Same files as appending the chunks one by
+    one with C-Blosc2."""
 
     def __init__(
         self, path: PathLike, cparams: CParams, *, chunksize: int | None = None,
@@ -300,10 +298,12 @@ class SparseFrameWriter(OnePassWriter):
     ) -> None:  # fmt: skip
         self.path = os.fspath(path)
         self.cparams = cparams
-        self._tmp = _new_frame_dir(self.path, cparams, chunksize, metalayers, vlmeta, nthreads,
-                                   vlmeta_chunks)  # fmt: skip
+        self._staged = StagedOutput(self.path, replaces=sniff_dir, what=SPARSE_FRAME)
         self._closed = False
         try:
+            self._tmp = self._staged.path
+            _new_frame_dir(self._tmp, cparams, chunksize, metalayers, vlmeta, nthreads,
+                           vlmeta_chunks)  # fmt: skip
             self.frame = SparseFrame(self._tmp, writable=True, defer_appends=True)
         except BaseException:
             self.abort()
@@ -323,7 +323,7 @@ class SparseFrameWriter(OnePassWriter):
             return
         try:
             self.frame.close()
-            _replace_dir(self._tmp, self.path)
+            self._staged.commit()
         except BaseException:
             self.abort()
             raise
@@ -335,26 +335,20 @@ class SparseFrameWriter(OnePassWriter):
             self._closed = True
             if hasattr(self, "frame"):
                 self.frame._release_dir()
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._staged.abort()
 
 
 def _new_frame_dir(
     path: str, cparams: CParams, chunksize: int | None, metalayers: Sequence[tuple[str, bytes]],
     vlmeta: Sequence[tuple[str, bytes]], nthreads: int, vlmeta_chunks: Sequence[tuple[str, bytes]],
-) -> str:  # fmt: skip
-    """A new temporary directory next to ``path`` holding an empty sparse frame."""
+) -> None:  # fmt: skip
+    """Make ``path`` a new directory (private to its owner) holding an empty sparse frame."""
     vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
     vl += [(name, bytes(chunk)) for name, chunk in vlmeta_chunks]
     image = new_frame_image(FRAME_SPARSE, cparams, chunksize, metalayers, vl, nthreads)
-    parent = os.path.dirname(os.path.abspath(path))
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
-    try:
-        with atomic_write(os.path.join(tmp, INDEX_FILE)) as fh:
-            fh.write(image)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
+    os.mkdir(path, 0o700)
+    with atomic_write(os.path.join(path, INDEX_FILE)) as fh:
+        fh.write(image)
 
 
 def _sync_all() -> None:
@@ -376,29 +370,6 @@ def _reader(image: bytes, name: str) -> Any:
     return read
 
 
-def _replace_dir(new: str, path: str) -> None:
-    """Move directory ``new`` to ``path``, replacing a sparse frame (or empty directory) there."""
-    if os.path.lexists(path):
-        if not os.path.isdir(path):
-            raise OutputExistsError(f"{path!r} exists and is not a directory")
-        if os.listdir(path) and not sniff_dir(path):
-            raise OutputExistsError(
-                f"{path!r} is a non-empty directory that is not a sparse frame; not replacing it"
-            )
-        old = tempfile.mkdtemp(
-            prefix=f".{os.path.basename(path)}.",
-            suffix=".old",
-            dir=os.path.dirname(os.path.abspath(path)),
-        )
-        os.rmdir(old)
-        os.rename(path, old)
-        os.rename(new, path)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(new, path)
-    fsync_directory(os.path.dirname(os.path.abspath(path)))
-
-
 def open_reader(source: Any) -> FrameReader:
     """The sparse frame ``source`` (its directory, or an open :class:`SparseFrame`, which the
     reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
@@ -417,13 +388,7 @@ def verify(path: PathLike) -> dict[str, Any]:
     try:
         frame = SparseFrame(path)
     except BloscpackError as exc:
-        return {
-            "format": "sframe",
-            "ok": False,
-            "nchunks": 0,
-            "bad_chunks": [],
-            "problems": [str(exc)],
-        }
+        return unopened_report("sframe", exc)
     with contextlib.closing(frame), frame.consistent():
         report = frame.verify()
         stored = {int(x) for x in frame.offsets if x >= 0}

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import ndarray as nd
-from ..b2nd_layout import ChunkGrid
 from ..blosc.header import ChunkHeader, Special
 from ..blosc.layout import validate_chunk
+from .grid import ChunkGrid
 from .options import check_options
 
 #: Default chunk size of frames written from a source whose chunks cannot be copied.

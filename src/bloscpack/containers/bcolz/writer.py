@@ -278,7 +278,8 @@ def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
     rootdir = os.path.abspath(rootdir)
     if is_written_in_place(rootdir):
         raise ArgumentError(f"{rootdir}: is a FIFO or a device, not a directory")
-    with staged_output(rootdir, overwrite=overwrite, replaces=sniff_dir) as target:
+    with staged_output(rootdir, overwrite=overwrite, replaces=sniff_dir,
+                       what="a bcolz directory") as target:
         yield target
 
 

@@ -18,20 +18,14 @@ import os
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
-from .containers.frame import (
-    FRAME_SPARSE,
-    HEADER_FIXED_LEN,
-    ContiguousFrame,
-    CParams,
-    FrameBase,
-    pack_value,
-    read_all,
-    sniff,
-    unpack_value,
-)
-from .containers.sframe import INDEX_FILE, SparseFrame
-from .errors import ArgumentError, NotAContainer
-from .io import PathLike, is_stream, run_inside
+from ...errors import ArgumentError, FileNotFound, NotAContainer
+from ...io import PathLike, is_stream, run_inside
+from ..sframe import INDEX_FILE, SparseFrame, sniff_index_file
+from .contiguous import ContiguousFrame
+from .edit import FrameBase
+from .params import CParams
+from .reader import read_all
+from .records import pack_value, unpack_value
 
 Source = PathLike | bytes | bytearray | memoryview | None
 
@@ -106,11 +100,8 @@ def _is_sparse_path(path: str) -> tuple[bool, str]:
     """(sparse?, directory or file path) for an existing path, detected by content."""
     if os.path.isdir(path):
         return True, path
-    if os.path.basename(path) == INDEX_FILE:
-        with open(path, "rb") as fh:
-            head = fh.read(HEADER_FIXED_LEN)
-        if sniff(head) and head[26] == FRAME_SPARSE:
-            return True, os.path.dirname(path) or "."
+    if os.path.basename(path) == INDEX_FILE and sniff_index_file(path):
+        return True, os.path.dirname(path) or "."
     return False, path
 
 
@@ -182,8 +173,6 @@ class Frame:
             return ContiguousFrame(source, writable=writable, offset=offset)
         path = os.fspath(source)
         if not os.path.exists(path):
-            from .errors import FileNotFound
-
             raise FileNotFound(f"{path!r} does not exist")
         if is_stream(path):  # a FIFO, a device, a /proc file: its bytes, read to the end
             with open(path, "rb") as fh:

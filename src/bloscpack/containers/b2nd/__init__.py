@@ -1,0 +1,31 @@
+"""python-blosc2 NDArray files: numpy arrays in Blosc2 frames (``.b2nd`` contiguous files and
+sparse frame directories), read and written compatibly with python-blosc2 both ways.
+
+An NDArray frame is an ordinary Blosc2 frame whose ``b2nd`` metalayer gives shape, chunks,
+blocks and dtype (:mod:`.meta`); frame chunk ``n`` holds N-d chunk ``n`` (C order over the chunk
+grid), its blocks in C order, zero-padded at the edges (:mod:`bloscpack.containers.grid`).
+Zeros/NaN/uninitialized chunks are index markers.  New arrays get python-blosc2's default chunk
+and block shapes (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` writes them,
+:mod:`.jobs` runs their chunk jobs.
+"""
+
+from .reader import (
+    B2ndArray,
+    B2ndReader,
+    info,
+    load,
+    load_b2nd,
+    open_frame,
+    open_reader,
+    read_b2nd_metalayer,
+    read_b2nd_selection,
+    sniff_b2nd,
+    verify,
+)
+from .writer import B2ndTarget, ConversionTarget, own_options, save, save_b2nd
+
+__all__ = [
+    "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info", "load", "load_b2nd",
+    "open_frame", "open_reader", "own_options", "read_b2nd_metalayer", "read_b2nd_selection",
+    "save", "save_b2nd", "sniff_b2nd", "verify",
+]  # fmt: skip

@@ -1,0 +1,206 @@
+"""Contiguous frames (:class:`ContiguousFrame`): the chunks stored in the frame itself, a file
+(optionally at an offset in a larger file), bytes, or a :class:`~bloscpack.io.ByteSource`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...blosc import partial
+from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
+from ...errors import ArgumentError, FormatError
+from ...io import ByteSource, PathLike, atomic_write
+from .edit import FrameBase
+from .params import CParams, compress_vlmeta, new_frame_image
+from .records import FRAME_CONTIGUOUS, HEADER_FIXED_LEN, pack_metalayers, pack_trailer
+from .storage import FrameStorage
+
+#: Bytes read at the start of a chunk whose blocks are read alone: its header and, with up to
+#: 1016 blocks, its bstarts (one read instead of two).
+CHUNK_HEAD_READ = 4096
+
+
+class ContiguousFrame(FrameBase):
+    """A contiguous frame in a file (optionally at ``offset`` in a larger file), in memory, or
+    in a :class:`~bloscpack.io.ByteSource` (read-only; the frame closes it).
+
+    ``writable`` frames are mutated in place with C-Blosc2's layout rules; in-memory frames are
+    copied into a ``bytearray`` first (see :meth:`to_bytes`).
+    """
+
+    def __init__(
+        self,
+        source: PathLike | bytes | bytearray | memoryview | ByteSource,
+        *,
+        writable: bool = False,
+        offset: int = 0,
+    ) -> None:
+        if isinstance(source, ByteSource):  # read-only; the frame closes it
+            if writable:
+                raise ArgumentError("a frame read from a ByteSource cannot be writable")
+            self.name = source.name
+        elif isinstance(source, (bytes, bytearray, memoryview)):
+            self.name = "<bytes>"
+            if offset:
+                source = memoryview(source)[offset:]
+                offset = 0
+            if writable:
+                source = bytearray(source)
+        else:
+            self.name = os.fspath(source)
+        if offset < 0:
+            raise ArgumentError(f"offset must be >= 0, got {offset}")
+        self.writable = writable
+        self._storage = FrameStorage(source, offset, writable, self.name)
+        self._partial_reads = 0
+        try:
+            with self._storage.consistent():
+                self._trailer_at, self._trailer_len = self._load(
+                    self._storage.read, self._storage.size(), self.name
+                )
+        except BaseException:
+            self._storage.close()
+            raise
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        return self._storage.consistent()
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        return self._storage.exclusive()
+
+    @classmethod
+    def create(
+        cls, target: PathLike | None, cparams: CParams, *, chunksize: int | None = None,
+        metalayers: Sequence[tuple[str, bytes]] = (), vlmeta: Sequence[tuple[str, bytes]] = (),
+        nthreads: int = 1,
+    ) -> ContiguousFrame:  # fmt: skip
+        """Create an empty frame at ``target`` (atomically; None = in memory) and open it for
+        writing.  ``vlmeta`` values are msgpack bytes."""
+        vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
+        image = new_frame_image(FRAME_CONTIGUOUS, cparams, chunksize, metalayers, vl, nthreads)
+        if target is None:
+            return cls(bytearray(image), writable=True)
+        with atomic_write(target) as fh:
+            fh.write(image)
+        return cls(target, writable=True)
+
+    def close(self) -> None:
+        self._storage.close()
+
+    def to_bytes(self) -> bytes:
+        return bytes(self._storage.read(0, self.header.frame_len, "frame"))
+
+    def _stored_chunk(self, i: int, entry: int) -> memoryview | bytes:
+        header = self.header
+        pos = header.header_len + entry
+        chunk_header = ChunkHeader.parse(
+            self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
+        )
+        cbytes = chunk_header.cbytes
+        if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
+            raise FormatError(
+                f"{self.name}: chunk {i} at offset {entry} with cbytes {cbytes} runs past the"
+                f" chunks section ({header.cbytes} bytes)"
+            )
+        return self._storage.read(pos, cbytes, f"chunk {i}")
+
+    #: Item reads of a newly opened frame that read only the blocks they need; later ones map
+    #: the file, whose mapping then serves every read without copies (mapping costs more than
+    #: one positioned read of a block, less than several).
+    PARTIAL_READS = 1
+
+    def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
+        i = self._check_index(i)
+        entry = self._entry(i)
+        if entry < 0 or self._storage.source is None or self._partial_reads >= self.PARTIAL_READS:
+            return self.chunk_at(i, entry)
+        self._partial_reads += 1
+        header = self.header
+        pos = header.header_len + entry
+        head = self._storage.read(
+            pos, min(CHUNK_HEAD_READ, header.cbytes - entry), f"chunk {i} header"
+        )
+        cbytes = ChunkHeader.parse(head).cbytes
+        if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
+            return self.chunk_at(i, entry)  # which reports it
+
+        def read_into(at: int, dest: memoryview, what: str) -> None:
+            self._storage.read_into(pos + at, dest, f"chunk {i} {what}")
+
+        part = partial.read_chunk_items(read_into, head, lo, hi)
+        return self.chunk_at(i, entry) if part is None else part
+
+    # --- mutation (C-Blosc2's layout; the index rules are in FrameBase) --------------------
+
+    keeps_holes = True
+
+    def _section_len(self, cbytes: int) -> int:
+        return cbytes
+
+    def _store_new(self, data: memoryview) -> int:
+        """A new chunk goes to the end of the chunks section."""
+        cbytes = self.header.cbytes
+        self._storage.write(self.header.header_len + cbytes, data)
+        return cbytes
+
+    def _place_update(
+        self, offsets: np.ndarray, pos: int, old_cbytes: int, data: memoryview | None
+    ) -> int:
+        """A stored old chunk is overwritten in place (the rest of the chunks section moves by
+        the size difference); after a marker the new bytes are appended."""
+        cbytes = self.header.cbytes
+        hl = self.header.header_len
+        old_entry = int(offsets[pos])
+        new_len = 0 if data is None else len(data)
+        if old_entry < 0:
+            if data is not None:
+                self._storage.write(hl + cbytes, data)
+                offsets[pos] = cbytes
+            return cbytes + new_len
+        delta = new_len - old_cbytes
+        tail_src, tail_dst = old_entry + old_cbytes, old_entry + new_len
+        if cbytes > tail_src and delta:
+            tail = bytes(self._storage.read(hl + tail_src, cbytes - tail_src, "chunks"))
+            self._storage.write(hl + tail_dst, tail)
+        offsets[(offsets > old_entry) & (offsets >= 0)] += delta
+        if data is not None:
+            self._storage.write(hl + old_entry, data)
+        return cbytes + delta
+
+    def _write_image(self, header: bytes, index: bytes, trailer: bytes, frame_len: int) -> None:
+        """Write index, trailer and header and truncate the file to the new frame length."""
+        hl = self.header.header_len
+        if len(header) != hl:
+            raise AssertionError("header length changed during a chunk operation")
+        self._storage.write(frame_len - len(trailer) - len(index), index + trailer)
+        self._storage.write(0, header)
+        self._storage.truncate(frame_len)
+        self._trailer_at, self._trailer_len = frame_len - len(trailer), len(trailer)
+
+    def _write_metalayers(self, grew: bool) -> None:
+        if grew:
+            # Only possible without chunks: the frame is just header + trailer.
+            trailer = pack_trailer(self.vlmeta)
+            meta_len = len(pack_metalayers(self.metalayers))
+            frame_len = HEADER_FIXED_LEN + meta_len + len(trailer)
+            header = self._header_bytes(
+                frame_len=frame_len,
+                nbytes=0,
+                cbytes=0,
+                chunksize=self.header.chunksize,
+                vl_blocks=self._vl_blocks(),
+            )
+            self._storage.write(0, header + trailer)
+            self._storage.truncate(frame_len)
+            self._reparse_header(header)
+            self._trailer_at, self._trailer_len = frame_len - len(trailer), len(trailer)
+            return
+        header = self._header_bytes(
+            frame_len=self.header.frame_len, nbytes=self.header.nbytes, cbytes=self.header.cbytes,
+            chunksize=self.header.chunksize, vl_blocks=self._vl_blocks(),
+        )  # fmt: skip
+        self._storage.write(0, header)
+        self._reparse_header(header)

@@ -1,0 +1,301 @@
+"""New frames: the one-pass :class:`FrameWriter` (chunks streamed to a temporary file renamed
+into place, or bytes in memory), :func:`save_bytes`, and :class:`FrameTarget`, which writes
+another container's data (:func:`bloscpack.convert`) as a frame."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Self
+
+import numpy as np
+
+from ...blosc.header import MAX_BUFFERSIZE, ChunkHeader
+from ...errors import ArgumentError, BloscpackError
+from ...io import PathLike, atomic_write
+from ..base import NUMPY_KEYS
+from ..options import CompressionParams, chunk_nbytes
+from ..target import (
+    FRAME_CHUNK_NBYTES,
+    Target,
+    flat_spans,
+    kept_metalayers,
+    marker_fits,
+    numpy_metadata,
+    take_options,
+    unreserved_user,
+)
+from .params import CParams, compress_vlmeta, new_frame_image
+from .records import (
+    FRAME_CONTIGUOUS,
+    HEADER_FIXED_LEN,
+    MAX_METALAYERS,
+    MAX_NAME_LEN,
+    MAX_VLMETALAYERS_WRITE,
+    FrameHeader,
+    check_new_chunk,
+    encode_index,
+    general_flags,
+    marker_of,
+    next_chunksize,
+    pack_value,
+    put_field,
+)
+
+
+class OnePassWriter:
+    """What the one-pass frame writers share: ``append_data`` and the context-manager protocol
+    (``close`` when the block succeeds, ``abort`` when it raises)."""
+
+    cparams: CParams
+
+    def append_chunk(self, chunk: Any) -> int:
+        raise NotImplementedError
+
+    def append_data(self, data: Any) -> int:
+        """Compress ``data`` with the frame's cparams and append it."""
+        return self.append_chunk(self.cparams.compress(data))
+
+    def close(self) -> Any:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+class FrameWriter(OnePassWriter):
+    """Write a new contiguous frame in one pass: chunks are streamed to a temporary file next
+    to ``path`` and the index, trailer and header are written by :meth:`close`, which renames
+    the file into place (a failed write leaves nothing behind).  ``path=None`` builds the frame
+    in memory (:meth:`close` returns its bytes).
+
+    The result is byte-identical to appending the same chunks one by one with C-Blosc2
+    (header ``nthreads`` fields aside, which are given here).
+    """
+
+    def __init__(
+        self, path: PathLike | None, cparams: CParams, *, chunksize: int | None = None,
+        metalayers: Sequence[tuple[str, bytes]] = (), vlmeta: Sequence[tuple[str, bytes]] = (),
+        nthreads: int = 1, vlmeta_chunks: Sequence[tuple[str, bytes]] = (),
+    ) -> None:  # fmt: skip
+        self.cparams = cparams
+        vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
+        vl += [(name, bytes(chunk)) for name, chunk in vlmeta_chunks]
+        empty = new_frame_image(FRAME_CONTIGUOUS, cparams, chunksize, metalayers, vl, nthreads)
+        head = FrameHeader.parse(empty)
+        self._fixed = bytearray(head.raw)
+        self._meta = empty[HEADER_FIXED_LEN : head.header_len]
+        self._trailer = empty[head.header_len :]
+        self._chunksize = head.chunksize
+        self._offsets: list[int] = []
+        self._nbytes = 0
+        self._cbytes = 0
+        self._last_nbytes = 0
+        self._vl_blocks = False
+        self._path = path
+        self._cm: Any = atomic_write(path) if path is not None else None
+        self._fh: Any = self._cm.__enter__() if self._cm is not None else None
+        self._buffer = bytearray()
+        self._out(empty[: head.header_len])
+        self._closed = False
+
+    def _out(self, data: Any) -> None:
+        if self._fh is not None:
+            self._fh.write(data)
+        else:
+            self._buffer += data
+
+    @property
+    def nchunks(self) -> int:
+        return len(self._offsets)
+
+    def append_chunk(self, chunk: Any) -> int:
+        """Append a compressed Blosc2 chunk; returns the number of chunks."""
+        data, header = check_new_chunk(chunk)
+        n = len(self._offsets)
+        self._chunksize = next_chunksize(self._chunksize, "append", n, n, header.nbytes,
+                                         lambda: self._last_nbytes)  # fmt: skip
+        if n == 0:
+            self._vl_blocks = header.vl_blocks
+        marker = marker_of(header)
+        if marker is None:
+            self._out(data)
+            self._offsets.append(self._cbytes)
+            self._cbytes += len(data)
+        else:
+            self._offsets.append(marker)
+        self._nbytes += header.nbytes
+        self._last_nbytes = header.nbytes
+        return len(self._offsets)
+
+    def close(self) -> bytes | None:
+        """Finish the frame; returns its bytes when it was built in memory."""
+        if self._closed:
+            return None
+        self._closed = True
+        try:
+            index = encode_index(np.asarray(self._offsets, dtype="<i8")) if self._offsets else b""
+            self._out(index + self._trailer)
+            raw = self._fixed
+            raw[25] = general_flags(self._chunksize, self._vl_blocks)
+            hl = HEADER_FIXED_LEN + len(self._meta)
+            put_field(raw, "frame_len", hl + self._cbytes + len(index) + len(self._trailer))
+            put_field(raw, "nbytes", self._nbytes)
+            put_field(raw, "cbytes", self._cbytes)
+            put_field(raw, "chunksize", self._chunksize)
+            if self._fh is not None:
+                self._fh.seek(0)
+                self._fh.write(raw)
+                self._cm.__exit__(None, None, None)
+                return None
+            self._buffer[:HEADER_FIXED_LEN] = raw
+            return bytes(self._buffer)
+        except BaseException as exc:
+            if self._cm is not None:
+                self._cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    def abort(self) -> None:
+        """Discard the frame being written."""
+        if not self._closed and self._cm is not None:
+            self._closed = True
+            err = RuntimeError("frame write aborted")
+            with contextlib.suppress(RuntimeError):
+                self._cm.__exit__(RuntimeError, err, None)
+
+
+DEFAULT_CHUNKSIZE = 4 * 1024 * 1024
+
+
+def save_bytes(
+    data: Any, path: PathLike, chunksize: int = DEFAULT_CHUNKSIZE, **cparams: Any
+) -> None:
+    """Store the raw bytes of ``data`` (any buffer) in a new contiguous frame at ``path``,
+    ``chunksize`` bytes per chunk; ``cparams`` as for :class:`CParams` (typesize default 1)."""
+    params = CParams.make(**cparams)
+    if isinstance(data, np.ndarray):
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    mv = memoryview(data).cast("B")
+    chunksize = int(chunksize)
+    if not 0 < chunksize <= MAX_BUFFERSIZE:
+        raise ArgumentError(f"chunksize must be 1..{MAX_BUFFERSIZE}, got {chunksize}")
+    chunksize -= chunksize % params.typesize or 0
+    if chunksize <= 0:
+        raise ArgumentError(f"chunksize must hold at least one item of typesize {params.typesize}")
+    with FrameWriter(path, params, chunksize=chunksize) as writer:
+        for start in range(0, len(mv), chunksize):
+            writer.append_data(mv[start : start + chunksize])
+
+
+def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    """The common options as a frame writer's: ``chunks`` as ``chunksize`` (bytes),
+    ``filters`` as filter ids."""
+    return params.own(rest, chunks=("chunksize", lambda c: chunk_nbytes(c, dtype, shape, "frame")),
+                      filters=("filters", list))  # fmt: skip
+
+
+def packed_user(source: Any, dropped: list[str], room: int, reserved: Sequence[str] = ()
+                 ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """User metadata as frame vlmetalayers (msgpack bytes), at most ``room`` of them."""
+    layers: list[tuple[str, bytes]] = []
+    for name, value in unreserved_user(source, dropped, reserved):
+        if len(name.encode("utf-8")) > MAX_NAME_LEN:
+            dropped.append(f"{source.meta.entry} {name!r}: frame vlmetalayer names hold at most"
+                           f" {MAX_NAME_LEN} bytes")  # fmt: skip
+            continue
+        if len(layers) >= room:
+            dropped.append(f"{source.meta.entry} {name!r}: a frame holds at most {room} user"
+                           " vlmetalayers here")  # fmt: skip
+            continue
+        packed = source.meta.packed.get(name)
+        if packed is None:
+            try:
+                packed = pack_value(value)
+            except (TypeError, ValueError, OverflowError) as exc:
+                dropped.append(f"{source.meta.entry} {name!r}: msgpack cannot hold it ({exc})")
+                continue
+        layers.append((name, packed))
+    return layers
+
+
+class FrameTarget(Target):
+    """A contiguous frame of flat chunks (the base of the sparse frame's); an array's numpy
+    metadata goes to the vlmetalayers ``dtype``, ``shape``, ``order``, ``container``."""
+
+    fmt = "b2frame"
+
+    OPTIONS = {
+        "chunksize": None, "typesize": None, "codec": "zstd", "clevel": 5,
+        "filters": (0, 0, 0, 0, 0, 1), "filters_meta": (0, 0, 0, 0, 0, 0), "codec_meta": 0,
+        "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": 1,
+    }  # fmt: skip
+
+    def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
+        super().__init__(source, copy_chunks)
+        opts = take_options(options, self.OPTIONS, self.fmt)
+        spec = source.spec
+        itemsize = max(spec.dtype.itemsize, 1)
+        typesize = opts.pop("typesize") or source.meta.typesize or min(itemsize, 255)
+        self.nthreads = int(opts.pop("nthreads"))
+        chunksize = opts.pop("chunksize")
+        try:
+            self.cparams = CParams.make(typesize=typesize, **opts)
+        except BloscpackError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ArgumentError(str(exc)) from None
+        if chunksize is None and source.spans and self._copyable(source.first_chunk_header()):
+            self.spans = [span for span in source.spans if span[1]]  # the source's layout
+        else:
+            size = FRAME_CHUNK_NBYTES if chunksize is None else int(chunksize)
+            if size < 1:
+                raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
+            size = max(itemsize, size - size % itemsize)
+            self.spans = flat_spans(source.nbytes, size)
+        vl: list[tuple[str, bytes]] = []
+        if source.meta.is_array:
+            vl = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
+        reserved = NUMPY_KEYS if source.meta.is_array else ()
+        self.vlmeta = vl + packed_user(
+            source, self.dropped, MAX_VLMETALAYERS_WRITE - len(vl), reserved
+        )
+        self.layers = kept_metalayers(source, self.dropped, MAX_METALAYERS, True)
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        return (
+            header.extended
+            and not header.lazy
+            and header.nbytes > 0
+            and marker_fits(header, self.cparams.typesize)
+        )
+
+    def write(self, path: str) -> None:
+        with self.writer(path, self.cparams, None, self.layers, self.vlmeta,
+                         self.nthreads) as append:  # fmt: skip
+            self._write_spans(
+                self.spans, False, append, lambda data: append(self.cparams.compress(data))
+            )
+
+    @staticmethod
+    @contextlib.contextmanager
+    def writer(path: str, cparams: CParams, chunksize: int | None,
+               metalayers: list[tuple[str, bytes]], vlmeta: list[tuple[str, bytes]],
+               nthreads: int) -> Iterator[Callable[[Any], Any]]:  # fmt: skip
+        """A function appending one chunk to a new frame at ``path`` (the frame is complete
+        when the block ends)."""
+        with FrameWriter(path, cparams, chunksize=chunksize, metalayers=metalayers,
+                         vlmeta=vlmeta, nthreads=nthreads) as writer:  # fmt: skip
+            yield writer.append_chunk
+
+
+ConversionTarget = FrameTarget
