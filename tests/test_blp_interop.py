@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import bloscpack
 from bloscpack import api, engine
 from bloscpack.containers.bloscpack import rewrite_metadata
 from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
@@ -360,3 +361,22 @@ def test_rewrite_metadata_matches_016(bloscpack016, tmp_path):
     proc = bloscpack016.run(ORACLE_REWRITE, str(theirs), str(ours))
     assert proc.stdout.strip() == "{'version': 2, 'tags': ['a', 'b']}"
     assert ours.read_bytes() == theirs.read_bytes()
+
+
+def test_user_metadata_beside_the_numpy_metadata_is_read_by_016(bloscpack016, tmp_path):
+    """``save(..., metadata=)`` and ``blpk c -m`` of an array put user entries beside 0.16's
+    numpy metadata: 0.16 still loads the array and shows the entries as metadata."""
+    a = np.arange(30_000, dtype="<f8").reshape(1000, 30)
+    bloscpack.save(a, tmp_path / "a.blp", metadata={"units": "m", "scale": [1, 2]})
+    code = (
+        "import sys, json, numpy as np, bloscpack\n"
+        "a = bloscpack.unpack_ndarray_from_file(sys.argv[1])\n"
+        "from bloscpack.file_io import _read_beginning\n"
+        "with open(sys.argv[1], 'rb') as fp:\n"
+        "    meta = _read_beginning(fp)[1]\n"
+        "print(json.dumps({'sum': float(a.sum()), 'shape': list(a.shape), 'meta': meta}))"
+    )
+    out = json.loads(bloscpack016.run(code, str(tmp_path / "a.blp")).stdout)
+    assert out["sum"] == float(a.sum()) and out["shape"] == [1000, 30]
+    assert out["meta"]["units"] == "m" and out["meta"]["scale"] == [1, 2]
+    assert out["meta"]["container"] == "numpy"

@@ -317,15 +317,22 @@ def test_npy_input_to_stdout_and_option_errors(tmp_path):
     proc = shell("blpk c a.npy - | cat > piped.blp", tmp_path)
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(bloscpack.load(tmp_path / "piped.blp"), ARRAYS["f8_2d"])
-    for args, message in [
-        (["-t", "4"], "-t does not apply to .npy input: its dtype is used"),
-        (["-m", "meta.json"], "-m does not apply to .npy input with --format blp: the metadata"
-                              " holds the array's dtype and shape"),
-    ]:  # fmt: skip
-        (tmp_path / "meta.json").write_text("{}")
-        proc = blpk("c", *args, "a.npy", "out.blp", cwd=tmp_path)
-        assert proc.returncode == 2 and proc.stderr.endswith(f"blpk: error: {message}\n".encode())
-        assert not (tmp_path / "out.blp").exists()
+    proc = blpk("c", "-t", "4", "a.npy", "out.blp", cwd=tmp_path)
+    message = "-t does not apply to .npy input: its dtype is used"
+    assert proc.returncode == 2 and proc.stderr.endswith(f"blpk: error: {message}\n".encode())
+    assert not (tmp_path / "out.blp").exists()
+    (tmp_path / "meta.json").write_text('{"dtype": "x"}')
+    proc = blpk("c", "-m", "meta.json", "a.npy", "out.blp", cwd=tmp_path)
+    message = "metadata key 'dtype': the name is taken by the numpy metadata"
+    assert proc.returncode == 1 and proc.stderr.endswith(f"blpk: error: {message}\n".encode())
+    assert not (tmp_path / "out.blp").exists()
+    # user entries go beside the numpy metadata, which bloscpack 0.16 ignores
+    (tmp_path / "meta.json").write_text('{"units": "m"}')
+    proc = blpk("c", "-m", "meta.json", "a.npy", "out.blp", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    with bloscpack.open(tmp_path / "out.blp") as lazy:
+        assert lazy.attrs == {"units": "m"}
+        np.testing.assert_array_equal(lazy[...], ARRAYS["f8_2d"])
 
 
 @pytest.mark.parametrize("fmt", ["blp", "b2frame", "b2nd", "sframe", "bcolz"])

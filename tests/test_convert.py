@@ -607,8 +607,8 @@ def test_format_from_extension_and_errors(tmp_path):
         convert(tmp_path / "a.blp", tmp_path / "c.npy")
     with pytest.raises(ArgumentError, match="unknown format 'zarr'"):
         convert(tmp_path / "a.blp", tmp_path / "x", format="zarr")
-    with pytest.raises(ArgumentError, match="unknown option.* for format 'b2nd': chunk_size"):
-        convert(tmp_path / "a.blp", tmp_path / "y.b2nd", chunk_size=10)
+    with pytest.raises(ArgumentError, match="unknown option.* for format 'b2nd': chunklen"):
+        convert(tmp_path / "a.blp", tmp_path / "y.b2nd", chunklen=10)
     with pytest.raises(FileNotFound):
         convert(tmp_path / "missing.blp", tmp_path / "z.blp")
     assert leftovers(tmp_path, {"a.blp", "x.b2nd", "x.dat", "x.b2sframe"}) == []

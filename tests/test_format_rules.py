@@ -450,3 +450,18 @@ def test_nthreads_is_a_common_option(tmp_path: Path, fmt: str):
     with pytest.raises(ArgumentError, match="nthreads must be"):
         bloscpack.save(ARRAY, path, nthreads="many")
     assert engine.get_nthreads() == before
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("size", [48_000, "48000", "46.875K"])
+def test_chunk_size_is_bytes_of_whole_rows_in_every_format(tmp_path: Path, fmt: str, size):
+    """48,000 bytes are 2,000 rows of 3 float64: 2 chunks of the 4,000 rows."""
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path, chunk_size=size)
+    with registry.open_reader(str(path), registry.detect(path)) as reader:
+        assert reader.nchunks == 2
+    assert np.array_equal(bloscpack.load(path), ARRAY)
+    with pytest.raises(ArgumentError, match="give chunks or chunk_size, not both"):
+        bloscpack.save(ARRAY, path, chunk_size=size, chunks=100)
+    with pytest.raises(ArgumentError, match="chunk_size must be a positive number of bytes"):
+        bloscpack.save(ARRAY, path, chunk_size=0)

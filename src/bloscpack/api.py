@@ -10,34 +10,30 @@ straight into the array that is returned.
 from __future__ import annotations
 
 import functools
-import os
 import warnings
 from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as np
 
-from . import ndarray as nd
 from .containers.bloscpack.args import (
     DEFAULT_CHUNK_SIZE,
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
-    array_chunk_size,
 )
 from .containers.bloscpack.reader import BloscpackReader, load, read_array, reading
 from .containers.bloscpack.writer import (
-    array_pack_arguments,
     buffer_chunks,
     file_chunks,
     pack,
     pack_arguments,
     pack_ndarray,
+    pack_npy_file,
     rewrite_metadata,
     save_blp,
     write_file,
 )
-from .errors import FileNotFound, FormatError
 from .io import ByteSource, PathLike, sized_input
 
 Buffer = Any
@@ -158,27 +154,7 @@ def pack_npy_file_to_file(
     or a binary file object, as for :func:`pack_file_to_file`): the bytes
     ``pack_ndarray_to_file(numpy.load(in_file), ...)`` writes, 0.16's numpy metadata included,
     with the data read chunk by chunk (memory stays flat whatever the array's size)."""
-    name = os.fspath(in_file)
-    try:
-        mapped = np.load(name, mmap_mode="r", allow_pickle=False)
-    except FileNotFoundError:
-        raise FileNotFound(f"file {name!r} does not exist") from None
-    except ValueError as exc:
-        raise FormatError(f"{name}: not a .npy file numpy can map: {exc}") from None
-    if not isinstance(mapped, np.memmap):
-        raise FormatError(f"{name}: not a .npy file")
-    array = nd.contiguous(mapped)  # a mapped .npy is C- or F-contiguous: nothing is read
-    metadata = nd.encode_metadata(array)
-    args = array_pack_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
-    chunk_size = array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
-    size, offset = array.nbytes, mapped.offset
-    del array, mapped
-    with open(name, "rb") as fp:
-        fp.seek(offset)
-        write_file(
-            out_file,
-            lambda out: pack(file_chunks(fp, name), size, out, chunk_size, metadata, *args),
-        )
+    pack_npy_file(in_file, out_file, chunk_size, blosc_args, bloscpack_args, metadata_args)
 
 
 def pack_ndarray_to_file(

@@ -36,7 +36,7 @@ from .blosc.header import ChunkHeader
 from .containers import registry
 from .containers.base import NUMPY_KEYS, ContainerReader, StoredMetadata
 from .containers.registry import detect
-from .containers.target import SLAB_NBYTES, row_flat
+from .containers.target import SLAB_NBYTES, check_user_metadata, row_flat
 from .errors import (
     ArgumentError,
     IntegrityError,
@@ -406,14 +406,9 @@ def write_new_array(array: np.ndarray, path: str, fmt: str, *,
     targets as :func:`convert`, with the user ``metadata``; ``raw`` bytes are stored without
     numpy metadata.  Metadata the format cannot hold is refused before anything is written.
     Returns ``{"format", "dropped"}``."""
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise ArgumentError(f"metadata must be a mapping, got {type(metadata).__name__}")
-    for name in NUMPY_KEYS:
-        if name in (metadata or {}):
-            raise ArgumentError(f"metadata key {name!r}: the name is taken by the numpy metadata")
     source = _ArraySource(np.asanyarray(array))
     source.meta.is_array = not raw
-    source.meta.user = dict(metadata or {})
+    source.meta.user = check_user_metadata(metadata) or {}
     target = _make_target(fmt, source, dict(options), copy_chunks=False)
     lost = [line for line in target.dropped if line.startswith(source.meta.entry)]
     if lost:

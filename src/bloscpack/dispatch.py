@@ -3,9 +3,10 @@ work to that format's module."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from .containers import registry
 from .containers.registry import detect
 from .convert import write_new_array
 from .errors import ArgumentError
-from .io import PathLike, check_replaceable, sized_input, staged_output
+from .io import PathLike, sized_input, staged_output
 from .journal import in_one_state
 
 T = TypeVar("T")
@@ -98,34 +99,80 @@ def _verify(path: str) -> dict[str, Any]:
     return report
 
 
-def compress_file(src: PathLike, dst: PathLike, format: str | None = None, *, dtype: Any = None,
-                  shape: Any = None, overwrite: bool = True,
+#: The item size raw bytes are compressed with unless ``typesize=`` says (0.16's default).
+RAW_TYPESIZE = 8
+
+
+def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: str | None = None,
+                  *, dtype: Any = None, shape: Any = None, overwrite: bool = True,
                   metadata: Any = None, **options: Any) -> None:  # fmt: skip
     """Compress the file ``src`` into ``dst``, in ``format`` or the one the suffix of ``dst``
     names (as :func:`save` chooses).  A ``.npy`` input is stored as an array (its dtype and
-    shape kept), and so is a raw input given a ``dtype`` (and a ``shape``, default 1-d); other
-    input is stored as bytes (streamed chunk by chunk where the format has a way to).
-    ``metadata`` and ``options`` as for :func:`save`."""
+    shape kept), and so is a raw input given a ``dtype`` (and a ``shape``, default 1-d).
+    Other input is raw bytes, which ``typesize`` (default 8) tells the filters the item size
+    of: formats that store bytes as such keep them so, chunk by chunk as they are read (then
+    ``src`` and ``dst`` may also be binary streams), the others store them as unsigned ints of
+    ``typesize`` bytes (default 1).  ``metadata`` and ``options`` as for :func:`save`."""
     from . import ndarray as nd
 
-    fmt = registry.output_format(dst, format).name
-    npy = os.fspath(src).endswith(".npy")
+    src_path, dst_path = (os.fspath(x) if isinstance(x, (str, os.PathLike)) else None
+                          for x in (src, dst))  # fmt: skip
+    found = registry.output_format(dst_path or "", format)
+    npy = src_path is not None and src_path.endswith(".npy")
+    typesize = options.pop("typesize", None)
+    for given, what in ((npy, "to .npy input: its dtype is used"),
+                        (dtype is not None, "with dtype=: the item size is used")):  # fmt: skip
+        if given and typesize is not None:
+            raise ArgumentError(f"typesize does not apply {what}")
     if npy and dtype is not None:
-        raise ArgumentError(f"{os.fspath(src)}: a .npy file has its own dtype; drop dtype=")
+        raise ArgumentError(f"{src_path}: a .npy file has its own dtype; drop dtype=")
     if shape is not None and dtype is None:
         raise ArgumentError("shape= needs dtype= (the item type of the raw input)")
     raw = not npy and dtype is None
-    stream = getattr(registry.module(fmt), "compress_file", None)
-    if raw and stream is not None:
-        check_replaceable(dst, overwrite=overwrite, replaces=registry.holds_container)
-        with engine.threads(options.pop("nthreads", None)):
-            stream(src, dst, metadata=metadata, **options)
+    if raw and registry.streams_raw(found.name):
+        options["typesize"] = RAW_TYPESIZE if typesize is None else typesize
+        _own_path(src, dst, found.name, overwrite, metadata, options, np.dtype(np.uint8), (0,))
         return
-    with sized_input(src) as sized:
+    own_path = hasattr(registry.module(found.name), "compress_file")
+    if npy and own_path and src_path is not None:  # the format reads the .npy its own way
+        with sized_input(src_path) as sized:
+            header = np.load(sized, mmap_mode="r", allow_pickle=False)
+            dtype, shape = header.dtype, header.shape
+            del header
+            _own_path(sized, dst, found.name, overwrite, metadata, options, dtype, shape)
+        return
+    if src_path is None or dst_path is None:
+        raise ArgumentError(f"format {found.name!r} is written from a file to a file, not streams")
+    with sized_input(src_path) as sized:
         if npy:
             array = np.load(sized, mmap_mode="r", allow_pickle=False)
-        elif dtype is not None:
-            array = nd.raw_array(sized, dtype, shape)
         else:
-            array = np.fromfile(sized, dtype=np.uint8)
-        _write_staged(array, dst, fmt, overwrite, metadata, raw, options)
+            array = nd.raw_array(sized, _unsigned(found.name, typesize) if raw else dtype, shape)
+        _write_staged(array, dst_path, found.name, overwrite, metadata, raw, options)
+
+
+def _own_path(src: Any, dst: Any, fmt: str, overwrite: bool, metadata: Any,
+              options: dict[str, Any], dtype: np.dtype,
+              shape: tuple[int, ...]) -> None:  # fmt: skip
+    """``src`` through the format's own ``compress_file`` (chunk by chunk as it is read)."""
+    stream = registry.module(fmt).compress_file
+    nthreads = options.pop("nthreads", None)
+    options = registry.writer_options(fmt, options, dtype, shape)
+    registry.check_options(fmt, options, registry.keyword_options(stream, 2))
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(engine.threads(nthreads))
+        if isinstance(dst, (str, os.PathLike)):
+            dst = stack.enter_context(
+                staged_output(dst, overwrite=overwrite, replaces=registry.holds_container)
+            )
+        stream(src, dst, metadata=metadata, **options)
+
+
+def _unsigned(fmt: str, typesize: Any) -> np.dtype:
+    """The dtype raw bytes get in a format that stores typed arrays only."""
+    if typesize not in (None, 1, 2, 4, 8):
+        raise ArgumentError(
+            f"typesize {typesize!r}: format {fmt!r} stores raw bytes as unsigned ints of 1, 2, 4"
+            " or 8 bytes"
+        )
+    return np.dtype(f"<u{typesize or 1}")

@@ -163,12 +163,13 @@ def copy_stream(src: IO[bytes], dst: IO[bytes]) -> None:
 def sized_input(path: PathLike) -> Iterator[str]:
     """``path`` itself, or for a stream (:func:`is_stream`: a FIFO, a device, a ``/proc``
     file, a process substitution) a temporary copy of all its bytes, removed after the block:
-    what a reader that opens a path several times, or needs its size, is given."""
+    what a reader that opens a path several times, or needs its size, is given.  The copy
+    keeps the suffix of ``path`` (``.npy``)."""
     path = os.fspath(path)
     if not is_stream(path):
         yield path
         return
-    fd, copy = tempfile.mkstemp(prefix="blpk-", suffix=".input")
+    fd, copy = tempfile.mkstemp(prefix="blpk-", suffix=".input" + os.path.splitext(path)[1])
     try:
         with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
             copy_stream(src, out)
@@ -478,12 +479,27 @@ class StagedOutput:
         self.in_place = is_written_in_place(self.target)
         if not self.in_place:
             check_replaceable(destination, overwrite=overwrite, replaces=replaces, what=what)
-        parent = None if self.in_place else os.path.dirname(self.target)
-        self._work = tempfile.mkdtemp(prefix=f".{os.path.basename(self.target)}.",
-                                      suffix=".tmp", dir=parent)  # fmt: skip
-        #: Where to build the output (nothing is there yet).
-        self.path = os.path.join(self._work, "new")
+        self._work = ""
+        #: Where to build the output once :meth:`open` has made its directory.
+        self.path = ""
         self._done = False
+
+    def open(self) -> str:
+        """Make the private directory (its name is known before it exists, so that an
+        interruption at any point leaves nothing behind); returns :attr:`path`."""
+        parent = tempfile.gettempdir() if self.in_place else os.path.dirname(self.target)
+        prefix = os.path.join(parent, f".{os.path.basename(self.target)}.")
+        while True:
+            self._work = f"{prefix}{os.urandom(6).hex()}.tmp"
+            try:
+                os.mkdir(self._work, 0o700)
+            except FileExistsError:
+                continue
+            except BaseException:
+                self.abort()
+                raise
+            self.path = os.path.join(self._work, "new")
+            return self.path
 
     def commit(self) -> None:
         """Move what was built at :attr:`path` to the destination (durably)."""
@@ -506,9 +522,11 @@ class StagedOutput:
         """Remove what was built (the destination is left as it was)."""
         if not self._done:
             self._done = True
-            shutil.rmtree(self._work, ignore_errors=True)
+            if self._work:
+                shutil.rmtree(self._work, ignore_errors=True)
 
     def __enter__(self) -> StagedOutput:
+        self.open()
         return self
 
     def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:

@@ -3,7 +3,6 @@
 
 * :class:`PrefixedReader` puts bytes already read (to recognise a format) back in front of a
   stream; :func:`read_head` reads them.
-* :func:`copy_into_blp` feeds a byte stream to a :class:`~bloscpack.BloscFile` writer.
 * :func:`write_blp_data` writes the data of a ``.blp`` container (path or stream) to a stream.
 * :func:`write_array` writes any container opened with :func:`bloscpack.open` as raw C-order
   bytes or as a ``.npy`` file, a slab of rows at a time.
@@ -101,20 +100,6 @@ class PrefixedReader(io.RawIOBase):
             data = self._fp.read(len(out))
             out[: len(data)] = data
             return len(data)
-
-
-def copy_into_blp(src: IO[bytes], dst: Any, piece: int) -> int:
-    """Write everything ``src`` holds into the :class:`~bloscpack.BloscFile` ``dst`` in pieces
-    of ``piece`` bytes read into one reused buffer (a whole chunk is compressed straight from
-    it); return the number of bytes."""
-    buffer = memoryview(bytearray(piece))
-    total = 0
-    while True:
-        n = src.readinto(buffer)  # type: ignore[attr-defined]
-        if not n:
-            return total
-        dst.write(buffer[:n])
-        total += n
 
 
 def buffer_size(chunk_size: int) -> int:
@@ -238,7 +223,6 @@ __all__ = [
     "PrefixedReader",
     "blp_stream_size",
     "buffer_size",
-    "copy_into_blp",
     "npy_header",
     "read_head",
     "spool",

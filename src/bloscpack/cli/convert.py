@@ -7,6 +7,7 @@ import contextlib
 import json
 from typing import Any
 
+from ..containers import registry as _registry
 from .console import EXIT_OK, EXIT_USAGE, STDIO, CLIError, Console
 from .files import (
     _advance,
@@ -28,7 +29,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     if args.src != STDIO:
         _check_input(args.src)
     fmt = _output_format(args.dst, args.format)
-    directory = fmt if fmt in ("sframe", "bcolz") or args.sparse else None
+    directory = fmt if _registry.get(fmt).directory or args.sparse else None
     _check_output(args.dst, args, console, directory)
     options: dict[str, Any] = {}
     if args.sparse:
@@ -36,7 +37,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     if args.clevel is not None:
         options["clevel"] = args.clevel
     if args.codec is not None:
-        options["cname" if fmt in ("blp", "bcolz") else "codec"] = args.codec
+        options["codec"] = args.codec
     with contextlib.ExitStack() as stack:
         src = _sized_input(stack, console, args.src)
         with _progress_bar(args, console, "convert", lambda: _array_nbytes(src)) as bar:

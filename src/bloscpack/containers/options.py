@@ -1,18 +1,20 @@
-"""One set of option names for every writer: ``codec``, ``clevel``, ``filters`` and ``chunks``
-mean the same in every format (``save``, ``convert``, ``compress_file``); each format's module
-turns them into its own (``own_options``).  A format's own names (``chunk_size``, ``chunklen``,
-``shuffle``, ...) keep working, but not together with the common name they stand for."""
+"""One set of option names for every writer: ``codec``, ``clevel``, ``filters``, ``chunks``
+and ``chunk_size`` mean the same in every format (``save``, ``convert``, ``compress_file``);
+each format's module turns them into its own (``own_options``).  A format's own names
+(``chunklen``, ``chunksize``, ``shuffle``, ...) keep working, but not together with the common
+name they stand for."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..blosc.header import FILTER_IDS
+from ..blosc.header import FILTER_IDS, MAX_BUFFERSIZE
 from ..errors import ArgumentError
 
 #: The common options, what they mean, and the format's own names each one replaces.
@@ -23,7 +25,13 @@ COMMON_OPTIONS: dict[str, str] = {
     " 'trunc_prec', 'bytedelta'); [] for none",
     "chunks": "the box one chunk holds: rows (an int) or a shape; formats that cut arrays"
     " along their first axis take (rows, *shape[1:])",
+    "chunk_size": "about this many bytes per chunk (an int or a size like '4M'), whole rows"
+    " of an array; not with chunks",
 }
+
+#: Suffixes of human-readable byte counts (powers of 1024, as bloscpack 0.16 reads them).
+SIZE_SUFFIXES = {"B": 2**0, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_BARE_INT = re.compile(r"^[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,7 @@ class CompressionParams:
     clevel: int | None = None
     filters: tuple[int, ...] | None = None
     chunks: tuple[int, ...] | None = None
+    chunk_size: int | str | None = None  # as given (checked): a format may read its own way
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> tuple[CompressionParams, dict[str, Any]]:
@@ -42,7 +51,12 @@ class CompressionParams:
         params = cls(
             rest.pop("codec", None), rest.pop("clevel", None),
             parse_filters(rest.pop("filters", None)), parse_chunks(rest.pop("chunks", None)),
+            rest.pop("chunk_size", None),
         )  # fmt: skip
+        if params.chunk_size is not None:
+            if params.chunks is not None:
+                raise ArgumentError("give chunks or chunk_size, not both")
+            parse_size(params.chunk_size, "chunk_size")
         return params, rest
 
     def own(self, rest: dict[str, Any], **names: Any) -> dict[str, Any]:
@@ -51,7 +65,7 @@ class CompressionParams:
         a function of the common value).  A common option and the own name it stands for may
         not both be given."""
         own = dict(rest)
-        for common in ("codec", "clevel", "filters", "chunks"):
+        for common in COMMON_OPTIONS:
             value = getattr(self, common)
             if value is None:
                 continue
@@ -112,6 +126,56 @@ def parse_chunks(value: Any) -> tuple[int, ...] | None:
     return tuple(int(n) for n in chunks)
 
 
+def pretty_size(size_in_bytes: int) -> str:
+    """``1048576`` -> ``'1.0M'`` (0.16's format)."""
+    if size_in_bytes == 0:
+        return "0B"
+    for suffix, limit in reversed(SIZE_SUFFIXES.items()):
+        if size_in_bytes >= limit:
+            return f"{round(size_in_bytes / limit, 2)}{suffix}"
+    return f"{size_in_bytes}B"
+
+
+def double_pretty_size(size_in_bytes: int) -> str:
+    """``1048576`` -> ``'1.0M (1048576B)'``."""
+    return f"{pretty_size(size_in_bytes)} ({size_in_bytes}B)"
+
+
+def size_of_text(readable: str, error: type[Exception] = ArgumentError) -> int:
+    """``'1.5M'`` -> ``1572864``: a number (float allowed) with a B/K/M/G/T suffix."""
+    suffix = readable[-1:]
+    if suffix not in SIZE_SUFFIXES:
+        raise error(
+            f"{readable!r} has no valid size suffix; use one of: {', '.join(SIZE_SUFFIXES)}"
+        )
+    try:
+        number = float(readable[:-1])
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise error(f"{readable!r} is not a size like '64K' or '1.5M'")
+    return int(number * SIZE_SUFFIXES[suffix])
+
+
+def parse_size(value: Any, name: str) -> int:
+    """A byte count: a positive int, a bare integer string, a size like ``'4M'``, or ``'max'``
+    (the most a Blosc chunk holds)."""
+    if isinstance(value, str):
+        if value == "max":
+            return MAX_BUFFERSIZE
+        value = int(value) if _BARE_INT.match(value) else size_of_text(value)
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ArgumentError(f"{name} must be a positive number of bytes, got {value!r}")
+    return int(value)
+
+
+def rows_of(nbytes: Any, dtype: np.dtype, shape: tuple[int, ...]) -> int:
+    """Whole rows of an array of ``dtype`` and ``shape`` in about ``nbytes`` (a size), at
+    least one."""
+    row = dtype.itemsize * math.prod(shape[1:])
+    return max(1, parse_size(nbytes, "chunk_size") // max(row, 1))
+
+
 def chunk_rows(chunks: tuple[int, ...], shape: tuple[int, ...], fmt: str) -> int:
     """The rows one chunk holds in a format that cuts arrays along their first axis only."""
     if len(chunks) == 1 or chunks[1:] == tuple(shape[1:]):
@@ -143,6 +207,7 @@ def shuffle_only(filters: tuple[int, ...], fmt: str) -> int:
 
 
 __all__ = [
-    "COMMON_OPTIONS", "FILTER_IDS", "CompressionParams", "check_options", "chunk_nbytes",
-    "chunk_rows", "parse_chunks", "parse_filters", "shuffle_only",
+    "COMMON_OPTIONS", "FILTER_IDS", "SIZE_SUFFIXES", "CompressionParams", "check_options",
+    "chunk_nbytes", "chunk_rows", "double_pretty_size", "parse_chunks", "parse_filters",
+    "parse_size", "pretty_size", "rows_of", "shuffle_only", "size_of_text",
 ]  # fmt: skip

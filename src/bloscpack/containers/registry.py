@@ -21,14 +21,15 @@ from ..io import ByteSource, PathLike
 from .base import ContainerReader
 from .bloscpack.header import MAGIC as BLP_MAGIC
 from .frame.records import MAGIC as FRAME_MAGIC
-from .options import CompressionParams, check_options
+from .options import COMMON_OPTIONS, CompressionParams, check_options
 
 
 @dataclass(frozen=True)
 class Format:
     """One container format: its name, the suffix files written in it get, whether it is a
-    directory, other names it answers to, and the module of ``bloscpack.containers`` that
-    reads and writes it."""
+    directory, other names it answers to, whether it stores raw bytes as such (else they
+    become an array of unsigned ints), and the module of ``bloscpack.containers`` that reads
+    and writes it."""
 
     name: str
     title: str
@@ -36,6 +37,7 @@ class Format:
     module: str
     directory: bool = False
     aliases: tuple[str, ...] = ()
+    holds_bytes: bool = False  # stores raw bytes as such (not only typed arrays)
 
     def __str__(self) -> str:
         return self.name
@@ -44,11 +46,13 @@ class Format:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("blp", "Bloscpack file", ".blp", "bloscpack", aliases=("bloscpack",)),
-        Format("b2frame", "Blosc2 contiguous frame", ".b2frame", "frame", aliases=("frame",)),
+        Format("blp", "Bloscpack file", ".blp", "bloscpack", aliases=("bloscpack",),
+               holds_bytes=True),  # fmt: skip
+        Format("b2frame", "Blosc2 contiguous frame", ".b2frame", "frame", aliases=("frame",),
+               holds_bytes=True),  # fmt: skip
         Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",)),
         Format("sframe", "Blosc2 sparse frame (a directory)", ".b2sframe", "sframe",
-               directory=True, aliases=("sparse",)),  # fmt: skip
+               directory=True, aliases=("sparse",), holds_bytes=True),  # fmt: skip
         Format("bcolz", "bcolz carray or ctable (a directory)", ".bcolz", "bcolz",
                directory=True),  # fmt: skip
     )
@@ -184,6 +188,19 @@ def module(fmt: str) -> Any:
     """The module of ``bloscpack.containers`` that reads (and writes) format ``fmt``."""
     found = READ_ONLY.get(fmt) or get(fmt)
     return importlib.import_module(f"{__package__}.{found.module}")
+
+
+def accepts(fmt: str, name: str) -> bool:
+    """Whether the writers of ``fmt`` take the option ``name`` (a common one or their own)."""
+    found = module(fmt)
+    writers = [getattr(found, hook, None) for hook in ("save", "compress_file")]
+    own = {n for w in writers if w is not None for n in keyword_options(w, 2)}
+    return name in {*COMMON_OPTIONS, *own, *found.ConversionTarget.OPTIONS}
+
+
+def streams_raw(fmt: str) -> bool:
+    """Whether ``fmt`` stores raw bytes as they are read (a stream in, a stream out)."""
+    return get(fmt).holds_bytes and hasattr(module(fmt), "compress_file")
 
 
 def open_reader(source: Any, fmt: str, *, verify: bool = True,

@@ -301,7 +301,7 @@ class SparseFrameWriter(OnePassWriter):
         self._staged = StagedOutput(self.path, replaces=sniff_dir, what=SPARSE_FRAME)
         self._closed = False
         try:
-            self._tmp = self._staged.path
+            self._tmp = self._staged.open()
             _new_frame_dir(self._tmp, cparams, chunksize, metalayers, vlmeta, nthreads,
                            vlmeta_chunks)  # fmt: skip
             self.frame = SparseFrame(self._tmp, writable=True, defer_appends=True)

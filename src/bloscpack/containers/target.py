@@ -12,6 +12,8 @@ from typing import Any
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader, Special
 from ..blosc.layout import validate_chunk
+from ..errors import ArgumentError
+from .base import NUMPY_KEYS
 from .grid import ChunkGrid
 from .options import check_options
 
@@ -29,6 +31,19 @@ def numpy_metadata(spec: nd.ArraySpec) -> dict[str, Any]:
     nd.check_storable(spec.dtype)
     return {"dtype": nd.dtype_to_string(spec.dtype), "shape": list(spec.shape),
             "order": spec.order, "container": nd.CONTAINER}  # fmt: skip
+
+
+def check_user_metadata(metadata: Any) -> dict[str, Any] | None:
+    """The user ``metadata`` a writer is given (None or a mapping), as a dict; a name the
+    numpy metadata takes is refused."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, Mapping):
+        raise ArgumentError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    for name in NUMPY_KEYS:
+        if name in metadata:
+            raise ArgumentError(f"metadata key {name!r}: the name is taken by the numpy metadata")
+    return dict(metadata)
 
 
 def _json_problem(value: Any) -> str | None:
@@ -191,7 +206,7 @@ class Target:
 
 
 __all__ = [
-    "FRAME_CHUNK_NBYTES", "SLAB_NBYTES", "Target", "flat_spans", "json_user", "kept_metalayers",
-    "marker_fits", "no_progress", "numpy_metadata", "row_flat", "short", "take_options",
-    "unreserved_user",
+    "FRAME_CHUNK_NBYTES", "SLAB_NBYTES", "Target", "check_user_metadata", "flat_spans",
+    "json_user", "kept_metalayers", "marker_fits", "no_progress", "numpy_metadata", "row_flat",
+    "short", "take_options", "unreserved_user",
 ]  # fmt: skip

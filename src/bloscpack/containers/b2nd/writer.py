@@ -20,7 +20,7 @@ from ..frame.params import SPLITMODE_NAMES, CParams
 from ..frame.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
 from ..frame.writer import FrameTarget, FrameWriter, packed_user
 from ..grid import ChunkGrid, array_to_chunk
-from ..options import CompressionParams
+from ..options import CompressionParams, rows_of
 from ..sframe import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
 from ..target import Target, kept_metalayers, marker_fits, row_flat, take_options
 from .jobs import ScratchPool, run_in_order
@@ -40,7 +40,11 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     def box(chunks: tuple[int, ...]) -> tuple[int, ...]:
         return (chunks[0], *shape[1:]) if len(chunks) == 1 and len(shape) > 1 else chunks
 
-    return params.own(rest, chunks=("chunks", box), filters=("filters", list))
+    def rows(nbytes: Any) -> tuple[int, ...]:
+        return (min(rows_of(nbytes, dtype, shape), max(shape[0], 1)), *shape[1:])
+
+    return params.own(rest, chunks=("chunks", box), chunk_size=("chunks", rows),
+                      filters=("filters", list))  # fmt: skip
 
 
 def b2nd_cparams(

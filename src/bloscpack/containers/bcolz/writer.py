@@ -17,7 +17,7 @@ from ... import ndarray as nd
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, ObjectNumpyArrayRejection
 from ...io import PathLike, fsync_directory, is_written_in_place, staged_output, start_writeback
-from ..options import CompressionParams, chunk_rows, shuffle_only
+from ..options import CompressionParams, chunk_rows, rows_of, shuffle_only
 from ..target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
 from .attrs import _attrs_blob
 from .layout import (
@@ -368,6 +368,7 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     ``chunklen`` (rows), ``filters`` as ``shuffle`` (bcolz writes Blosc1 chunks)."""
     return params.own(rest, codec=("cname", None),
                       chunks=("chunklen", lambda c: chunk_rows(c, shape, "bcolz")),
+                      chunk_size=("chunklen", lambda n: rows_of(n, dtype, shape)),
                       filters=("shuffle", lambda f: shuffle_only(f, "bcolz")))  # fmt: skip
 
 

@@ -14,6 +14,7 @@ offsets sections; reading all that precedes the chunks), :mod:`.reader`, :mod:`.
 append), :mod:`.file` (``BloscFile``).
 """
 
+from .file import compress_file
 from .header import sniff
 from .preamble import (
     decode_metadata,
@@ -44,6 +45,9 @@ from .writer import (
     save_blp,
 )
 
+#: What :func:`bloscpack.save` writes a new ``.blp`` output with.
+save = save_blp
+
 __all__ = [
     "BlpTarget",
     "ConversionTarget",
@@ -52,6 +56,7 @@ __all__ = [
     "BloscpackWriter",
     "ChunkLocation",
     "check_blosc_args",
+    "compress_file",
     "compress_chunk",
     "decode_metadata",
     "encode_metadata_section",
@@ -65,6 +70,7 @@ __all__ = [
     "read_metadata_section",
     "replacement_metadata_section",
     "rewrite_metadata",
+    "save",
     "save_blp",
     "serialize_metadata",
     "sniff",

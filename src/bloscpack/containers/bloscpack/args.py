@@ -8,7 +8,6 @@ and no deletion.  :func:`calculate_nchunks` cuts an input size into chunks exact
 from __future__ import annotations
 
 import copy
-import math
 import pprint
 import re
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
@@ -21,6 +20,7 @@ from ...errors import (
     NoSuchCodec,
     NoSuchSerializer,
 )
+from ..options import SIZE_SUFFIXES, double_pretty_size, pretty_size, size_of_text
 from .checksums import check_valid_checksum
 
 # --- defaults (the values of bloscpack 0.16) ------------------------------------------------
@@ -60,38 +60,12 @@ METADATA_ARGS = ("magic_format", "meta_checksum", "meta_codec", "meta_level", "m
 
 # --- human-readable sizes -----------------------------------------------------------------
 
-SUFFIXES = {"B": 2**0, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
-def pretty_size(size_in_bytes: int) -> str:
-    """``1048576`` -> ``'1.0M'`` (0.16's format)."""
-    if size_in_bytes == 0:
-        return "0B"
-    for suffix, limit in reversed(SUFFIXES.items()):
-        if size_in_bytes >= limit:
-            return f"{round(size_in_bytes / limit, 2)}{suffix}"
-    return f"{size_in_bytes}B"
-
-
-def double_pretty_size(size_in_bytes: int) -> str:
-    """``1048576`` -> ``'1.0M (1048576B)'``."""
-    return f"{pretty_size(size_in_bytes)} ({size_in_bytes}B)"
+SUFFIXES = SIZE_SUFFIXES
 
 
 def reverse_pretty(readable: str) -> int:
     """``'1.5M'`` -> ``1572864``: a number (float allowed) with a B/K/M/G/T suffix."""
-    suffix = readable[-1:]
-    if suffix not in SUFFIXES:
-        raise ChunkingException(
-            f"{readable!r} has no valid size suffix; use one of: {', '.join(SUFFIXES)}"
-        )
-    try:
-        number = float(readable[:-1])
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        raise ChunkingException(f"{readable!r} is not a size like '64K' or '1.5M'")
-    return int(number * SUFFIXES[suffix])
+    return size_of_text(readable, ChunkingException)
 
 
 _BARE_INT = re.compile(r"^[0-9]+$")

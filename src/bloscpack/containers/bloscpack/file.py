@@ -47,11 +47,16 @@ from ...errors import (
     IntegrityError,
     TruncatedError,
 )
-from ...io import ByteSource, PathLike, atomic_write
+from ...io import ByteSource, PathLike, atomic_write, is_stream
 from ...journal import recover
+from ..target import check_user_metadata
 from .append import append_fp
 from .args import (
+    DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
+    DEFAULT_SHUFFLE,
+    DEFAULT_TYPESIZE,
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
@@ -70,7 +75,16 @@ from .header import (
 )
 from .preamble import Preamble, encode_metadata_section, metadata_section_length
 from .reader import BloscpackReader
-from .writer import BloscpackWriter, check_blosc_args, compress_chunk, seekable
+from .writer import (
+    BloscpackWriter,
+    check_blosc_args,
+    compress_chunk,
+    file_chunks,
+    pack,
+    pack_npy_file,
+    seekable,
+    write_file,
+)
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -1096,4 +1110,76 @@ class _Aborted(Exception):
     """Raised into an output's context to discard it."""
 
 
-__all__ = ["BloscFile", "open_file"]
+#: :func:`compress_file` reads a stream a whole chunk at a time (compressed straight from the
+#: buffer) up to this chunk size, 1 MiB at a time above it.
+_WHOLE_CHUNK_READS = 16 << 20
+
+
+def compress_file(
+    src: PathLike | IO[bytes],
+    dst: PathLike | IO[bytes],
+    *,
+    chunk_size: str | int = DEFAULT_CHUNK_SIZE,
+    typesize: int = DEFAULT_TYPESIZE,
+    clevel: int = DEFAULT_CLEVEL,
+    shuffle: bool | int = DEFAULT_SHUFFLE,
+    cname: str | None = None,
+    codec: str | None = None,
+    checksum: str = DEFAULT_CHECKSUM,
+    offsets: bool = True,
+    max_app_chunks: Any = None,
+    blosc_version: int = 1,
+    filters: Any = None,
+    filters_meta: Any = None,
+    use_dict: bool = False,
+    blocksize: int = 0,
+    metadata: Any = None,
+    metadata_args: MetadataArgs | Mapping[str, Any] | None = None,
+) -> None:
+    """The bytes of ``src`` into a new ``.blp`` container at ``dst``, compressed chunk by chunk
+    as they are read (memory stays flat).  ``src`` is a path or a binary stream read to its
+    end: a ``.npy`` file is stored as its array (0.16's numpy metadata, plus the ``metadata``
+    mapping), a file of known size as bloscpack 0.16's ``pack_file_to_file`` writes it
+    (offsets with room for appends), anything else as :class:`BloscFile` writes a stream.
+    ``dst`` is a path (replaced atomically) or a binary stream written at its position (one
+    that cannot seek gets no offsets section).  Every option is checked before anything is
+    read; they mean what they mean for :func:`save_blp`, ``typesize`` being the item size of
+    the bytes."""
+    given = {
+        "typesize": typesize, "clevel": clevel, "shuffle": shuffle, "cname": cname,
+        "codec": codec, "checksum": checksum, "offsets": offsets,
+        "max_app_chunks": max_app_chunks, "blosc_version": blosc_version, "filters": filters,
+        "filters_meta": filters_meta, "use_dict": use_dict, "blocksize": blocksize,
+    }  # fmt: skip
+    given = {name: value for name, value in given.items() if value is not None}
+    path = os.fspath(src) if isinstance(src, (str, os.PathLike)) else None
+    npy = path is not None and path.endswith(".npy")
+    user = check_user_metadata(metadata) if npy else None
+    write = _WriteOptions(chunk_size, None, None, None if npy else metadata, metadata_args, given)
+    container = BloscpackArgs(**dict(write.container))
+    streamed = not isinstance(dst, (str, os.PathLike)) and not seekable(dst)
+    container.offsets = container.offsets and not streamed
+    if path is not None and npy:
+        pack_npy_file(path, dst, chunk_size, write.blosc_args, container,
+                      write.metadata_args_object, user)  # fmt: skip
+        return
+    if path is not None and not is_stream(path):
+        with ByteSource(path) as probe:  # raises FileNotFound naming the path
+            size = probe.size()
+        with open(path, "rb") as fp:
+            chunks = file_chunks(fp, path)
+            write_file(dst, lambda out: pack(chunks, size, out, chunk_size, metadata,
+                                             write.blosc_args, container,
+                                             write.metadata_args_object))  # fmt: skip
+        return
+    with contextlib.ExitStack() as stack:
+        stream: Any = src if path is None else stack.enter_context(open(path, "rb"))
+        blp = stack.enter_context(BloscFile(dst, "wb", chunk_size=chunk_size, metadata=metadata,
+                                            metadata_args=metadata_args, **given))  # fmt: skip
+        piece = write.chunk_size if write.chunk_size <= _WHOLE_CHUNK_READS else 1 << 20
+        buffer = memoryview(bytearray(piece))
+        while n := stream.readinto(buffer):
+            blp.write(buffer[:n])
+
+
+__all__ = ["BloscFile", "compress_file", "open_file"]

@@ -7,6 +7,7 @@ pipeline of the 0.16 functions and :func:`save_blp`.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -16,10 +17,17 @@ from ... import engine
 from ... import ndarray as nd
 from ...blosc.header import FILTER_IDS, ChunkHeader, Filter
 from ...blosc.layout import validate_chunk
-from ...errors import ArgumentError, NoChangeInMetadata, NoMetadataFound, TruncatedError
+from ...errors import (
+    ArgumentError,
+    FileNotFound,
+    FormatError,
+    NoChangeInMetadata,
+    NoMetadataFound,
+    TruncatedError,
+)
 from ...io import PathLike, atomic_write
 from ..base import NUMPY_KEYS
-from ..options import CompressionParams, chunk_nbytes, shuffle_only
+from ..options import CompressionParams, chunk_nbytes, parse_size, shuffle_only
 from ..target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
 from .args import (
     DEFAULT_CHECKSUM,
@@ -312,6 +320,14 @@ def rewrite_metadata(
 # --- conversions --------------------------------------------------------------------------
 
 
+def _own_chunk_size(value: int | str) -> int | str:
+    """A common ``chunk_size`` as the ``.blp`` writer takes it: a size with a suffix stays text
+    (0.16 reads ``'1M'``, its default, its own way), a count of bytes becomes an int."""
+    if isinstance(value, str) and not value.isdigit():
+        return value
+    return parse_size(value, "chunk_size")
+
+
 def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
                 shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """The common options as the ``.blp`` writer's: ``chunks`` as ``chunk_size`` (bytes),
@@ -319,6 +335,7 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     blosc1 = rest.get("blosc_version", 1) == 1
     return params.own(
         rest, chunks=("chunk_size", lambda c: chunk_nbytes(c, dtype, shape, "blp")),
+        chunk_size=("chunk_size", _own_chunk_size),
         filters=("shuffle", lambda f: shuffle_only(f, "blp")) if blosc1 else ("filters", list),
     )  # fmt: skip
 
@@ -540,6 +557,42 @@ def pack_ndarray(
     view = nd.byte_view(nd.contiguous(array))
     chunk_size = array_chunk_size(chunk_size, view.nbytes, array.dtype.itemsize)
     pack(buffer_chunks(view), view.nbytes, out, chunk_size, metadata, *args)
+
+
+def pack_npy_file(
+    in_file: PathLike,
+    out_file: PathLike | IO[bytes],
+    chunk_size: str | int,
+    blosc_args: Any,
+    bloscpack_args: Any,
+    metadata_args: Any,
+    user: Mapping[str, Any] | None = None,
+) -> None:
+    """Store the array of the ``.npy`` file ``in_file`` in the ``.blp`` file ``out_file`` (a path
+    or a binary file object), with the data read chunk by chunk (memory stays flat whatever
+    the array's size): the bytes ``pack_ndarray`` writes, 0.16's numpy metadata plus the
+    ``user`` entries."""
+    name = os.fspath(in_file)
+    try:
+        mapped = np.load(name, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise FileNotFound(f"file {name!r} does not exist") from None
+    except ValueError as exc:
+        raise FormatError(f"{name}: not a .npy file numpy can map: {exc}") from None
+    if not isinstance(mapped, np.memmap):
+        raise FormatError(f"{name}: not a .npy file")
+    array = nd.contiguous(mapped)  # a mapped .npy is C- or F-contiguous: nothing is read
+    metadata = {**nd.encode_metadata(array), **(user or {})}
+    args = array_pack_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
+    chunk_size = array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
+    size, offset = array.nbytes, mapped.offset
+    del array, mapped
+    with open(name, "rb") as fp:
+        fp.seek(offset)
+        write_file(
+            out_file,
+            lambda out: pack(file_chunks(fp, name), size, out, chunk_size, metadata, *args),
+        )
 
 
 def save_blp(

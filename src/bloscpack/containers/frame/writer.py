@@ -14,7 +14,7 @@ from ...blosc.header import MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
 from ...io import PathLike, atomic_write
 from ..base import NUMPY_KEYS
-from ..options import CompressionParams, chunk_nbytes
+from ..options import CompressionParams, chunk_nbytes, parse_size
 from ..target import (
     FRAME_CHUNK_NBYTES,
     Target,
@@ -201,6 +201,7 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     """The common options as a frame writer's: ``chunks`` as ``chunksize`` (bytes),
     ``filters`` as filter ids."""
     return params.own(rest, chunks=("chunksize", lambda c: chunk_nbytes(c, dtype, shape, "frame")),
+                      chunk_size=("chunksize", lambda n: parse_size(n, "chunk_size")),
                       filters=("filters", list))  # fmt: skip
 
 
