@@ -465,3 +465,23 @@ def test_chunk_size_is_bytes_of_whole_rows_in_every_format(tmp_path: Path, fmt: 
         bloscpack.save(ARRAY, path, chunk_size=size, chunks=100)
     with pytest.raises(ArgumentError, match="chunk_size must be a positive number of bytes"):
         bloscpack.save(ARRAY, path, chunk_size=0)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_blocks_is_a_common_option(tmp_path: Path, fmt: str):
+    """250 rows of 3 float64 per block: 6,000-byte blocks in the formats that choose them."""
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    if fmt == "bcolz":  # bcolz lets Blosc choose its blocks
+        with pytest.raises(ArgumentError, match="unknown option.* for format 'bcolz': blocks"):
+            bloscpack.save(ARRAY, path, chunks=1000, blocks=250)
+        return
+    own = {"blosc_version": 2} if fmt == "blp" else {}
+    if fmt == "blp":
+        with pytest.raises(ArgumentError, match="blocks needs Blosc2 chunks in a .blp file"):
+            bloscpack.save(ARRAY, path, chunks=1000, blocks=250)
+    bloscpack.save(ARRAY, path, chunks=1000, blocks=250, **own)
+    with registry.open_reader(str(path), registry.detect(path)) as reader:
+        assert bloscpack.inspect_chunk(reader.stored_chunk(0))["blocksize"] == 6000
+    assert np.array_equal(bloscpack.load(path), ARRAY)
+    with pytest.raises(ArgumentError, match="blocks must be positive ints, got 0"):
+        bloscpack.save(ARRAY, path, blocks=0)

@@ -27,6 +27,8 @@ COMMON_OPTIONS: dict[str, str] = {
     " along their first axis take (rows, *shape[1:])",
     "chunk_size": "about this many bytes per chunk (an int or a size like '4M'), whole rows"
     " of an array; not with chunks",
+    "blocks": "the box one block (the unit Blosc compresses inside a chunk) holds: rows or a"
+    " shape, as chunks",
 }
 
 #: Suffixes of human-readable byte counts (powers of 1024, as bloscpack 0.16 reads them).
@@ -43,6 +45,7 @@ class CompressionParams:
     filters: tuple[int, ...] | None = None
     chunks: tuple[int, ...] | None = None
     chunk_size: int | str | None = None  # as given (checked): a format may read its own way
+    blocks: tuple[int, ...] | None = None
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> tuple[CompressionParams, dict[str, Any]]:
@@ -51,7 +54,7 @@ class CompressionParams:
         params = cls(
             rest.pop("codec", None), rest.pop("clevel", None),
             parse_filters(rest.pop("filters", None)), parse_chunks(rest.pop("chunks", None)),
-            rest.pop("chunk_size", None),
+            rest.pop("chunk_size", None), parse_chunks(rest.pop("blocks", None), "blocks"),
         )  # fmt: skip
         if params.chunk_size is not None:
             if params.chunks is not None:
@@ -110,19 +113,19 @@ def parse_filters(value: Any) -> tuple[int, ...] | None:
     return tuple(ids)
 
 
-def parse_chunks(value: Any) -> tuple[int, ...] | None:
-    """``chunks``: rows (an int) or a shape, every size positive."""
+def parse_chunks(value: Any, name: str = "chunks") -> tuple[int, ...] | None:
+    """``chunks`` (or ``blocks``): rows (an int) or a shape, every size positive."""
     if value is None:
         return None
     items = (value,) if isinstance(value, (int, np.integer)) else value
     try:
         chunks = tuple(items)
     except TypeError:
-        raise ArgumentError(f"chunks must be an int or a tuple of ints, got {value!r}") from None
+        raise ArgumentError(f"{name} must be an int or a tuple of ints, got {value!r}") from None
     if not chunks or not all(
         isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in chunks
     ):
-        raise ArgumentError(f"chunks must be positive ints, got {value!r}")
+        raise ArgumentError(f"{name} must be positive ints, got {value!r}")
     return tuple(int(n) for n in chunks)
 
 
@@ -176,22 +179,24 @@ def rows_of(nbytes: Any, dtype: np.dtype, shape: tuple[int, ...]) -> int:
     return max(1, parse_size(nbytes, "chunk_size") // max(row, 1))
 
 
-def chunk_rows(chunks: tuple[int, ...], shape: tuple[int, ...], fmt: str) -> int:
-    """The rows one chunk holds in a format that cuts arrays along their first axis only."""
+def chunk_rows(chunks: tuple[int, ...], shape: tuple[int, ...], fmt: str,
+               name: str = "chunks") -> int:  # fmt: skip
+    """The rows one chunk (``name``: or block) holds in a format that cuts arrays along their
+    first axis only."""
     if len(chunks) == 1 or chunks[1:] == tuple(shape[1:]):
         return chunks[0]
     whole = ", ".join(str(n) for n in shape[1:])
     raise ArgumentError(
-        f"format {fmt!r} cuts arrays along their first axis only: chunks must be rows or"
+        f"format {fmt!r} cuts arrays along their first axis only: {name} must be rows or"
         f" (rows, {whole}), got {chunks}"
     )
 
 
 def chunk_nbytes(chunks: tuple[int, ...], dtype: np.dtype, shape: tuple[int, ...],
-                 fmt: str) -> int:  # fmt: skip
-    """The bytes one chunk of ``chunks`` rows holds in such a format."""
+                 fmt: str, name: str = "chunks") -> int:  # fmt: skip
+    """The bytes one chunk (``name``: or block) of ``chunks`` rows holds in such a format."""
     row = dtype.itemsize * math.prod(shape[1:])
-    return chunk_rows(chunks, shape, fmt) * max(row, 1)
+    return chunk_rows(chunks, shape, fmt, name) * max(row, 1)
 
 
 def shuffle_only(filters: tuple[int, ...], fmt: str) -> int:

@@ -33,6 +33,7 @@ from ..io import (
     file_identity,
     fsync_directory,
     staged_output,
+    start_writeback,
 )
 from .frame.edit import FrameBase
 from .frame.params import CParams, compress_vlmeta, new_frame_image
@@ -220,6 +221,8 @@ class SparseFrame(FrameBase):
             try:
                 with open(path, "wb") as fh:
                     fh.write(data)
+                    fh.flush()
+                    start_writeback(fh.fileno())  # the disk works while chunks are made
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(path)

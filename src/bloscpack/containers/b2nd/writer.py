@@ -44,6 +44,7 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
         return (min(rows_of(nbytes, dtype, shape), max(shape[0], 1)), *shape[1:])
 
     return params.own(rest, chunks=("chunks", box), chunk_size=("chunks", rows),
+                      blocks=("blocks", box),
                       filters=("filters", list))  # fmt: skip
 
 

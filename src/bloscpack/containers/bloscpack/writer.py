@@ -328,6 +328,18 @@ def _own_chunk_size(value: int | str) -> int | str:
     return parse_size(value, "chunk_size")
 
 
+def _own_blocksize(blocks: tuple[int, ...], dtype: np.dtype, shape: tuple[int, ...],
+                   blosc1: bool) -> int:  # fmt: skip
+    """Common ``blocks`` as the bytes of a Blosc2 chunk's blocks (C-Blosc 1.x multiplies a
+    forced block size by the typesize when it splits blocks, so Blosc1 chunks refuse it)."""
+    if blosc1:
+        raise ArgumentError(
+            "blocks needs Blosc2 chunks in a .blp file (blosc_version=2): C-Blosc 1.x changes a"
+            " forced block size"
+        )
+    return chunk_nbytes(blocks, dtype, shape, "blp", "blocks")
+
+
 def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
                 shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """The common options as the ``.blp`` writer's: ``chunks`` as ``chunk_size`` (bytes),
@@ -336,6 +348,7 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     return params.own(
         rest, chunks=("chunk_size", lambda c: chunk_nbytes(c, dtype, shape, "blp")),
         chunk_size=("chunk_size", _own_chunk_size),
+        blocks=("blocksize", lambda b: _own_blocksize(b, dtype, shape, blosc1)),
         filters=("shuffle", lambda f: shuffle_only(f, "blp")) if blosc1 else ("filters", list),
     )  # fmt: skip
 

@@ -202,6 +202,8 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     ``filters`` as filter ids."""
     return params.own(rest, chunks=("chunksize", lambda c: chunk_nbytes(c, dtype, shape, "frame")),
                       chunk_size=("chunksize", lambda n: parse_size(n, "chunk_size")),
+                      blocks=("blocksize",
+                              lambda b: chunk_nbytes(b, dtype, shape, "frame", "blocks")),
                       filters=("filters", list))  # fmt: skip
 
 
