@@ -40,6 +40,7 @@ from .convert import convert
 from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
+from .integrations.dask import to_dask
 
 __version__ = "1.0.0"
 
@@ -62,6 +63,7 @@ __all__ = [
     "open",
     "errors",
     "open_file",
+    "to_dask",
     *_error_names,
     "BloscArgs",
     "BloscpackArgs",

@@ -788,6 +788,18 @@ class BloscArray:
         return self._store.chunks
 
     @property
+    def columns(self) -> list[str] | None:
+        """The column names of a table (a bcolz ctable, read column by column), else None."""
+        store = self._store
+        return list(store.names) if isinstance(store, TableStore) else None
+
+    @property
+    def chunk_nbytes(self) -> int:
+        """Uncompressed bytes of one stored chunk (the first: only the last may hold fewer)."""
+        reader = self._reader
+        return reader.sizes.of(0, reader.nchunks) if reader.nchunks else 0
+
+    @property
     def metadata(self) -> Any:
         """The container's user metadata: the ``.blp`` metadata (the numpy metadata dict for
         arrays), the decoded vlmetalayers of frames and b2nd arrays, bcolz attributes."""

@@ -1,0 +1,97 @@
+"""``bloscpack.to_dask``: every format as a dask array, computed on a real ``distributed``
+cluster of worker processes (``LocalCluster(processes=True)`` on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers import registry
+from bloscpack.errors import ArgumentError
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+FORMATS = list(registry.FORMATS)
+ARRAY = np.arange(600_000, dtype="<f8").reshape(3000, 200) * 0.5
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
+        dashboard_address=None, silence_logs=40,
+    )  # fmt: skip
+    with cluster, distributed.Client(cluster) as connected:
+        yield connected
+
+
+def written(tmp_path: Path, fmt: str, array: np.ndarray = ARRAY) -> Path:
+    path = tmp_path / f"a{registry.FORMATS[fmt].extension}"
+    chunks = (700, 80) if fmt == "b2nd" else 700
+    bloscpack.save(array, path, chunks=chunks)
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_computes_on_worker_processes(client, tmp_path, fmt):
+    path = written(tmp_path, fmt)
+    x = bloscpack.to_dask(path)
+    assert (x.shape, x.dtype) == (ARRAY.shape, ARRAY.dtype)
+    # the stored chunks: 700 rows (b2nd: 700 x 80 boxes)
+    assert x.chunks[0] == (700, 700, 700, 700, 200)
+    assert x.chunks[1] == ((80, 80, 40) if fmt == "b2nd" else (200,))
+    assert client.compute(x.sum()).result() == ARRAY.sum()
+    np.testing.assert_array_equal(client.compute(x[1234:2345:3, 17:190]).result(),
+                                  ARRAY[1234:2345:3, 17:190])  # fmt: skip
+    np.testing.assert_array_equal(client.compute(x.T[5]).result(), ARRAY.T[5])
+    pids = client.run(os.getpid)
+    assert os.getpid() not in pids.values()  # the work ran in other processes
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_chunks_that_split_the_stored_chunks(client, tmp_path, fmt):
+    x = bloscpack.to_dask(written(tmp_path, fmt), chunks=(250, 64))
+    assert x.chunks[0][:2] == (250, 250) and x.chunks[1] == (64, 64, 64, 8)
+    np.testing.assert_array_equal(client.compute(x).result(), ARRAY)
+
+
+def test_the_graph_holds_the_path_not_the_data(tmp_path):
+    """1,000 stored chunks: the graph pickles to well under 100 KiB (it names the file)."""
+    array = np.arange(1_000_000, dtype="<f8")
+    path = tmp_path / "many.blp"
+    bloscpack.save(array, path, chunks=1000)
+    x = bloscpack.to_dask(path)
+    assert x.npartitions == 1000
+    graph = pickle.dumps(dict(x.__dask_graph__()))
+    assert len(graph) < 100 * 1024
+    assert str(path).encode() in graph and array.tobytes()[8:64] not in graph
+
+
+def test_ctable_columns_become_one_array_each(client, tmp_path):
+    table = np.zeros(5000, dtype=[("a", "<i4"), ("b", "<f8"), ("c", "<i2", (3,))])
+    table["a"] = np.arange(5000)
+    table["b"] = np.linspace(0, 1, 5000)
+    table["c"] = np.arange(15000).reshape(5000, 3)
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(table, path, chunks=1000)
+    columns = bloscpack.to_dask(path)
+    assert list(columns) == ["a", "b", "c"]
+    for name, x in columns.items():
+        assert x.chunks[0] == (1000,) * 5
+        np.testing.assert_array_equal(client.compute(x).result(), table[name])
+    assert list(bloscpack.to_dask(path, columns=["c", "a"])) == ["c", "a"]
+    with pytest.raises(ArgumentError, match="only a table .* has columns"):
+        bloscpack.to_dask(written(tmp_path, "b2nd"), columns=["a"])
+
+
+def test_a_rewritten_container_is_read_anew(client, tmp_path):
+    path = written(tmp_path, "blp")
+    assert client.compute(bloscpack.to_dask(path).sum()).result() == ARRAY.sum()
+    bloscpack.save(ARRAY * 2, path, chunks=700)
+    assert client.compute(bloscpack.to_dask(path).sum()).result() == 2 * ARRAY.sum()
