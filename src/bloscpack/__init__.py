@@ -41,6 +41,7 @@ from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 from .integrations.dask import to_dask
+from .integrations.pandas import read_table
 
 __version__ = "1.0.0"
 
@@ -63,6 +64,7 @@ __all__ = [
     "open",
     "errors",
     "open_file",
+    "read_table",
     "to_dask",
     *_error_names,
     "BloscArgs",

@@ -16,6 +16,7 @@ from .containers import registry
 from .containers.registry import detect
 from .convert import write_new_array
 from .errors import ArgumentError
+from .integrations.pandas import is_dataframe, table_array
 from .io import PathLike, sized_input, staged_output
 from .journal import in_one_state
 
@@ -33,12 +34,15 @@ def save(
     ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  An existing ``path`` (a
     file, an empty directory or a container) is replaced atomically, as ``numpy.save``
     replaces; ``overwrite=False`` refuses it with ``OutputExistsError``, and a directory of
-    other files is never replaced.  ``metadata``: a JSON-able mapping stored with the array
-    (every format holds it).  ``options``: the common ones (``codec``, ``clevel``,
-    ``filters``, ``chunks``, ``chunk_size``, ``blocks``, ``nthreads``) mean the same in every
-    format; the others are the format's own (see the README's tables)."""
+    other files is never replaced.  A pandas DataFrame is saved as a structured array (a
+    bcolz ctable: one column directory each; the index is not kept).  ``metadata``: a
+    JSON-able mapping stored with the array (every format holds it).  ``options``: the common
+    ones (``codec``, ``clevel``, ``filters``, ``chunks``, ``chunk_size``, ``blocks``,
+    ``nthreads``) mean the same in every format; the others are the format's own (see the
+    README's tables)."""
     fmt = registry.output_format(path, format).name
-    _write_staged(np.asanyarray(array), path, fmt, overwrite, metadata, False, options)
+    array = table_array(array) if is_dataframe(array) else np.asanyarray(array)
+    _write_staged(array, path, fmt, overwrite, metadata, False, options)
 
 
 def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,

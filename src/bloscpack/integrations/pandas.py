@@ -1,0 +1,108 @@
+"""pandas DataFrames to and from tables (the optional extra ``pandas``): a DataFrame is saved
+as a structured array (a bcolz ctable: one column directory each, as bcolz's
+``ctable.fromdataframe`` wrote), and :func:`read_table` reads a table's columns, only the ones
+asked for, into a DataFrame (as bcolz's ``todataframe`` did)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..array import BloscArray
+from ..errors import ArgumentError, UnsupportedError
+from ..io import PathLike
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise UnsupportedError("DataFrames need pandas: pip install 'bloscpack[pandas]'") from None
+    return pandas
+
+
+def is_dataframe(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame (pandas is not imported to tell)."""
+    kind = type(value)
+    return kind.__name__ == "DataFrame" and kind.__module__.startswith("pandas")
+
+
+def _column(name: Any, series: Any) -> np.ndarray:
+    """The values of one DataFrame column as a numpy array a table column can hold: numbers,
+    booleans and datetimes as they are, text as fixed-width unicode; missing values, and
+    categorical or other object columns, are refused naming the column."""
+    pd = _pandas()
+    if not isinstance(name, str):
+        raise ArgumentError(f"column {name!r}: table columns are named by strings")
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        raise ArgumentError(
+            f"column {name!r} is categorical: store its codes and categories as columns of"
+            " their own (series.cat.codes, series.cat.categories)"
+        )
+    holds_nan = isinstance(dtype, np.dtype) and dtype.kind in "fmM"  # NaN and NaT are values
+    if not holds_nan and series.isna().any():
+        raise ArgumentError(f"column {name!r} has missing values, which a table cannot hold")
+    if pd.api.types.is_string_dtype(dtype):
+        values = series.to_numpy(dtype=object)
+        if not all(isinstance(v, str) for v in values):
+            raise ArgumentError(
+                f"column {name!r} holds Python objects that are not all strings ({dtype}):"
+                " a table holds numbers, booleans, datetimes and strings"
+            )
+        return values.astype(str) if len(values) else np.empty(0, "<U1")
+    numpy_dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+    if numpy_dtype.kind == "O":
+        raise ArgumentError(f"column {name!r} holds Python objects ({dtype}), which a table"
+                            " cannot hold")  # fmt: skip
+    return series.to_numpy(dtype=numpy_dtype)
+
+
+def table_array(frame: Any) -> np.ndarray:
+    """The DataFrame ``frame`` as a 1-d structured array, one field per column (the index is
+    not kept, as bcolz did not keep it)."""
+    columns = [_column(name, frame[name]) for name in frame.columns]
+    if len(set(frame.columns)) != len(columns):
+        raise ArgumentError("the DataFrame has columns of the same name")
+    out = np.empty(len(frame), dtype=[(str(n), c.dtype) for n, c in zip(frame.columns, columns,
+                                                                     strict=True)])  # fmt: skip
+    for name, values in zip(frame.columns, columns, strict=True):
+        out[name] = values
+    return out
+
+
+def read_table(path: PathLike, columns: Sequence[str] | None = None) -> Any:
+    """The table at ``path`` (a bcolz ctable, or a 1-d structured array in any format) as a
+    ``pandas.DataFrame``; ``columns`` picks and orders the columns (of a ctable, only those
+    are read)."""
+    pd = _pandas()
+    with BloscArray(path) as lazy:
+        available = lazy.dtype.names
+        if not available or lazy.ndim != 1:
+            raise ArgumentError(
+                f"{os.fspath(path)}: holds a {lazy.dtype} array of shape {lazy.shape}, not a"
+                " table: read it with bloscpack.load"
+            )
+        names = list(available if columns is None else columns)
+        unknown = [name for name in names if name not in available]
+        if unknown:
+            raise ArgumentError(
+                f"{os.fspath(path)}: no column {unknown[0]!r}; the table has {', '.join(available)}"
+            )
+        whole = None if lazy.columns is not None else lazy[...]  # a ctable reads by column
+        data = {}
+        for name in names:
+            values = np.asarray(lazy[name] if whole is None else whole[name])
+            if values.ndim != 1:
+                raise ArgumentError(
+                    f"column {name!r} holds items of shape {values.shape[1:]}: a DataFrame"
+                    " column holds scalars (read it with bloscpack.open(path)[name])"
+                )
+            data[name] = values
+    return pd.DataFrame(data)
+
+
+__all__ = ["is_dataframe", "read_table", "table_array"]
