@@ -16,6 +16,7 @@ from .containers import registry
 from .containers.registry import detect
 from .convert import write_new_array
 from .errors import ArgumentError
+from .integrations.dataarray import dataarray_values, is_dataarray
 from .integrations.pandas import is_dataframe, table_array
 from .io import PathLike, sized_input, staged_output
 from .journal import in_one_state
@@ -35,12 +36,15 @@ def save(
     file, an empty directory or a container) is replaced atomically, as ``numpy.save``
     replaces; ``overwrite=False`` refuses it with ``OutputExistsError``, and a directory of
     other files is never replaced.  A pandas DataFrame is saved as a structured array (a
-    bcolz ctable: one column directory each; the index is not kept).  ``metadata``: a
+    bcolz ctable: one column directory each; the index is not kept), an xarray DataArray as
+    its values with its attributes and dimension names as metadata.  ``metadata``: a
     JSON-able mapping stored with the array (every format holds it).  ``options``: the common
     ones (``codec``, ``clevel``, ``filters``, ``chunks``, ``chunk_size``, ``blocks``,
     ``nthreads``) mean the same in every format; the others are the format's own (see the
     README's tables)."""
     fmt = registry.output_format(path, format).name
+    if is_dataarray(array):
+        array, metadata = dataarray_values(array, metadata)
     array = table_array(array) if is_dataframe(array) else np.asanyarray(array)
     _write_staged(array, path, fmt, overwrite, metadata, False, options)
 
