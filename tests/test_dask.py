@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -95,3 +96,34 @@ def test_a_rewritten_container_is_read_anew(client, tmp_path):
     assert client.compute(bloscpack.to_dask(path).sum()).result() == ARRAY.sum()
     bloscpack.save(ARRAY * 2, path, chunks=700)
     assert client.compute(bloscpack.to_dask(path).sum()).result() == 2 * ARRAY.sum()
+
+
+def test_a_ctable_as_a_dask_dataframe(client, tmp_path):
+    pd = pytest.importorskip("pandas")
+    table = np.zeros(5000, dtype=[("a", "<i4"), ("b", "<f8"), ("s", "<U4")])
+    table["a"] = np.arange(5000)
+    table["b"] = np.linspace(0, 1, 5000)
+    table["s"] = [f"k{i % 50}" for i in range(5000)]
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(table, path, chunks=1200)
+    frame = bloscpack.to_dask_dataframe(path)
+    assert frame.npartitions == 5 and frame.divisions == (0, 1200, 2400, 3600, 4800, 4999)
+    assert list(frame.columns) == ["a", "b", "s"]
+    pd.testing.assert_frame_equal(client.compute(frame).result(), bloscpack.read_table(path),
+                                  check_dtype=False)  # dask keeps text as arrow strings
+    assert client.compute(frame["a"].sum()).result() == table["a"].sum()
+    shutil.rmtree(path / "b" / "data")  # only the asked columns are read
+    picked = bloscpack.to_dask_dataframe(path, columns=["s", "a"], rows=1000)
+    assert picked.npartitions == 5
+    result = client.compute(picked).result()
+    assert list(result.columns) == ["s", "a"] and result["s"].tolist() == table["s"].tolist()
+    with pytest.raises(ArgumentError, match="only a table .* is read as a DataFrame"):
+        bloscpack.to_dask_dataframe(written(tmp_path, "blp"))
+
+
+def test_a_missing_extra_is_named():
+    from bloscpack.integrations import optional
+
+    message = r"this needs no_such_module: pip install 'bloscpack\[dask\]'"
+    with pytest.raises(bloscpack.UnsupportedError, match=message):
+        optional("no_such_module.array", "dask")

@@ -40,7 +40,7 @@ from .convert import convert
 from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
-from .integrations.dask import to_dask
+from .integrations.dask import to_dask, to_dask_dataframe
 from .integrations.pandas import read_table
 
 __version__ = "1.0.0"
@@ -66,6 +66,7 @@ __all__ = [
     "open_file",
     "read_table",
     "to_dask",
+    "to_dask_dataframe",
     *_error_names,
     "BloscArgs",
     "BloscpackArgs",

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..array import BloscArray
-from ..errors import ArgumentError, UnsupportedError
+from ..errors import ArgumentError
 from ..io import PathLike
-from .reopen import ContainerSlices, identity
+from . import optional
+from .pandas import table_columns
+from .reopen import ContainerSlices, identity, opened
 
 
 def storage_chunks(lazy: BloscArray) -> tuple[int, ...]:
@@ -36,13 +38,8 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
     column, ``columns`` picking them).  ``chunks`` default to the stored chunks (see
     :func:`storage_chunks`); any dask ``chunks`` value is accepted, and chunks that split
     stored chunks read those stored chunks (or their blocks) once per dask chunk."""
-    try:
-        import dask.array as da
-        from dask.base import tokenize
-    except ImportError:
-        raise UnsupportedError(
-            "to_dask needs dask: pip install 'bloscpack[dask]'"
-        ) from None
+    da = optional("dask.array", "dask")
+    tokenize = optional("dask.base", "dask").tokenize
     name = os.path.abspath(os.fspath(path))
     with BloscArray(name) as lazy:
         names = lazy.columns
@@ -63,4 +60,33 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
     return arrays[None] if names is None else arrays
 
 
-__all__ = ["storage_chunks", "to_dask"]
+def _table_rows(part: tuple[str, tuple[str, ...], int, int]) -> Any:
+    """Rows ``[start, stop)`` of the table at ``path`` as a DataFrame (index: the row numbers)."""
+    pd = optional("pandas", "pandas")
+
+    path, names, start, stop = part
+    data = {name: opened(path, name)[start:stop] for name in names}
+    return pd.DataFrame(data, index=pd.RangeIndex(start, stop))
+
+
+def to_dask_dataframe(path: PathLike, columns: Any = None, rows: int | None = None) -> Any:
+    """The table at ``path`` (a bcolz ctable) as a ``dask.dataframe.DataFrame`` of its columns
+    (``columns`` picks them, and only those are read), one partition per stored chunk of rows
+    (or per ``rows`` rows); the index is the row number, so partitions know their divisions."""
+    dd = optional("dask.dataframe", "dask")
+    pd = optional("pandas", "pandas")
+    name = os.path.abspath(os.fspath(path))
+    with BloscArray(name) as lazy:
+        if lazy.columns is None:
+            raise ArgumentError(f"{name}: only a table (a bcolz ctable) is read as a DataFrame")
+        names = tuple(table_columns(lazy, columns, name))
+        empty = {column: np.empty(0, lazy.dtype[column]) for column in names}
+        meta = pd.DataFrame(empty, index=pd.RangeIndex(0, 0))
+        length = lazy.shape[0]
+        step = rows or storage_chunks(lazy[names[0]])[0]
+    starts = list(range(0, length, step)) or [0]
+    parts = [(name, names, s, min(s + step, length)) for s in starts]
+    return dd.from_map(_table_rows, parts, meta=meta, divisions=(*starts, max(length - 1, 0)))
+
+
+__all__ = ["storage_chunks", "to_dask", "to_dask_dataframe"]

@@ -12,16 +12,13 @@ from typing import Any
 import numpy as np
 
 from ..array import BloscArray
-from ..errors import ArgumentError, UnsupportedError
+from ..errors import ArgumentError
 from ..io import PathLike
+from . import optional
 
 
 def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise UnsupportedError("DataFrames need pandas: pip install 'bloscpack[pandas]'") from None
-    return pandas
+    return optional("pandas", "pandas")
 
 
 def is_dataframe(value: Any) -> bool:
@@ -74,35 +71,40 @@ def table_array(frame: Any) -> np.ndarray:
     return out
 
 
+def table_columns(lazy: BloscArray, columns: Sequence[str] | None, path: PathLike) -> list[str]:
+    """The columns ``columns`` (default: all, in order) of the table ``lazy`` (a ctable, or a
+    1-d structured array), each checked to hold scalars."""
+    available = lazy.dtype.names
+    if not available or lazy.ndim != 1:
+        raise ArgumentError(
+            f"{os.fspath(path)}: holds a {lazy.dtype} array of shape {lazy.shape}, not a"
+            " table: read it with bloscpack.load"
+        )
+    names = list(available if columns is None else columns)
+    for name in names:
+        if name not in available:
+            raise ArgumentError(
+                f"{os.fspath(path)}: no column {name!r}; the table has {', '.join(available)}"
+            )
+        shape = lazy.dtype[name].shape
+        if shape:
+            raise ArgumentError(
+                f"column {name!r} holds items of shape {shape}: a DataFrame column holds"
+                " scalars (read it with bloscpack.open(path)[name])"
+            )
+    return names
+
+
 def read_table(path: PathLike, columns: Sequence[str] | None = None) -> Any:
     """The table at ``path`` (a bcolz ctable, or a 1-d structured array in any format) as a
     ``pandas.DataFrame``; ``columns`` picks and orders the columns (of a ctable, only those
     are read)."""
     pd = _pandas()
     with BloscArray(path) as lazy:
-        available = lazy.dtype.names
-        if not available or lazy.ndim != 1:
-            raise ArgumentError(
-                f"{os.fspath(path)}: holds a {lazy.dtype} array of shape {lazy.shape}, not a"
-                " table: read it with bloscpack.load"
-            )
-        names = list(available if columns is None else columns)
-        unknown = [name for name in names if name not in available]
-        if unknown:
-            raise ArgumentError(
-                f"{os.fspath(path)}: no column {unknown[0]!r}; the table has {', '.join(available)}"
-            )
+        names = table_columns(lazy, columns, path)
         whole = None if lazy.columns is not None else lazy[...]  # a ctable reads by column
-        data = {}
-        for name in names:
-            values = np.asarray(lazy[name] if whole is None else whole[name])
-            if values.ndim != 1:
-                raise ArgumentError(
-                    f"column {name!r} holds items of shape {values.shape[1:]}: a DataFrame"
-                    " column holds scalars (read it with bloscpack.open(path)[name])"
-                )
-            data[name] = values
+        data = {name: np.asarray(lazy[name] if whole is None else whole[name]) for name in names}
     return pd.DataFrame(data)
 
 
-__all__ = ["is_dataframe", "read_table", "table_array"]
+__all__ = ["is_dataframe", "read_table", "table_array", "table_columns"]
