@@ -127,3 +127,18 @@ def test_a_missing_extra_is_named():
     message = r"this needs no_such_module: pip install 'bloscpack\[dask\]'"
     with pytest.raises(bloscpack.UnsupportedError, match=message):
         optional("no_such_module.array", "dask")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_auto_chunks_are_whole_stored_chunks(tmp_path, fmt):
+    import dask
+
+    path = written(tmp_path, fmt)
+    with dask.config.set({"array.chunk-size": "4MiB"}):
+        x = bloscpack.to_dask(path, chunks="auto")
+    stored = bloscpack.to_dask(path).chunks
+    for axis, (auto, kept) in enumerate(zip(x.chunks, stored, strict=True)):
+        assert len(auto) < len(kept) or auto == kept, axis
+        assert all(n % kept[0] == 0 for n in auto[:-1]), (axis, auto, kept)
+    assert x.chunks != stored  # 4 MiB holds several stored chunks
+    np.testing.assert_array_equal(x.compute(scheduler="threads"), ARRAY)

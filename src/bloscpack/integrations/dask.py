@@ -36,8 +36,9 @@ def storage_chunks(lazy: BloscArray) -> tuple[int, ...]:
 def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
     """The container at ``path`` as a ``dask.array.Array`` (a ctable: a dict of one array per
     column, ``columns`` picking them).  ``chunks`` default to the stored chunks (see
-    :func:`storage_chunks`); any dask ``chunks`` value is accepted, and chunks that split
-    stored chunks read those stored chunks (or their blocks) once per dask chunk."""
+    :func:`storage_chunks`); ``"auto"`` gives dask's chunk size in whole stored chunks; any
+    other dask ``chunks`` value is accepted, and chunks that split stored chunks read those
+    stored chunks (or their blocks) once per dask chunk."""
     da = optional("dask.array", "dask")
     tokenize = optional("dask.base", "dask").tokenize
     name = os.path.abspath(os.fspath(path))
@@ -51,8 +52,13 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
         for column in parts:
             part = lazy if column is None else lazy[column]
             source = ContainerSlices(name, column, part.shape, part.dtype)
+            stored = storage_chunks(part)
+            wanted = stored if chunks is None else chunks
+            if wanted == "auto":  # dask's size, in whole stored chunks
+                wanted = da.core.normalize_chunks("auto", part.shape, dtype=part.dtype,
+                                                  previous_chunks=stored)  # fmt: skip
             arrays[column] = da.from_array(
-                source, chunks=storage_chunks(part) if chunks is None else chunks,
+                source, chunks=wanted,
                 name=f"bloscpack-{tokenize(name, column, version, chunks)}",
                 lock=False, asarray=False, fancy=False,
                 meta=np.empty((0,) * part.ndim, part.dtype),
