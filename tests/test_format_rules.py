@@ -485,3 +485,28 @@ def test_blocks_is_a_common_option(tmp_path: Path, fmt: str):
     assert np.array_equal(bloscpack.load(path), ARRAY)
     with pytest.raises(ArgumentError, match="blocks must be positive ints, got 0"):
         bloscpack.save(ARRAY, path, blocks=0)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("typesize", [None, 3, 4])
+def test_raw_input_typesize_in_every_format(tmp_path: Path, fmt: str, typesize):
+    """Formats that store bytes keep them, with typesize 8 unless told (as 0.16); the others
+    store unsigned ints of typesize bytes (default 1; 3 is no such int)."""
+    raw = tmp_path / "raw.bin"
+    raw.write_bytes(ARRAY.tobytes())
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    options = {} if typesize is None else {"typesize": typesize}
+    if not registry.FORMATS[fmt].holds_bytes and typesize == 3:
+        with pytest.raises(ArgumentError, match="stores raw bytes as unsigned ints of 1, 2, 4"):
+            compress_file(raw, path, **options)
+        return
+    compress_file(raw, path, **options)
+    with bloscpack.open(path) as lazy:
+        assert lazy[...].tobytes() == ARRAY.tobytes()
+        if registry.FORMATS[fmt].holds_bytes:
+            assert lazy.dtype == np.uint8
+            with registry.open_reader(str(path), fmt) as reader:
+                header = bloscpack.inspect_chunk(reader.stored_chunk(0))
+            assert header["typesize"] == (typesize or 8)
+        else:
+            assert lazy.dtype == np.dtype(f"<u{typesize or 1}")

@@ -137,10 +137,14 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
     if shape is not None and dtype is None:
         raise ArgumentError("shape= needs dtype= (the item type of the raw input)")
     raw = not npy and dtype is None
-    if raw and registry.streams_raw(found.name):
+    if raw and found.holds_bytes:  # stored as bytes, the filters told their item size
         options["typesize"] = RAW_TYPESIZE if typesize is None else typesize
-        _own_path(src, dst, found.name, overwrite, metadata, options, np.dtype(np.uint8), (0,))
-        return
+        dtype = np.dtype(np.uint8)
+        if registry.streams_raw(found.name):
+            _own_path(src, dst, found.name, overwrite, metadata, options, dtype, (0,))
+            return
+    elif raw:
+        dtype = _unsigned(found.name, typesize)
     own_path = hasattr(registry.module(found.name), "compress_file")
     if npy and own_path and src_path is not None:  # the format reads the .npy its own way
         with sized_input(src_path) as sized:
@@ -155,7 +159,7 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
         if npy:
             array = np.load(sized, mmap_mode="r", allow_pickle=False)
         else:
-            array = nd.raw_array(sized, _unsigned(found.name, typesize) if raw else dtype, shape)
+            array = nd.raw_array(sized, dtype, shape)
         _write_staged(array, dst_path, found.name, overwrite, metadata, raw, options)
 
 
