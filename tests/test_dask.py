@@ -142,3 +142,14 @@ def test_auto_chunks_are_whole_stored_chunks(tmp_path, fmt):
         assert all(n % kept[0] == 0 for n in auto[:-1]), (axis, auto, kept)
     assert x.chunks != stored  # 4 MiB holds several stored chunks
     np.testing.assert_array_equal(x.compute(scheduler="threads"), ARRAY)
+
+
+def test_xarray_variables_compute_on_worker_processes(client, tmp_path):
+    xr = pytest.importorskip("xarray")
+    path = tmp_path / "t.b2nd"
+    bloscpack.save(xr.DataArray(ARRAY, dims=("time", "x")), path, chunks=(700, 80))
+    opened = xr.open_dataarray(path, engine="bloscpack", chunks={})
+    assert opened.chunks == ((700, 700, 700, 700, 200), (80, 80, 40))
+    assert client.compute(opened.sum()).result() == ARRAY.sum()
+    np.testing.assert_array_equal(client.compute(opened.isel(time=slice(5, 900, 7))).result(),
+                                  ARRAY[5:900:7])  # fmt: skip
