@@ -87,6 +87,8 @@ def test_ctable_columns_become_one_array_each(client, tmp_path):
         assert x.chunks[0] == (1000,) * 5
         np.testing.assert_array_equal(client.compute(x).result(), table[name])
     assert list(bloscpack.to_dask(path, columns=["c", "a"])) == ["c", "a"]
+    with pytest.raises(ArgumentError, match="no column 'zz'; the table has a, b, c"):
+        bloscpack.to_dask(path, columns=["a", "zz"])
     with pytest.raises(ArgumentError, match="only a table .* has columns"):
         bloscpack.to_dask(written(tmp_path, "b2nd"), columns=["a"])
 

@@ -47,6 +47,10 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
         if names is None and columns is not None:
             raise ArgumentError(f"{name}: only a table (a bcolz ctable) has columns")
         parts = [None] if names is None else list(names if columns is None else columns)
+        for column in parts:
+            if column is not None and column not in (names or ()):
+                raise ArgumentError(f"{name}: no column {column!r}; the table has"
+                                    f" {', '.join(names or ())}")  # fmt: skip
         version = identity(name)
         arrays = {}
         for column in parts:
@@ -69,7 +73,6 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
 def _table_rows(part: tuple[str, tuple[str, ...], int, int]) -> Any:
     """Rows ``[start, stop)`` of the table at ``path`` as a DataFrame (index: the row numbers)."""
     pd = optional("pandas", "pandas")
-
     path, names, start, stop = part
     data = {name: opened(path, name)[start:stop] for name in names}
     return pd.DataFrame(data, index=pd.RangeIndex(start, stop))
