@@ -22,7 +22,6 @@ all: it is built under a temporary name next to ``dst`` and renamed into place.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +41,7 @@ from .errors import (
     IntegrityError,
     UnsupportedError,
 )
-from .io import PathLike, sized_input, staged_output
+from .io import PathLike, sized_input
 from .journal import in_one_state
 
 FORMATS = tuple(registry.FORMATS)
@@ -343,12 +342,6 @@ def open_source(path: str, fmt: str) -> _Source:
 # --- output -------------------------------------------------------------------------------
 
 
-def _staged_output(dst: str, overwrite: bool) -> contextlib.AbstractContextManager[str]:
-    """:func:`bloscpack.io.staged_output` for ``dst``: an existing container is replaced
-    (unless ``overwrite`` is false), anything else is not."""
-    return staged_output(dst, overwrite=overwrite, replaces=registry.holds_container)
-
-
 # --- the entry point ----------------------------------------------------------------------
 
 
@@ -436,7 +429,7 @@ def _convert(
         target = _make_target(fmt, source, options, copy_chunks)
         if progress is not None:
             target.progress = progress
-        with _staged_output(dst_path, overwrite) as path, engine.threads(nthreads):
+        with registry.staged_container(dst_path, overwrite) as path, engine.threads(nthreads):
             target.write(path)
             source.close()
     finally:

@@ -13,12 +13,13 @@ import numpy as np
 from . import engine
 from .array import BloscArray
 from .containers import registry
+from .containers.options import RAW_TYPESIZE
 from .containers.registry import detect
 from .convert import write_new_array
 from .errors import ArgumentError
 from .integrations.dataarray import dataarray_values, is_dataarray
 from .integrations.pandas import is_dataframe, table_array
-from .io import PathLike, sized_input, staged_output
+from .io import PathLike, sized_input
 from .journal import in_one_state
 
 T = TypeVar("T")
@@ -62,7 +63,7 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
         registry.check_options(fmt, options, registry.keyword_options(writer, 2))
     with (
         engine.threads(nthreads),
-        staged_output(path, overwrite=overwrite, replaces=registry.holds_container) as build,
+        registry.staged_container(path, overwrite) as build,
     ):
         if writer is not None and metadata is None:
             writer(array, build, **options)
@@ -105,10 +106,6 @@ def _verify(path: str) -> dict[str, Any]:
     report: dict[str, Any] = registry.module(fmt).verify(path)
     report["format"] = fmt
     return report
-
-
-#: The item size raw bytes are compressed with unless ``typesize=`` says (0.16's default).
-RAW_TYPESIZE = 8
 
 
 def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: str | None = None,
@@ -174,9 +171,7 @@ def _own_path(src: Any, dst: Any, fmt: str, overwrite: bool, metadata: Any,
     with contextlib.ExitStack() as stack:
         stack.enter_context(engine.threads(nthreads))
         if isinstance(dst, (str, os.PathLike)):
-            dst = stack.enter_context(
-                staged_output(dst, overwrite=overwrite, replaces=registry.holds_container)
-            )
+            dst = stack.enter_context(registry.staged_container(dst, overwrite))
         stream(src, dst, metadata=metadata, **options)
 
 

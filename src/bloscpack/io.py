@@ -478,7 +478,7 @@ class StagedOutput:
         self.target = os.path.abspath(destination)
         self.in_place = is_written_in_place(self.target)
         if not self.in_place:
-            check_replaceable(destination, overwrite=overwrite, replaces=replaces, what=what)
+            _check_replaceable(destination, overwrite, replaces, what)
         self._work = ""
         #: Where to build the output once :meth:`open` has made its directory.
         self.path = ""
@@ -536,15 +536,11 @@ class StagedOutput:
             self.abort()
 
 
-def check_replaceable(destination: PathLike, *, overwrite: bool = True,
-                      replaces: Callable[[str], bool] | None = None,
-                      what: str = "a Blosc container") -> None:  # fmt: skip
-    """Refuse ``destination`` as an output if :class:`StagedOutput` would (its rule for
-    replacing), before anything is computed."""
+def _check_replaceable(destination: PathLike, overwrite: bool,
+                       replaces: Callable[[str], bool] | None, what: str) -> None:  # fmt: skip
+    """:class:`StagedOutput`'s rule for replacing ``destination`` (not written in place)."""
     name = os.fspath(destination)
     target = os.path.abspath(name)
-    if is_written_in_place(target):
-        return
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
         raise FileNotFound(f"{name}: the directory {parent!r} does not exist")
@@ -552,12 +548,9 @@ def check_replaceable(destination: PathLike, *, overwrite: bool = True,
         return
     if not overwrite:
         raise OutputExistsError(f"{name}: already exists (pass overwrite=True to replace it)")
-    if os.path.isdir(target) and not os.path.islink(target):
-        empty = not os.listdir(target)
-        if not empty and (replaces is None or not replaces(target)):
-            raise OutputExistsError(
-                f"{name}: is a directory that is not {what}; not replacing it"
-            )
+    directory = os.path.isdir(target) and not os.path.islink(target)
+    if directory and os.listdir(target) and (replaces is None or not replaces(target)):
+        raise OutputExistsError(f"{name}: is a directory that is not {what}; not replacing it")
 
 
 @contextlib.contextmanager

@@ -31,12 +31,8 @@ from .files import (
     _streamed,
 )
 
-#: Flags that set one format's own options: (flag, attribute of the parsed arguments, option).
-_OWN_FLAGS = (
-    ("-k", "checksum", "checksum"),
-    ("-o", "offsets", "offsets"),
-    ("--max-app-chunks", "max_app_chunks", "max_app_chunks"),
-)
+#: Flags that set one format's own options, and the option (also the parsed argument's name).
+_OWN_FLAGS = (("-k", "checksum"), ("-o", "offsets"), ("--max-app-chunks", "max_app_chunks"))
 
 
 def cmd_compress(args: argparse.Namespace, console: Console) -> int:
@@ -122,8 +118,8 @@ def _options(args: argparse.Namespace, in_file: str) -> dict[str, Any]:
         "filters": None if args.shuffle is None else ["shuffle"] if args.shuffle else [],
     }  # fmt: skip
     options = {name: value for name, value in given.items() if value is not None}
-    for flag, attribute, name in _OWN_FLAGS:
-        value = getattr(args, attribute)
+    for flag, name in _OWN_FLAGS:
+        value = getattr(args, name)
         if value is None or (name == "offsets" and value):
             continue
         if not _registry.accepts(args.format, name):

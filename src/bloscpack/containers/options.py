@@ -31,6 +31,8 @@ COMMON_OPTIONS: dict[str, str] = {
     " shape, as chunks",
 }
 
+#: The item size raw bytes are compressed with unless ``typesize`` says (bloscpack 0.16's).
+RAW_TYPESIZE = 8
 #: Suffixes of human-readable byte counts (powers of 1024, as bloscpack 0.16 reads them).
 SIZE_SUFFIXES = {"B": 2**0, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _BARE_INT = re.compile(r"^[0-9]+$")
@@ -212,7 +214,7 @@ def shuffle_only(filters: tuple[int, ...], fmt: str) -> int:
 
 
 __all__ = [
-    "COMMON_OPTIONS", "FILTER_IDS", "SIZE_SUFFIXES", "CompressionParams", "check_options",
-    "chunk_nbytes", "chunk_rows", "double_pretty_size", "parse_chunks", "parse_filters",
-    "parse_size", "pretty_size", "rows_of", "shuffle_only", "size_of_text",
+    "COMMON_OPTIONS", "FILTER_IDS", "RAW_TYPESIZE", "SIZE_SUFFIXES", "CompressionParams",
+    "check_options", "chunk_nbytes", "chunk_rows", "double_pretty_size", "parse_chunks",
+    "parse_filters", "parse_size", "pretty_size", "rows_of", "shuffle_only", "size_of_text",
 ]  # fmt: skip

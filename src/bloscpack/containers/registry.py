@@ -7,6 +7,7 @@ Every name here means the same thing everywhere (``save``, ``convert``, ``detect
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import os
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, BloscpackError, NotAContainer, UnsupportedError
-from ..io import ByteSource, PathLike
+from ..io import ByteSource, PathLike, staged_output
 from .base import ContainerReader
 from .bloscpack.header import MAGIC as BLP_MAGIC
 from .frame.records import MAGIC as FRAME_MAGIC
@@ -174,6 +175,14 @@ def holds_container(path: str) -> bool:
     except BloscpackError:
         return False
     return True
+
+
+def staged_container(path: PathLike, overwrite: bool = True
+                     ) -> contextlib.AbstractContextManager[str]:  # fmt: skip
+    """:func:`bloscpack.io.staged_output` for a container of any format at ``path``: what is
+    there is replaced if it is a file, an empty directory or a container (unless
+    ``overwrite`` is false), never if it is a directory of other files."""
+    return staged_output(path, overwrite=overwrite, replaces=holds_container)
 
 
 def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:

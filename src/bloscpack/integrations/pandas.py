@@ -17,10 +17,6 @@ from ..io import PathLike
 from . import optional
 
 
-def _pandas() -> Any:
-    return optional("pandas", "pandas")
-
-
 def is_dataframe(value: Any) -> bool:
     """Whether ``value`` is a pandas DataFrame (pandas is not imported to tell)."""
     kind = type(value)
@@ -31,7 +27,7 @@ def _column(name: Any, series: Any) -> np.ndarray:
     """The values of one DataFrame column as a numpy array a table column can hold: numbers,
     booleans and datetimes as they are, text as fixed-width unicode; missing values, and
     categorical or other object columns, are refused naming the column."""
-    pd = _pandas()
+    pd = optional("pandas", "pandas")
     if not isinstance(name, str):
         raise ArgumentError(f"column {name!r}: table columns are named by strings")
     dtype = series.dtype
@@ -99,7 +95,7 @@ def read_table(path: PathLike, columns: Sequence[str] | None = None) -> Any:
     """The table at ``path`` (a bcolz ctable, or a 1-d structured array in any format) as a
     ``pandas.DataFrame``; ``columns`` picks and orders the columns (of a ctable, only those
     are read)."""
-    pd = _pandas()
+    pd = optional("pandas", "pandas")
     with BloscArray(path) as lazy:
         names = table_columns(lazy, columns, path)
         whole = None if lazy.columns is not None else lazy[...]  # a ctable reads by column

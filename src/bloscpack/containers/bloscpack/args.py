@@ -20,12 +20,12 @@ from ...errors import (
     NoSuchCodec,
     NoSuchSerializer,
 )
-from ..options import SIZE_SUFFIXES, double_pretty_size, pretty_size, size_of_text
+from ..options import RAW_TYPESIZE, SIZE_SUFFIXES, double_pretty_size, pretty_size, size_of_text
 from .checksums import check_valid_checksum
 
 # --- defaults (the values of bloscpack 0.16) ------------------------------------------------
 
-DEFAULT_TYPESIZE = 8
+DEFAULT_TYPESIZE = RAW_TYPESIZE
 DEFAULT_CLEVEL = 7
 DEFAULT_SHUFFLE = True
 DEFAULT_CNAME = "blosclz"
