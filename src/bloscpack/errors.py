@@ -67,6 +67,11 @@ class FileNotFound(BloscpackError, OSError):
     """A file named on input does not exist."""
 
 
+class RemoteError(BloscpackError, OSError):
+    """A URL could not be read or written: not found, access denied, a server that ignores
+    ``Range``, a truncated response, a connection refused or timed out."""
+
+
 class NoSuchChecksum(BloscpackError, ValueError):
     """Unknown checksum name or id."""
 
@@ -148,6 +153,7 @@ __all__ = [
     "FileChangedError",
     "FileNotFound",
     "FormatError",
+    "RemoteError",
     "FormatVersionMismatch",
     "IntegrityError",
     "LazyChunkError",

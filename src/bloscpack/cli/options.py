@@ -138,6 +138,32 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
     )
 
 
+def _storage_option(text: str) -> tuple[str, Any]:
+    """``key=value``: a setting for the fsspec back end of URLs; ``true``/``false``, integers
+    and numbers become those types, anything else stays a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"not key=value: {text!r} (e.g. anon=true)")
+    typed: Any = value
+    if value.lower() in ("true", "false"):
+        typed = value.lower() == "true"
+    else:
+        for kind in (int, float):
+            try:
+                typed = kind(value)
+                break
+            except ValueError:
+                continue
+    return key.strip(), typed
+
+
+def storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--storage-option`` settings given, as fsspec's ``storage_options``."""
+    pairs = [*(getattr(args, "storage_option", None) or ()),
+             *(getattr(args, "storage_option_after", None) or ())]  # fmt: skip
+    return dict(pairs) if pairs else None
+
+
 def _shape(text: str) -> tuple[int, ...]:
     try:
         shape = tuple(int(n) for n in text.split(",") if n.strip())
@@ -177,6 +203,12 @@ def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None
         "-n", "--nthreads", metavar=f"[1, {MAX_THREADS}]",
         type=_int_in_range(1, MAX_THREADS, "-n"), default=default(None),
         help="set number of threads (default: ncores)",
+    )  # fmt: skip
+    common.add_argument(
+        "--storage-option", metavar="<key=value>", action="append", type=_storage_option,
+        dest="storage_option_after" if suppress else "storage_option", default=default(None),
+        help="a setting for the storage of URLs (s3://, https://, ...), passed to\n"
+        "fsspec; repeat for several (e.g. anon=true, endpoint_url=...)",
     )  # fmt: skip
     bar = common.add_mutually_exclusive_group()
     bar.add_argument(
