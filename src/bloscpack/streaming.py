@@ -23,7 +23,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import ndarray as nd
-from .errors import BloscpackError, FormatError
+from .errors import FormatError
 
 #: Bytes of rows read, decoded and written at a time by :func:`write_array` (about).
 SLAB_BYTES = 4 << 20
@@ -110,48 +110,19 @@ def buffer_size(chunk_size: int) -> int:
 
 def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None,
                    piece: int = PIECE_BYTES) -> Any:  # fmt: skip
-    """Write the decompressed data of a ``.blp`` container to ``out``, chunk by chunk, as
-    stored; return its metadata.  ``source`` is a path or a readable binary stream (read in
-    order, every chunk's checksum verified, ``piece`` bytes at a time)."""
-    progress = progress or _ignore
-    if isinstance(source, (str, os.PathLike)):
-        from .containers.bloscpack.reader import reading
+    """Write the decompressed data of a ``.blp`` container (a path or a readable binary
+    stream) to ``out``, chunk by chunk, as stored; return its metadata."""
+    from .containers.bloscpack.file import write_stored
 
-        with reading(source) as reader:
-            for data in reader.iter_decompressed():
-                out.write(data)
-                progress(len(data))
-            return reader.metadata
-    from .containers.bloscpack.file import BloscFile
-
-    with BloscFile(source, "rb") as blp:
-        metadata = blp.metadata
-        buffer = memoryview(bytearray(piece))
-        while True:
-            n = blp.readinto(buffer)
-            if not n:
-                return metadata
-            out.write(buffer[:n])
-            progress(n)
+    return write_stored(source, out, progress, piece)
 
 
 def blp_stream_size(head: bytes) -> tuple[int | None, int]:
     """``(uncompressed size or None, chunk size or 0)`` from the header at the start of a
     ``.blp`` stream (None and 0 when the stream does not say)."""
-    from .containers.bloscpack.header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader
+    from .containers.bloscpack.header import stream_size
 
-    if len(head) < BLOSCPACK_HEADER_LENGTH:
-        return None, 0
-    try:
-        header = BloscpackHeader.decode(head[:BLOSCPACK_HEADER_LENGTH])
-    except BloscpackError:
-        return None, 0
-    chunk_size = max(header.chunk_size, 0)
-    if header.nchunks < 0 or header.chunk_size < 0 or header.last_chunk < 0:
-        return None, chunk_size
-    if header.nchunks == 0:
-        return 0, chunk_size
-    return header.chunk_size * (header.nchunks - 1) + header.last_chunk, chunk_size
+    return stream_size(head)
 
 
 def _rows_per_slab(array: Any) -> int:

@@ -15,7 +15,7 @@ The package holds one module per subcommand (``compress``, ``decompress``, ``app
 """
 
 from .console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Console
-from .info import format_blp_info, format_info
+from .info import format_info
 from .main import COMMANDS, main, run
 from .options import FORMAT_EXTENSIONS, FORMATS, build_parser, parse_size, version_string
 
@@ -30,7 +30,6 @@ __all__ = [
     "CLIError",
     "Console",
     "build_parser",
-    "format_blp_info",
     "format_info",
     "main",
     "parse_size",

@@ -6,9 +6,8 @@ import argparse
 import contextlib
 from typing import IO, Any
 
-from ..containers.bloscpack.args import (
-    double_pretty_size,
-)
+from ..containers import registry
+from ..containers.options import double_pretty_size
 from .console import EXIT_OK, STDIO, CLIError, Console
 from .files import (
     _advance,
@@ -27,6 +26,9 @@ from .files import (
     _write_json,
 )
 from .options import EXTENSION
+
+#: Bytes read from the start of an input to recognise its format and size.
+HEAD_BYTES = 32
 
 
 def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
@@ -78,15 +80,14 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
 
 
 def _stream_source(stack: contextlib.ExitStack, console: Console, path: str, npy: bool) -> Any:
-    """What to decompress from a streamed input (see :func:`_streamed`): a ``.blp`` stream is
-    read as it arrives (chunk by chunk); anything else (other formats, or a ``.npy`` output) is
-    first copied to a temporary file."""
-    from ..containers.bloscpack.header import BLOSCPACK_HEADER_LENGTH, MAGIC
+    """What to decompress from a streamed input (see :func:`_streamed`): a stream of a format
+    whose data is written as stored (``.blp``) is read as it arrives, chunk by chunk; anything
+    else (other formats, or a ``.npy`` output) is first copied to a temporary file."""
     from ..streaming import PrefixedReader, read_head
 
     stream = _input_stream(stack, path)
-    head = read_head(stream, BLOSCPACK_HEADER_LENGTH)
-    if head[:4] == MAGIC and not npy:
+    head = read_head(stream, HEAD_BYTES)
+    if not npy and registry.stream_format(head) is not None:
         return PrefixedReader(head, stream, _input_name(path))
     return _spool_input(stack, console, stream, path, head)
 
@@ -94,9 +95,10 @@ def _stream_source(stack: contextlib.ExitStack, console: Console, path: str, npy
 def _decompress_into(
     args: argparse.Namespace, console: Console, source: Any, out: IO[bytes], npy: bool
 ) -> Any:
-    """Write what ``source`` (a path or a ``.blp`` stream) holds to ``out``; return the ``.blp``
-    metadata, if any.  ``.blp`` data is written as stored, chunk by chunk; other formats and
-    ``.npy`` outputs as the array in C order, a slab of rows at a time."""
+    """Write what ``source`` (a path or a stream, see :func:`_stream_source`) holds to ``out``;
+    return the metadata of a format written as stored, if any.  Such data (``.blp``) is
+    written as stored, chunk by chunk; other formats and ``.npy`` outputs as the array in C
+    order, a slab of rows at a time."""
     if isinstance(source, str):  # in one state of the file: appends and edits wait
         from ..journal import in_one_state
 
@@ -107,22 +109,25 @@ def _decompress_into(
 def _write_contents(
     args: argparse.Namespace, console: Console, source: Any, out: IO[bytes], npy: bool
 ) -> Any:
-    from ..streaming import blp_stream_size, buffer_size, write_array, write_blp_data
+    from ..streaming import buffer_size, write_array
 
     if isinstance(source, str):
         from ..dispatch import detect
 
         fmt = detect(source)
-        if fmt == "blp" and not npy:
-            with open(source, "rb") as fh:
-                head = fh.read(32)
     else:
-        fmt, head = "blp", source.head
+        fmt = str(registry.stream_format(source.head))
     console.verbose(f"format: {fmt}")
-    if fmt == "blp" and not npy:
-        size, chunk_size = blp_stream_size(head)
+    write_stored = None if npy else registry.hook(fmt, "write_stored")
+    if write_stored is not None:
+        if isinstance(source, str):
+            with open(source, "rb") as fh:
+                head = fh.read(HEAD_BYTES)
+        else:
+            head = source.head
+        size, chunk_size = registry.stream_size(fmt, head)
         with _progress_bar(args, console, "decompress", lambda: size) as bar:
-            return write_blp_data(source, out, _advance(bar), buffer_size(chunk_size))
+            return write_stored(source, out, _advance(bar), buffer_size(chunk_size))
     from ..array import BloscArray
 
     with (

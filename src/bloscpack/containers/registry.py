@@ -199,6 +199,32 @@ def module(fmt: str) -> Any:
     return importlib.import_module(f"{__package__}.{found.module}")
 
 
+def hook(fmt: str, name: str) -> Callable[..., Any] | None:
+    """The function ``name`` of format ``fmt``'s module, if it has one.  Optional hooks:
+    ``info_text(path, report)`` (the format's own text for ``blpk info``) and
+    ``write_stored(source, out, progress, piece)`` (the raw data written as stored, from a path
+    or a stream; such a format also has ``stream_size``, see :func:`stream_size`)."""
+    found: Callable[..., Any] | None = getattr(module(fmt), name, None)
+    return found
+
+
+def stream_size(fmt: str, head: bytes) -> tuple[int | None, int]:
+    """``(uncompressed size or None, chunk size or 0)`` of a container of ``fmt`` (one with a
+    ``write_stored`` hook) from its first bytes ``head``."""
+    size: tuple[int | None, int] = module(fmt).stream_size(head)
+    return size
+
+
+def stream_format(head: bytes) -> str | None:
+    """The format of a stream that begins with ``head``, among those whose data is written as
+    it arrives (a ``write_stored`` hook); None for the others."""
+    for fmt in FORMATS:
+        found = module(fmt)
+        if hasattr(found, "write_stored") and found.sniff(head):
+            return fmt
+    return None
+
+
 def accepts(fmt: str, name: str) -> bool:
     """Whether the writers of ``fmt`` take the option ``name`` (a common one or their own)."""
     found = module(fmt)
@@ -268,10 +294,13 @@ __all__ = [
     "detect_source",
     "extension_of",
     "get",
+    "hook",
     "keyword_options",
     "module",
     "names",
     "open_reader",
     "output_format",
+    "stream_format",
+    "stream_size",
     "writer_options",
 ]

@@ -14,8 +14,8 @@ offsets sections; reading all that precedes the chunks), :mod:`.reader`, :mod:`.
 append), :mod:`.file` (``BloscFile``).
 """
 
-from .file import compress_file
-from .header import sniff
+from .file import compress_file, write_stored
+from .header import sniff, stream_size
 from .preamble import (
     decode_metadata,
     encode_metadata_section,
@@ -33,7 +33,7 @@ from .reader import (
     read_array,
     read_metadata_section,
 )
-from .report import info, verify
+from .report import info, info_text, verify
 from .writer import (
     BloscpackWriter,
     BlpTarget,
@@ -57,6 +57,9 @@ __all__ = [
     "ChunkLocation",
     "check_blosc_args",
     "compress_file",
+    "info_text",
+    "stream_size",
+    "write_stored",
     "compress_chunk",
     "decode_metadata",
     "encode_metadata_section",

@@ -74,7 +74,7 @@ from .header import (
     sniff,
 )
 from .preamble import Preamble, encode_metadata_section, metadata_section_length
-from .reader import BloscpackReader
+from .reader import BloscpackReader, reading
 from .writer import (
     BloscpackWriter,
     check_blosc_args,
@@ -1182,4 +1182,29 @@ def compress_file(
             blp.write(buffer[:n])
 
 
-__all__ = ["BloscFile", "compress_file", "open_file"]
+
+def write_stored(source: Any, out: IO[bytes], progress: Any = None,
+                 piece: int = 1 << 20) -> Any:  # fmt: skip
+    """Write the decompressed data of a ``.blp`` container to ``out``, chunk by chunk, as
+    stored; return its metadata.  ``source`` is a path or a readable binary stream (read in
+    order, every chunk's checksum verified, ``piece`` bytes at a time); ``progress(n)`` is told
+    the bytes written."""
+    if isinstance(source, (str, os.PathLike)):
+        with reading(source) as reader:
+            for data in reader.iter_decompressed():
+                out.write(data)
+                if progress is not None:
+                    progress(len(data))
+            return reader.metadata
+    with BloscFile(source, "rb") as blp:
+        metadata = blp.metadata
+        buffer = memoryview(bytearray(piece))
+        while True:
+            n = blp.readinto(buffer)
+            if not n:
+                return metadata
+            out.write(buffer[:n])
+            if progress is not None:
+                progress(n)
+
+__all__ = ["BloscFile", "compress_file", "open_file", "write_stored"]

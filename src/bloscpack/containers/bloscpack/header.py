@@ -13,6 +13,7 @@ from typing import Any
 
 from ...errors import (
     ArgumentError,
+    BloscpackError,
     FormatError,
     NoSuchChecksum,
     NoSuchCodec,
@@ -44,6 +45,23 @@ _METADATA_HEADER = struct.Struct("<8sBBBBIII8s")
 def sniff(head: bytes) -> bool:
     """Whether ``head`` (the first bytes of a file) starts a ``.blp`` container."""
     return bytes(head[:4]) == MAGIC
+
+
+def stream_size(head: bytes) -> tuple[int | None, int]:
+    """``(uncompressed size or None, chunk size or 0)`` from the header at the start of a
+    ``.blp`` stream (None and 0 when the stream does not say)."""
+    if len(head) < BLOSCPACK_HEADER_LENGTH:
+        return None, 0
+    try:
+        header = BloscpackHeader.decode(head[:BLOSCPACK_HEADER_LENGTH])
+    except BloscpackError:
+        return None, 0
+    chunk_size = max(header.chunk_size, 0)
+    if header.nchunks < 0 or header.chunk_size < 0 or header.last_chunk < 0:
+        return None, chunk_size
+    if header.nchunks == 0:
+        return 0, chunk_size
+    return header.chunk_size * (header.nchunks - 1) + header.last_chunk, chunk_size
 
 
 def header_typesize(typesize: int) -> int:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import pprint
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ...blosc.header import ChunkHeader
 from ...errors import BloscpackError, IntegrityError
+from ...io import ByteSource
 from .header import BloscpackHeader, MetadataHeader
 from .reader import (
     CHUNK_HEADER_PEEK,
@@ -181,3 +184,43 @@ def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> 
     if spec.nbytes != total:
         return [f"the array needs {spec.nbytes} bytes, the chunks hold {total}"]
     return []
+
+
+def info_text(path: str, report: dict[str, Any]) -> str:
+    """The text bloscpack 0.16's ``blpk info`` printed for the ``.blp`` file ``path``, whose
+    :func:`info` is ``report``."""
+    lines = [BloscpackHeader(**report["header"]).pformat()]
+    offsets = report.get("offsets")
+    if offsets:
+        lines.append("'offsets':")
+        lines.append("[{},...]".format(",".join(str(o) for o in offsets[:5])))
+    if report.get("metadata") is not None:
+        lines.append("Metadata:\n" + pprint.pformat(report["metadata"], width=90))
+        meta_fields = {
+            k: v.encode("latin-1") if k in ("magic_format", "user_codec") else v
+            for k, v in report["metadata_header"].items()
+        }
+        lines.append(MetadataHeader(**meta_fields).pformat())
+    chunks = report.get("chunks") or []
+    if chunks:
+        with ByteSource(path) as source:
+            first = ChunkHeader.parse(source.read_upto(chunks[0]["offset"], CHUNK_HEADER_PEEK))
+        lines.append("First chunk blosc header:")
+        names = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize")
+        header_items = [(n, getattr(first, n)) for n in names] + [("ctbytes", first.cbytes)]
+        lines.append(_ordered_dict_repr(header_items))
+        # 0.16's labels (bit 4 is really "do not split"; lz4hc chunks show as lz4)
+        codecs = ("blosclz", "lz4", "snappy", "zlib", "zstd")
+        flags, code = first.flags, first.flags >> 5
+        lines.append("First chunk blosc flags: ")
+        flag_items = [
+            ("byte_shuffle", bool(flags & 0x01)), ("pure_memcpy", bool(flags & 0x02)),
+            ("bit_shuffle", bool(flags & 0x04)), ("split_blocks", bool(flags & 0x10)),
+            ("codec", codecs[code] if code < len(codecs) else f"format{code}"),
+        ]  # fmt: skip
+        lines.append(_ordered_dict_repr(flag_items))
+    return "\n".join(lines)
+
+
+def _ordered_dict_repr(items: Sequence[tuple[str, Any]]) -> str:
+    return "OrderedDict([" + ", ".join(f"({k!r}, {v!r})" for k, v in items) + "])"
