@@ -61,6 +61,8 @@ GATHER_BATCH_ITEMS = 1 << 20
 #: A strided read of a chunk decodes at most this many separate runs of blocks, unless the runs
 #: hold less than half of the blocks they span.
 MAX_BLOCK_RUNS = 16
+#: Units of a special or memcpyed chunk further apart than this many bytes are decoded apart.
+SPARSE_GAP = 64 * 1024
 #: b2nd selections of at most this many items are read item by item (larger ones box by box).
 SMALL_SELECTION_ITEMS = 4096
 #: Rows are read in pieces of about this many bytes when iterating over the first axis.
@@ -368,7 +370,13 @@ class FlatStore:
         lo, hi = int(units[0]) * unit, (int(units[-1]) + 1) * unit
         bs = header.blocksize
         runs = [(lo, hi)]
-        if chunk_kind(header) == ChunkKind.REGULAR and 0 < unit <= bs and hi - lo > bs:
+        kind = chunk_kind(header)
+        if kind != ChunkKind.REGULAR and hi - lo > max(SPARSE_GAP, 2 * len(units) * unit):
+            # special and memcpyed chunks decode any range alone: a sparse selection decodes
+            # its units' neighbourhoods only, not the span (a special chunk may claim GiBs)
+            cuts = np.flatnonzero(np.diff(units.astype(np.int64)) * unit > SPARSE_GAP) + 1
+            runs = [(int(p[0]) * unit, (int(p[-1]) + 1) * unit) for p in np.split(units, cuts)]
+        elif kind == ChunkKind.REGULAR and 0 < unit <= bs and hi - lo > bs:
             starts = units.astype(np.int64) * unit
             blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
             cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
@@ -445,6 +453,9 @@ def _decode_bytes(chunk: Buffer, header: ChunkHeader, lo: int, hi: int, dest: np
     nbytes = header.nbytes
     if lo == 0 and hi == nbytes:
         engine.decompress_into(chunk, dest)
+        return
+    if chunk_kind(header) == ChunkKind.SPECIAL:
+        engine.special_range_into(chunk, lo, hi, dest)
         return
     ts = max(header.real_typesize, 1)
     addressable = nbytes // ts * ts  # C-Blosc2 getitem reaches whole items only

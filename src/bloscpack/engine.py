@@ -387,6 +387,48 @@ def decompress(chunk: Buffer) -> bytearray:
     return out
 
 
+def special_range_into(chunk: Buffer, lo: int, hi: int, out: Buffer) -> int:
+    """Bytes ``[lo, hi)`` of a special chunk into ``out``, made for those bytes only (such a
+    chunk may claim GiBs, also with a last partial item); return ``hi - lo``."""
+    header = validate_chunk(chunk)
+    ts = header.real_typesize
+    first, last = lo // ts, -(-hi // ts)
+    part = np.empty((last - first) * ts, np.uint8)
+    fill_special_items(header, _byte_array(chunk), part, last - first)
+    _destination(out, hi - lo)[: hi - lo] = part[lo - first * ts : hi - first * ts]
+    return hi - lo
+
+
+#: Bytes a check of a chunk (:func:`check_decodes`) decodes at a time, at most (whole blocks).
+CHECK_PIECE = 16 << 20
+
+
+def check_decodes(chunk: Buffer, nthreads: int | None = None) -> int:
+    """Validate a chunk and decode all of it, a piece of whole blocks at a time into one
+    scratch buffer of at most :data:`CHECK_PIECE` bytes (or one block), so that checking a
+    chunk costs no more memory than its input justifies, whatever size it claims.  Special
+    chunks hold no stream: their layout is all there is to check.  Returns ``nbytes``."""
+    header = validate_chunk(chunk)
+    kind = chunk_kind(header)
+    if kind == ChunkKind.SPECIAL or header.nbytes == 0:
+        return header.nbytes
+    whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
+    whole = whole or header.dictionary or Filter.DELTA in header.pipeline
+    if whole or header.nbytes <= CHECK_PIECE:  # decoded in one go (C-Blosc2 needs it so)
+        return decompress_into(chunk, np.empty(header.nbytes, np.uint8), validated=True,
+                               nthreads=nthreads)  # fmt: skip
+    typesize = header.real_typesize
+    blocksize = header.blocksize
+    piece = max(1, CHECK_PIECE // blocksize) * blocksize // typesize * typesize or typesize
+    scratch = np.empty(piece, np.uint8)
+    total = header.nbytes // typesize
+    step = piece // typesize
+    for start in range(0, total, step):
+        n = min(step, total - start)
+        getitem_into(chunk, start, n, scratch[: n * typesize], validated=True)
+    return header.nbytes
+
+
 def _items_from_whole(src: np.ndarray, header: ChunkHeader, dest: np.ndarray, first: int,
                       want: int) -> int:  # fmt: skip
     """Decode the whole chunk, copy bytes ``[first, first + want)`` to ``dest``."""

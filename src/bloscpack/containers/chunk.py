@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import engine
 from ..blosc.header import ChunkHeader
-from ..chunks import decompress_chunk, inspect_chunk
+from ..chunks import inspect_chunk
 from ..errors import BloscpackError
 from ..io import ByteSource, PathLike
 from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
@@ -59,7 +60,7 @@ def verify(source: PathLike | Any) -> dict[str, Any]:
     """Decode the Blosc chunk ``source`` (a path or bytes); a report as the formats give."""
     with ByteSource(source) as data:
         try:
-            decompress_chunk(data.read(0, data.size(), "Blosc chunk"))
+            engine.check_decodes(data.read(0, data.size(), "Blosc chunk"))
         except BloscpackError as exc:
             bad = [{"index": 0, "error": str(exc)}]
             return {"ok": False, "nchunks": 1, "bad_chunks": bad, "problems": []}

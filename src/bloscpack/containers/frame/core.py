@@ -335,16 +335,13 @@ class FrameCore:
         for i in range(self.nchunks):
             try:
                 chunk = self.read_chunk(i)
-                out = self.decompress_chunk(i)
-                nbytes = len(out)
-                total += nbytes
-                if chunksize > 0 and nbytes != chunksize and i != self.nchunks - 1:
-                    bad.append(
-                        {
-                            "index": i,
-                            "error": f"chunk holds {nbytes} bytes, frame chunksize is {chunksize}",
-                        }
-                    )
+                nbytes = validate_chunk(chunk).nbytes
+                last = i == self.nchunks - 1
+                if chunksize > 0 and (nbytes > chunksize or (nbytes != chunksize and not last)):
+                    error = f"chunk holds {nbytes} bytes, frame chunksize is {chunksize}"
+                    bad.append({"index": i, "error": error})
+                    continue  # not decoded: its size is already wrong
+                total += engine.check_decodes(chunk)
                 del chunk
             except FileChangedError:
                 raise  # not a bad chunk: the caller reads the frame again
