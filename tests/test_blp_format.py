@@ -405,12 +405,15 @@ def _file_with_swapped_chunks() -> bytes:
     return sink.getvalue()
 
 
-def test_reader_follows_the_offsets():
+def test_offsets_that_do_not_increase_are_refused():
+    """No digest covers the offsets: chunks stored out of order (or one offset repeated)
+    would read reordered or duplicated data without an error, so readers refuse them."""
     raw = _file_with_swapped_chunks()
-    assert api.unpack_bytes_from_bytes(raw) == (DATA, None)
+    message = "offsets do not increase: chunk 1 at offset 48 follows chunk 0 at offset 432"
+    with pytest.raises(errors.FormatError, match=message):
+        api.unpack_bytes_from_bytes(raw)
     report = verify(raw)
-    assert report["ok"] is False
-    assert "chunk 0 starts at" in report["problems"][0]
+    assert report["ok"] is False and message in report["problems"][0]
 
 
 def test_files_without_offsets_are_read_sequentially():
@@ -501,7 +504,8 @@ def _patched(raw: bytes, offset: int, value: bytes) -> bytes:
         ),
         (16, i64(2**40), errors.TruncatedError, "offsets section of 1099511627876 entries"),
         (24, i64(2**40), errors.TruncatedError, "offsets section"),
-        (32, i64(10**6), errors.FormatError, "chunk 0 at offset 1000000 lies outside"),
+        (32, i64(10**6), errors.FormatError, "chunk 1 at offset 1956 follows chunk 0 at offset"
+         " 1000000"),
         (40, i64(8), errors.FormatError, "chunk 1 at offset 8 lies outside"),
     ],
 )
@@ -644,3 +648,80 @@ def test_fast_zlib_digests_equal_the_standard_library(name, reference):
     for piece in (b"", memoryview(data)[:1], memoryview(data)[3:], data):
         expected = struct.pack("<I", reference(piece) & 0xFFFFFFFF)
         assert get_checksum(name)(piece) == expected
+
+
+# --- what no digest covers: offsets, header counts, the checksum id ----------------------
+
+
+def _offsets_of(raw: bytes) -> tuple[int, list[int]]:
+    with BloscpackReader(raw) as reader:
+        return reader.offsets_offset, reader.offsets
+
+
+def test_a_repeated_offset_is_refused():
+    raw = packed()
+    start, offsets = _offsets_of(raw)
+    raw = _patched(raw, start + 8 * 3, i64(offsets[2]))  # chunk 3 points at chunk 2
+    message = f"chunk 3 at offset {offsets[2]} follows chunk 2 at offset {offsets[2]}"
+    with pytest.raises(errors.FormatError, match=message):
+        api.unpack_bytes_from_bytes(raw)
+
+
+def test_a_chunk_running_into_the_next_is_refused():
+    raw = packed()
+    start, offsets = _offsets_of(raw)
+    raw = _patched(raw, start + 8 * 5, i64(offsets[4] + 16))  # inside chunk 4
+    message = f"chunk 4 at offset {offsets[4]} ends at {offsets[5]}, after chunk 5 begins"
+    with BloscpackReader(raw) as reader, pytest.raises(errors.FormatError, match=message):
+        reader.locate(4)
+    with pytest.raises(errors.FormatError, match="after chunk 5 begins"):
+        api.unpack_bytes_from_bytes(raw)
+
+
+def test_verify_reports_unreferenced_bytes_between_chunks():
+    raw = packed(bloscpack_args=BloscpackArgs(max_app_chunks=0))
+    start, offsets = _offsets_of(raw)
+    # chunk 6 moved 8 bytes further: a gap after chunk 5 (its bytes copied along)
+    shifted = raw[: offsets[6]] + bytes(8) + raw[offsets[6] :]
+    moved = [o + 8 if i >= 6 else o for i, o in enumerate(offsets)]
+    shifted = _patched(shifted, start, b"".join(i64(o) for o in moved))
+    assert api.unpack_bytes_from_bytes(shifted) == (DATA, None)  # the data itself is whole
+    report = verify(shifted)
+    assert report["ok"] is False
+    assert report["problems"] == [
+        f"8 unreferenced bytes between chunk 5 and chunk 6 (offsets {offsets[6]} to"
+        f" {offsets[6] + 8})"
+    ]
+
+
+def test_verify_finds_a_chunk_the_header_does_not_count():
+    """nchunks lowered (to 0 as well): the chunks after it are data nobody reads."""
+    raw = packed(bloscpack_args=BloscpackArgs(offsets=False))
+    for nchunks in (9, 0):
+        cut = _patched(raw, 16, i64(nchunks))
+        cut = _patched(cut, 12, i32(1024 if nchunks else 0))  # last_chunk
+        report = verify(cut)
+        assert report["ok"] is False
+        assert report["problems"][-1].startswith("an unreferenced Blosc chunk of")
+        assert report["problems"][-1].endswith(f"after the {nchunks} chunks the header counts")
+
+
+def test_verify_names_stale_bytes_and_files_without_checksums():
+    raw = packed(bloscpack_args=BloscpackArgs(checksum="None"))
+    report = verify(raw + b"stale")
+    assert report["ok"] is True and report["verifiable"] is False
+    assert report["notes"] == [
+        "5 bytes after the last chunk are ignored (stale bytes, as bloscpack 0.16's append"
+        " leaves them)",
+        "not verifiable: the file stores no checksums (chunks were decoded, their contents"
+        " cannot be checked)",
+    ]
+    with_digests = verify(packed())
+    assert with_digests["verifiable"] is True and with_digests["notes"] == []
+
+
+def test_verify_sees_a_checksum_id_changed_to_none():
+    raw = _patched(packed(), 6, b"\x00")  # the digests become bytes between chunks
+    report = verify(raw)
+    assert report["ok"] is False and report["verifiable"] is False
+    assert report["problems"][0].startswith("4 unreferenced bytes between chunk 0 and chunk 1")

@@ -567,7 +567,7 @@ def test_raw_chunk_file(tmp_path):
     chunk.write_bytes(blosc.compress(data, typesize=1, clevel=5, cname="lz4"))
     report = json.loads(blpk("info", "--json", chunk).stdout)
     assert (report["format"], report["nbytes"], report["typesize"]) == ("chunk", 25600, 1)
-    assert blpk("verify", chunk).stdout == f"blpk: {chunk}: ok (chunk, 1 chunk)\n"
+    assert blpk("verify", chunk).stdout == f"blpk: {chunk}: ok (chunk, 1 chunk, no checksums)\n"
     assert blpk("d", "-e", chunk, tmp_path / "raw").returncode == 0
     assert (tmp_path / "raw").read_bytes() == data
 
@@ -582,3 +582,22 @@ def test_not_a_container(tmp_path):
     assert proc.returncode == 1
     assert proc.stdout == f"blpk: {path}: FAILED (unknown format, unreadable)\nblpk:   {message}\n"
     assert os.listdir(tmp_path) == []
+
+
+def test_verify_strict_fails_where_no_checksum_covers_the_chunks(tmp_path):
+    data = tmp_path / "data.bin"
+    data.write_bytes(bytes(range(256)) * 4000)
+    plain, digested = tmp_path / "plain.blp", tmp_path / "digested.blp"
+    assert blpk("c", "-k", "None", data, plain).returncode == 0
+    assert blpk("c", data, digested).returncode == 0
+    done = blpk("verify", plain, digested)
+    assert done.returncode == 0
+    assert done.stdout == (
+        f"blpk: {plain}: ok (blp, 1 chunk, no checksums)\nblpk: {digested}: ok (blp, 1 chunk)\n"
+    )
+    strict = blpk("verify", "--strict", plain, digested)
+    assert strict.returncode == 1
+    assert strict.stdout.splitlines()[0] == (
+        f"blpk: {plain}: FAILED (blp, 1 chunk, not verifiable: no checksums cover the chunks)"
+    )
+    assert strict.stdout.splitlines()[1] == f"blpk: {digested}: ok (blp, 1 chunk)"

@@ -96,7 +96,11 @@ def info(path: PathLike) -> dict[str, Any]:
 
 def verify(path: PathLike) -> dict[str, Any]:
     """Check every checksum and decode every chunk of ``path``; return a report
-    ``{"format", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    ``{"format", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems",
+    "verifiable", "notes"}``: ``verifiable`` is false when no checksum covers the chunks (the
+    format or the file has none: decoding found no error, but changed data would not be
+    seen), ``notes`` say what is worth knowing but wrong with nothing (ignored stale
+    bytes)."""
     with sized_input(path) as sized:
         return in_one_state(_verify, sized)
 
@@ -105,6 +109,13 @@ def _verify(path: str) -> dict[str, Any]:
     fmt = detect(path)
     report: dict[str, Any] = registry.module(fmt).verify(path)
     report["format"] = fmt
+    report.setdefault("notes", [])
+    if "verifiable" not in report:
+        report["verifiable"] = False
+        report["notes"].append(
+            "not verifiable: the format stores no checksums (chunks were decoded and their"
+            " sizes checked)"
+        )
     return report
 
 

@@ -366,6 +366,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     for p in add("verify", "t", "check every checksum and decode every chunk, write nothing"):
         p.add_argument("--json", action="store_true", help="print the reports as JSON")
+        p.add_argument(
+            "--strict", action="store_true",
+            help="also fail on files whose chunks no checksum covers\n(.blp files written"
+            " without checksums, and the formats that have none)",
+        )  # fmt: skip
         p.add_argument("files", metavar="<file>", nargs="+", help="files to verify ('-': stdin)")
 
     convert = one(

@@ -24,12 +24,17 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
         report = {"file": name, **console.unalias(report)}
         reports.append(report)
         if not args.json:
-            _print_verify_report(report, console)
+            _print_verify_report(report, console, args.strict)
     if args.json:
         console.plain(
             json.dumps(reports if len(reports) > 1 else reports[0], indent=2, default=_json_default)
         )
-    return EXIT_OK if all(r["ok"] for r in reports) else EXIT_ERROR
+    return EXIT_OK if all(_passed(r, args.strict) for r in reports) else EXIT_ERROR
+
+
+def _passed(report: dict[str, Any], strict: bool) -> bool:
+    """The file is fine (with ``--strict``: and checksums cover its chunks)."""
+    return bool(report["ok"]) and (not strict or report.get("verifiable", True) is not False)
 
 
 def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[str, Any]:
@@ -50,6 +55,8 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
                 "nchunks": None,
                 "bad_chunks": [],
                 "problems": [_one_line(str(exc))],
+                "verifiable": False,
+                "notes": [],
             }
 
 
@@ -57,11 +64,20 @@ def _chunks(n: int) -> str:
     return f"{n} chunk" if n == 1 else f"{n} chunks"
 
 
-def _print_verify_report(report: dict[str, Any], console: Console) -> None:
+def _print_verify_report(report: dict[str, Any], console: Console, strict: bool) -> None:
     path, nchunks = report["file"], report.get("nchunks")
     nchunks = nchunks if isinstance(nchunks, int) else None
-    if report["ok"]:
-        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks or 0)})")
+    unchecked = report.get("verifiable") is False
+    notes = [n for n in report.get("notes") or [] if not n.startswith("not verifiable")]
+    if report["ok"] and not (strict and unchecked):
+        extra = ", no checksums" if unchecked else ""
+        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks or 0)}{extra})")
+        for note in notes:
+            console.result(f"  note: {_one_line(note)}")
+        return
+    if report["ok"]:  # --strict, and no checksum covers the chunks
+        print(f"{PROG}: {path}: FAILED ({report['format']}, {_chunks(nchunks or 0)}, not"
+              " verifiable: no checksums cover the chunks)", file=console.out)  # fmt: skip
         return
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []

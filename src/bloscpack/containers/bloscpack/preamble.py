@@ -244,7 +244,34 @@ class Preamble:
         raw = self.source.read(pos, 8 * header.nchunks, "offsets section")
         self.offsets = np.frombuffer(raw, "<i8").astype(np.int64)  # a copy, not a view
         self.slots = slots
+        self._check_increasing(pos + 8 * slots)
         return pos + 8 * slots
+
+    def _check_increasing(self, chunks_start: int) -> None:
+        """Refuse offsets before the chunk area, or that do not increase: swapped or
+        repeated entries would read chunks out of order or twice (no digest covers the
+        offsets).  The end of the chunk area is checked when a chunk is located (a stream's
+        preamble is read before the rest)."""
+        offsets = self.offsets
+        outside = offsets < chunks_start
+        if bool(outside.any()):
+            i = int(np.argmax(outside))
+            raise outside_error(self.name, i, int(offsets[i]), chunks_start, self.size)
+        if len(offsets) > 1 and not bool((offsets[1:] > offsets[:-1]).all()):
+            i = int(np.argmax(offsets[1:] <= offsets[:-1])) + 1
+            raise FormatError(
+                f"{self.name}: the offsets do not increase: chunk {i} at offset"
+                f" {int(offsets[i])} follows chunk {i - 1} at offset {int(offsets[i - 1])}"
+            )
+
+
+def outside_error(name: str, index: int, offset: int, chunks_start: int, size: int
+                  ) -> FormatError:  # fmt: skip
+    """The error for chunk ``index`` placed at ``offset``, outside the chunk area."""
+    return FormatError(
+        f"{name}: chunk {index} at offset {offset} lies outside the chunk area"
+        f" [{chunks_start}, {size})"
+    )
 
 
 def check_format_version(header: BloscpackHeader, name: str,

@@ -39,7 +39,7 @@ from ...io import ByteSource, PathLike, consistent_read
 from ...journal import recover
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .checksums import Hash
-from .preamble import OFFSET, Preamble, decode_metadata
+from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
@@ -159,10 +159,7 @@ class BloscpackReader:
 
     def _locate_at(self, index: int, offset: int) -> ChunkLocation:
         if not self.chunks_start <= offset <= self.size:
-            raise FormatError(
-                f"{self.name}: chunk {index} at offset {offset} lies outside the chunk area"
-                f" [{self.chunks_start}, {self.size})"
-            )
+            raise outside_error(self.name, index, offset, self.chunks_start, self.size)
         if offset > self.size - _MIN_CHUNK:
             raise TruncatedError(
                 f"{self.name}: chunk {index} at offset {offset}: the input ends at {self.size}"
@@ -187,6 +184,11 @@ class BloscpackReader:
             raise TruncatedError(
                 f"{self.name}: chunk {index} at offset {offset} needs {cbytes} bytes plus a"
                 f" {self.checksum.size}-byte digest, but the input has {self.size}"
+            )
+        if index + 1 < len(self._offsets) and location.end > self._offsets[index + 1]:
+            raise FormatError(
+                f"{self.name}: chunk {index} at offset {offset} ends at {location.end}, after"
+                f" chunk {index + 1} begins (offset {int(self._offsets[index + 1])})"
             )
         return location
 
@@ -255,6 +257,7 @@ class BloscpackReader:
             & (nbytes >= 0) & (nbytes <= MAX_BUFFERSIZE) & (cbytes >= header_size)
             & (offsets + cbytes <= size - self.checksum.size)
         )  # fmt: skip
+        valid[:-1] &= offsets[:-1] + cbytes[:-1] + self.checksum.size <= offsets[1:]
         return _ChunkTable(offsets, cbytes, nbytes) if bool(valid.all()) else None
 
     def _walk_chunks(self) -> list[ChunkLocation]:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...blosc.header import ChunkHeader
+from ...blosc.layout import validate_chunk
 from ...errors import BloscpackError, IntegrityError
 from ...io import ByteSource
 from .header import BloscpackHeader, MetadataHeader
@@ -91,6 +92,8 @@ def verify(path: SourceLike) -> dict[str, Any]:
         "nchunks": 0,
         "bad_chunks": [],
         "problems": [],
+        "verifiable": True,
+        "notes": [],
     }
     problems: list[str] = report["problems"]
     with contextlib.ExitStack() as stack:
@@ -113,6 +116,13 @@ def verify(path: SourceLike) -> dict[str, Any]:
             return report
         report["nchunks"] = len(locations)
         problems.extend(_layout_problems(reader, locations))
+        problems.extend(_trailing_problems(reader, report["notes"]))
+        if reader.checksum.size == 0:
+            report["verifiable"] = False
+            report["notes"].append(
+                "not verifiable: the file stores no checksums (chunks were decoded, their"
+                " contents cannot be checked)"
+            )
         try:
             report["bad_chunks"] = _chunk_problems(reader, locations)
         except BloscpackError as exc:
@@ -130,10 +140,10 @@ def _layout_problems(reader: BloscpackReader, locations: list[ChunkLocation]) ->
             f" ({reader.chunks_start})"
         )
     for before, after in zip(locations, locations[1:], strict=False):
-        if after.offset < before.end:
+        if after.offset != before.end:  # the readers refuse overlaps: this is a gap
             problems.append(
-                f"chunk {after.index} at offset {after.offset} overlaps chunk {before.index}"
-                f" (which ends at {before.end})"
+                f"{after.offset - before.end} unreferenced bytes between chunk {before.index}"
+                f" and chunk {after.index} (offsets {before.end} to {after.offset})"
             )
     if reader.header.offsets:
         unused = reader.unused_offsets()
@@ -144,6 +154,26 @@ def _layout_problems(reader: BloscpackReader, locations: list[ChunkLocation]) ->
     except BloscpackError as exc:
         problems.append(str(exc))
     return problems
+
+
+def _trailing_problems(reader: BloscpackReader, notes: list[str]) -> list[str]:
+    """Bytes after the last chunk: a whole Blosc chunk there is data the header does not
+    count (a problem); anything else is what bloscpack 0.16's append leaves (a note)."""
+    end, size = reader.data_end, reader.size
+    if end >= size:
+        return []
+    try:
+        header = validate_chunk(reader.source.read(end, size - end, "trailing bytes"))
+    except BloscpackError:
+        notes.append(
+            f"{size - end} bytes after the last chunk are ignored (stale bytes, as bloscpack"
+            " 0.16's append leaves them)"
+        )
+        return []
+    return [
+        f"an unreferenced Blosc chunk of {header.cbytes} bytes at offset {end}, after the"
+        f" {reader.nchunks} chunks the header counts"
+    ]
 
 
 def _chunk_problems(
