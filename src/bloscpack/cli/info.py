@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .console import EXIT_OK, STDIO, Console
 from .files import _check_input, _format_metadata, _sized_input
+from .options import storage_options
 
 if TYPE_CHECKING:
     from ..blosc.header import ChunkHeader
@@ -17,14 +18,19 @@ if TYPE_CHECKING:
 
 def cmd_info(args: argparse.Namespace, console: Console) -> int:
     """``info``: what a container holds (0.16's text for ``.blp``, or ``--json``)."""
-    from ..dispatch import detect, info
+    from ..containers.registry import describe, opened_url
+    from ..url import is_url
 
     with contextlib.ExitStack() as stack:
         if args.file_ != STDIO:
             _check_input(args.file_, "file")
-        path = _sized_input(stack, console, args.file_)
-        fmt = detect(path)
-        report = console.unalias(info(path))
+        if is_url(args.file_):
+            fmt, path = stack.enter_context(opened_url(args.file_, storage_options(args)))
+        else:
+            path = _sized_input(stack, console, args.file_)
+            fmt = None
+        report = console.unalias(describe(path, fmt))
+        fmt = report["format"]
         first = _first_chunk_header(path, report) if fmt == "blp" and not args.json else None
     if args.json:
         console.plain(json.dumps(report, indent=2, sort_keys=True, default=_json_default))
@@ -62,12 +68,15 @@ def format_info(report: dict[str, Any], indent: str = "") -> str:
     return "\n".join(lines)
 
 
-def _first_chunk_header(path: str, report: dict[str, Any]) -> ChunkHeader | None:
+def _first_chunk_header(path: Any, report: dict[str, Any]) -> ChunkHeader | None:
+    """The header of the first chunk of the ``.blp`` file ``path`` (or opened source)."""
     from ..blosc.header import ChunkHeader
 
     chunks = report.get("chunks") or []
     if not chunks:
         return None
+    if not isinstance(path, str):
+        return ChunkHeader.parse(path.read_upto(chunks[0]["offset"], 32))
     with open(path, "rb") as fh:
         fh.seek(chunks[0]["offset"])
         return ChunkHeader.parse(fh.read(32))

@@ -162,6 +162,11 @@ class ContainerReader(Protocol):
         """Let go of the chunk :meth:`stored_chunk` returned last in this thread."""
         ...
 
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Hint that chunks ``indices`` are read next, whole (a remote input fetches them at
+        once, concurrently)."""
+        ...
+
     def check_sizes(self) -> None:
         """Check every chunk's size against what the container announces, before a large
         result is allocated from those announcements."""
@@ -217,6 +222,10 @@ class ReaderBase:
 
     def release(self) -> None:
         pass
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Hint that chunks ``indices`` are read next, whole: a remote input fetches them at
+        once, concurrently (nothing for local ones)."""
 
     def check_sizes(self) -> None:
         """Nothing to check up front: each chunk's size is checked when it is decoded."""

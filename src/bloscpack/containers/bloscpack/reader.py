@@ -190,6 +190,21 @@ class BloscpackReader:
             )
         return location
 
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Fetch chunks ``indices`` (with their digests) of a remote input at once: each from
+        its offset to the next chunk's; nothing for a local one or without offsets."""
+        offsets = self._offsets
+        if not self.source.remote or not len(offsets):
+            return
+        stored = np.unique(offsets)
+        ends = np.append(stored[1:], self.size)
+        ranges = []
+        for i in indices:
+            if 0 <= i < len(offsets):
+                at = int(offsets[i])
+                ranges.append((at, int(ends[np.searchsorted(stored, at)]) - at))
+        self.source.prefetch(ranges)
+
     @consistent_read
     def locate(self, index: int) -> ChunkLocation:
         """The location of chunk ``index`` (through the offsets when present: only this
@@ -202,6 +217,7 @@ class BloscpackReader:
                 index = operator.index(index)
                 location = self._located.get(index)
                 if location is None:
+                    self.prefetch([index])  # a remote chunk: its header with the rest
                     location = self._locate_at(index, int(self._offsets[index]))
                     self._located[index] = location
                 return location
@@ -240,6 +256,8 @@ class BloscpackReader:
         if int(offsets.min()) < self.chunks_start or int(offsets.max()) > size - _MIN_CHUNK:
             return None
         read = self.source.read
+        if self.source.remote:  # every chunk header at once
+            self.source.prefetch([(o, CHUNK_HEADER_PEEK) for o in offsets.tolist()])
         try:
             raw = b"".join([read(o, _MIN_CHUNK, "chunk header") for o in offsets.tolist()])
         except BloscpackError:  # the file has changed since it was opened
@@ -510,6 +528,9 @@ class BlpReader(ReaderBase):
 
     def check_sizes(self) -> None:
         self.reader.check_sizes()
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        self.reader.prefetch(indices)
 
     def stored_chunk(self, index: int) -> memoryview:
         check = self.verify and index not in self._verified
