@@ -42,6 +42,7 @@ class Counter:
 class _Handler(http.server.BaseHTTPRequestHandler):
     root = ""
     ranges = True
+    truncate = False  # send half the body of ranged answers, then close
     counter: Counter
     latency = 0.0
 
@@ -87,6 +88,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.counter.add(len(body), self.headers.get("Range", "whole"))
+        if self.truncate and found is not None and found.group(1) in ("", "0"):
+            self.truncate_next = True  # the edges whole, later ranges cut short
+        elif self.truncate and found is not None:
+            body = body[: len(body) // 2]
+            self.close_connection = True
         with suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(body)
 
@@ -112,12 +118,14 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(root: str, ranges: bool = True, latency: float = 0.0) -> Iterator[HttpServer]:
+def http_server(root: str, ranges: bool = True, latency: float = 0.0,
+                truncate: bool = False) -> Iterator[HttpServer]:  # fmt: skip
     """Serve the files under ``root`` over HTTP on loopback (``ranges=False``: a server that
-    ignores ``Range``), counting requests and bytes."""
+    ignores ``Range``; ``truncate``: one that cuts the bodies of ranges after the first bytes
+    short), counting requests and bytes."""
     counter = Counter()
-    handler = type("Handler", (_Handler,), {"root": root, "ranges": ranges,
-                                            "counter": counter, "latency": latency})  # fmt: skip
+    handler = type("Handler", (_Handler,), {"root": root, "ranges": ranges, "counter": counter,
+                                            "latency": latency, "truncate": truncate})  # fmt: skip
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

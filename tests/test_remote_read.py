@@ -170,8 +170,6 @@ def test_a_block_costs_a_block(name: str, rows: int | None, tree: Path, http):
 
 
 def test_open_s3_two_requests(s3):
-    with s3.counter.lock:
-        s3.counter.requests = 0
     s3.counter.reset()
     with bloscpack.open("s3://data/a.b2nd", s3.options()) as array:
         opened = s3.counter.requests
@@ -260,6 +258,32 @@ def test_server_without_range(tree: Path):
         small = "corpus/cli_chunk_1K.blp"  # a small body is taken whole
         np.testing.assert_array_equal(bloscpack.load(f"{server.url}/{small}"),
                                       bloscpack.load(tree / small))  # fmt: skip
+
+
+def test_truncated_response(tree: Path):
+    with http_server(str(tree), truncate=True) as server:
+        array = bloscpack.open(f"{server.url}/a.b2nd")
+        with pytest.raises(RemoteError, match=r"a\.b2nd: truncated response"):
+            array[700:900]
+
+
+@pytest.mark.parametrize("backend", ["http", "s3"])
+def test_an_empty_object_is_not_a_container(backend: str, tmp_path: Path, s3):
+    from bloscpack.errors import NotAContainer
+
+    (tmp_path / "empty.blp").write_bytes(b"")
+    if backend == "s3":
+        import boto3
+
+        client = boto3.client("s3", endpoint_url=s3.direct, region_name="us-east-1",
+                              aws_access_key_id="testing",
+                              aws_secret_access_key="testing")  # fmt: skip
+        client.put_object(Bucket="data", Key="empty.blp", Body=b"")
+        with pytest.raises(NotAContainer, match="s3://data/empty.blp"):
+            bloscpack.open("s3://data/empty.blp", s3.options())
+        return
+    with http_server(str(tmp_path)) as server, pytest.raises(NotAContainer, match="empty.blp"):
+        bloscpack.open(f"{server.url}/empty.blp")
 
 
 def test_connection_refused():

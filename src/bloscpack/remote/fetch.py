@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import FileChangedError, RemoteError, TruncatedError
+from ..errors import FileChangedError, RemoteError
 
 #: Requests in flight at once for one read.
 IN_FLIGHT = 16
@@ -102,6 +102,8 @@ class AsyncFetcher(Fetcher):
                 if attempt == ATTEMPTS - 1:
                     raise ConnectionError(f"{exc} (after {ATTEMPTS} attempts)") from exc
             except Exception as exc:
+                if type(exc).__name__ == "ClientPayloadError" and attempt == ATTEMPTS - 1:
+                    raise RemoteError(f"{self.url}: truncated response ({exc})") from exc
                 if not _is_transient(exc) or attempt == ATTEMPTS - 1:
                     raise
             await asyncio.sleep(BACKOFF * 2**attempt)
@@ -113,9 +115,10 @@ class AsyncFetcher(Fetcher):
                                         self._retried(f"bytes=-{n}"))  # fmt: skip
 
         head, tail = self._run(both)
-        if head.size != tail.size or head.identity != tail.identity:
+        known = None not in (head.identity, tail.identity)
+        if head.size != tail.size or (known and head.identity != tail.identity):
             raise FileChangedError(f"{self.url}: changed while it was opened")
-        self.identity = head.identity
+        self.identity = head.identity or tail.identity
         if head.start + len(head.data) >= head.size:
             return head, None
         return head, tail
@@ -187,8 +190,8 @@ class S3Fetcher(AsyncFetcher):
         except OSError as exc:
             if "PreconditionFailed" in str(exc) or "412" in str(exc):
                 raise FileChangedError.since_opened(self.url) from None
-            if "InvalidRange" in str(exc) or "416" in str(exc):
-                return Piece(0, b"", 0, None)
+            if any(k in str(exc) for k in ("InvalidRange", "416", "not satisfiable")):
+                return Piece(0, b"", 0, None)  # an empty object: no byte to range over
             raise
         try:
             data = await resp["Body"].read()
@@ -271,7 +274,7 @@ def _content_range(url: str, text: str) -> tuple[int, int, int]:
 
 def _exact(url: str, data: bytes, start: int, end: int) -> bytes:
     if len(data) != end - start:
-        raise TruncatedError(
+        raise RemoteError(
             f"{url}: truncated response: bytes {start}-{end - 1} came as {len(data)} bytes"
         )
     return data
