@@ -45,6 +45,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     truncate = False  # send half the body of ranged answers, then close
     counter: Counter
     latency = 0.0
+    #: Statuses to answer for a path (one per request, first to last) before serving it.
+    failures: dict[str, list[int]]
 
     def log_message(self, *args: object) -> None:
         pass
@@ -52,6 +54,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         if self.latency:
             time.sleep(self.latency)
+        failing = self.failures.get(self.path)
+        if failing:
+            status = failing.pop(0)
+            self.counter.add(0, f"{status} {self.path}")
+            self.send_error(status)
+            return
         path = os.path.join(self.root, self.path.split("?")[0].lstrip("/"))
         if not os.path.isfile(path):
             self.counter.add(0, f"404 {self.path}")
@@ -118,14 +126,16 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(root: str, ranges: bool = True, latency: float = 0.0,
-                truncate: bool = False) -> Iterator[HttpServer]:  # fmt: skip
+def http_server(root: str, ranges: bool = True, latency: float = 0.0, truncate: bool = False,
+                failures: dict[str, list[int]] | None = None) -> Iterator[HttpServer]:  # fmt: skip
     """Serve the files under ``root`` over HTTP on loopback (``ranges=False``: a server that
     ignores ``Range``; ``truncate``: one that cuts the bodies of ranges after the first bytes
-    short), counting requests and bytes."""
+    short; ``failures``: statuses answered first for some paths), counting requests and
+    bytes."""
     counter = Counter()
     handler = type("Handler", (_Handler,), {"root": root, "ranges": ranges, "counter": counter,
-                                            "latency": latency, "truncate": truncate})  # fmt: skip
+                                            "latency": latency, "truncate": truncate,
+                                            "failures": failures or {}})  # fmt: skip
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

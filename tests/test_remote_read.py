@@ -148,6 +148,10 @@ def test_requests_and_bytes(name: str, tree: Path, http):
         first = (0,) * array.ndim
         _, n, nbytes = _counted(http, lambda: array[first])
         assert n <= max(2, len(array.dtype.names or ()))  # a table: one object per column
+        _, n, nbytes = _counted(http, lambda: array[array.shape[0] // 2])  # a row
+        assert n <= max(4, len(array.dtype.names or ()))
+        if size > 8 * EDGE_SIZE:
+            assert nbytes < size * 0.6  # not the whole container
         _, n, nbytes = _counted(http, lambda: array[...])
         assert nbytes <= size * 1.05 + 2 * EDGE_SIZE
     array.close()
@@ -284,6 +288,15 @@ def test_an_empty_object_is_not_a_container(backend: str, tmp_path: Path, s3):
         return
     with http_server(str(tmp_path)) as server, pytest.raises(NotAContainer, match="empty.blp"):
         bloscpack.open(f"{server.url}/empty.blp")
+
+
+def test_access_denied_and_transient_failures(tree: Path):
+    failures = {"/a.b2nd": [403], "/a.b2frame": [503, 502]}
+    with http_server(str(tree), failures=failures) as server:
+        with pytest.raises(RemoteError, match=r"a\.b2nd: access denied"):
+            bloscpack.open(f"{server.url}/a.b2nd")
+        with bloscpack.open(f"{server.url}/a.b2frame") as array:  # retried with backoff
+            np.testing.assert_array_equal(array[3], ARRAY[3])
 
 
 def test_connection_refused():
