@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import engine
 from ... import ndarray as nd
+from ...blosc import partial
 from ...blosc.header import (
     BLOSC1_HEADER_SIZE,
     BLOSC2_HEADER_SIZE,
@@ -44,6 +45,7 @@ from .preamble import OFFSET, Preamble, decode_metadata
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
 CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
+CHUNK_HEAD_READ = 4096  # a chunk's first bytes read for a partial read: header and bstarts
 _MIN_CHUNK = 16
 
 
@@ -206,9 +208,10 @@ class BloscpackReader:
         self.source.prefetch(ranges)
 
     @consistent_read
-    def locate(self, index: int) -> ChunkLocation:
+    def locate(self, index: int, whole: bool = True) -> ChunkLocation:
         """The location of chunk ``index`` (through the offsets when present: only this
-        chunk's header is read and checked)."""
+        chunk's header is read and checked; from a remote input, with the rest of the chunk
+        unless not ``whole``)."""
         count = len(self._offsets)
         if count:
             if not 0 <= index < count:
@@ -217,7 +220,8 @@ class BloscpackReader:
                 index = operator.index(index)
                 location = self._located.get(index)
                 if location is None:
-                    self.prefetch([index])  # a remote chunk: its header with the rest
+                    if whole:  # a remote chunk: its header with the rest
+                        self.prefetch([index])
                     location = self._locate_at(index, int(self._offsets[index]))
                     self._located[index] = location
                 return location
@@ -351,6 +355,20 @@ class BloscpackReader:
     def read_chunk(self, index: int, *, verify: bool = True) -> memoryview:
         """The stored Blosc chunk ``index`` (a view into the input), digest verified."""
         return self._read_location(self.locate(index), verify)
+
+    @consistent_read
+    def read_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
+        """Chunk ``index`` unverified, or when decoding its bytes ``[lo, hi)`` needs only
+        some of its blocks, a buffer of its size holding its header, bstarts and those blocks'
+        streams (see :mod:`bloscpack.blosc.partial`): what a remote input reads."""
+        loc = self.locate(index, whole=False)
+        head = self.source.read(loc.offset, min(CHUNK_HEAD_READ, loc.cbytes), "chunk header")
+
+        def read_into(at: int, dest: memoryview, what: str) -> None:
+            self.source.read_into(loc.offset + at, dest, f"chunk {index} {what}")
+
+        part = partial.read_chunk_items(read_into, head, lo, hi)
+        return self._read_location(loc, False) if part is None else part
 
     def _read_location(self, loc: ChunkLocation, verify: bool) -> memoryview:
         chunk = self.source.read(loc.offset, loc.cbytes, f"chunk {loc.index}")
@@ -531,6 +549,13 @@ class BlpReader(ReaderBase):
 
     def prefetch(self, indices: Sequence[int]) -> None:
         self.reader.prefetch(indices)
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
+        """A remote chunk without a digest to check: only the blocks ``[lo, hi)`` needs;
+        else the chunk whole."""
+        if self.reader.source.remote and not (self.verify and index not in self._verified):
+            return self.reader.read_chunk_items(index, lo, hi)
+        return self.stored_chunk(index)
 
     def stored_chunk(self, index: int) -> memoryview:
         check = self.verify and index not in self._verified
