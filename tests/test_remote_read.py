@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -170,6 +171,18 @@ def test_a_block_costs_a_block(name: str, rows: int | None, tree: Path, http):
         assert nbytes < chunk // 4
         _, n, nbytes = _counted(http, lambda: array[650, 6])  # same block: kept
         assert n == 0
+
+
+def test_a_small_selection_over_two_chunks_takes_two_rounds(tree: Path):
+    """The blocks of the two chunks a small selection touches are read at once: two dependent
+    rounds of requests (headers and bstarts, then blocks), not one chunk after the other."""
+    latency = 0.4
+    with (http_server(str(tree), latency=latency) as server,
+          bloscpack.open(f"{server.url}/a.b2nd") as array):  # fmt: skip
+        t0 = time.perf_counter()
+        np.testing.assert_array_equal(array[299:301, 5], ARRAY[299:301, 5])  # chunks 0, 1
+        elapsed = time.perf_counter() - t0
+    assert elapsed < 2.6 * latency  # two rounds (three: chunk 1's header after chunk 0)
 
 
 def test_open_s3_two_requests(s3):

@@ -26,6 +26,7 @@ import math
 import mmap
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
@@ -64,6 +65,8 @@ from .selection import (
 from .url import is_url, local_path
 
 Buffer = Any  # any object exporting the buffer protocol
+#: Chunks a selection of a container at a URL touches that are read at once, in threads.
+CONCURRENT_CHUNKS = 16
 
 #: Largest number of items whose flat positions are planned at once for a strided selection.
 GATHER_BATCH_ITEMS = 1 << 20
@@ -342,16 +345,39 @@ class FlatStore:
         spans = list(self._spans(first, stop))
         if len(spans) > 2:  # the chunks in between are read whole: fetched at once if remote
             self.source.prefetch([c for c, _, _ in spans[1:-1]])
+        unit = self.unit
+        ends = [spans[0], spans[-1]] if len(spans) > 1 else []  # maybe only some blocks
+        fetched = dict(zip((0, len(spans) - 1), self._fetched(
+            [(c, start * unit, end * unit) for c, start, end in ends]), strict=False))
         pos = 0
-        for c, start, end in spans:
-            n = (end - start) * self.unit
-            self._read_span(c, start, end, dest_bytes[pos : pos + n])
+        for k, (c, start, end) in enumerate(spans):
+            n = (end - start) * unit
+            self._read_span(c, start, end, dest_bytes[pos : pos + n], fetched.get(k))
             pos += n
 
-    def _read_span(self, c: int, start: int, end: int, dest_bytes: np.ndarray) -> None:
-        """Decode units ``[start, end)`` of chunk ``c`` into ``dest_bytes``."""
+    def _fetched(self, wanted: list[tuple[int, int, int]]
+                 ) -> list[tuple[Buffer, ChunkHeader] | None]:  # fmt: skip
+        """``_chunk(c, lo, hi)`` of a few ``wanted`` chunks of a remote input, read at once in
+        threads (each read then costs the rounds of one); else Nones (read when decoded)."""
+        if not 1 < len(wanted) <= CONCURRENT_CHUNKS or not self.source.remote:
+            return [None] * len(wanted)
+
+        def fetch(one: tuple[int, int, int]) -> tuple[Buffer, ChunkHeader]:
+            data, header = self._chunk(*one)
+            try:  # a copy: partial reads fill a buffer the thread reuses
+                return bytes(data), header
+            finally:
+                self.source.release()
+
+        with ThreadPoolExecutor(len(wanted)) as pool:
+            return list(pool.map(fetch, wanted))
+
+    def _read_span(self, c: int, start: int, end: int, dest_bytes: np.ndarray,
+                   fetched: tuple[Buffer, ChunkHeader] | None = None) -> None:  # fmt: skip
+        """Decode units ``[start, end)`` of chunk ``c`` into ``dest_bytes`` (from ``fetched``,
+        what :meth:`_fetched` gave, if given)."""
         lo, hi = start * self.unit, end * self.unit
-        chunk, header = self._chunk(c, lo, hi)
+        chunk, header = fetched or self._chunk(c, lo, hi)
         try:
             _decode_bytes(chunk, header, lo, hi, dest_bytes)
         except BloscpackError as exc:
@@ -362,8 +388,12 @@ class FlatStore:
     def gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
         unit = self.unit
-        for c, positions, units in self._groups(flat):
-            chunk, header = self._chunk(c, int(units[0]) * unit, (int(units[-1]) + 1) * unit)
+        groups = list(self._groups(flat))
+        fetched = self._fetched([(c, int(units[0]) * unit, (int(units[-1]) + 1) * unit)
+                                 for c, _, units in groups])  # fmt: skip
+        for (c, positions, units), got in zip(groups, fetched, strict=True):
+            chunk, header = got or self._chunk(c, int(units[0]) * unit,
+                                               (int(units[-1]) + 1) * unit)  # fmt: skip
             try:
                 dest[positions] = self._decode_units(chunk, header, units)
             except BloscpackError as exc:

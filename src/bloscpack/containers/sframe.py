@@ -208,6 +208,10 @@ class SparseFrame(FrameBase):
             return self.remote.join(chunk_file_name(chunk_id))
         return os.path.join(self.path, chunk_file_name(chunk_id))
 
+    @property
+    def at_url(self) -> bool:
+        return self.remote is not None
+
     def chunk_size(self, chunk_id: int) -> int:
         """Bytes in the file of chunk ``chunk_id``."""
         if self.remote is not None:

@@ -467,6 +467,10 @@ class B2ndReader(ReaderBase):
     def prefetch(self, indices: Sequence[int]) -> None:
         self.core.prefetch(indices)
 
+    @property
+    def remote(self) -> bool:
+        return bool(self.core.at_url)
+
     def metadata(self) -> dict[str, Any]:
         """The variable-length metalayers."""
         return self.array.vlmeta

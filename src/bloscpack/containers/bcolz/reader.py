@@ -549,6 +549,10 @@ class BcolzCarrayReader(ReaderBase):
         if len(indices):
             self.carray.prefetch(min(indices), max(indices))
 
+    @property
+    def remote(self) -> bool:
+        return self.carray.remote is not None
+
     def release(self) -> None:
         source = getattr(self._in_use, "source", None)
         if source is not None:

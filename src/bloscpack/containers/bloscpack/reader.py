@@ -550,6 +550,10 @@ class BlpReader(ReaderBase):
     def prefetch(self, indices: Sequence[int]) -> None:
         self.reader.prefetch(indices)
 
+    @property
+    def remote(self) -> bool:
+        return self.reader.source.remote
+
     def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
         """A remote chunk without a digest to check: only the blocks ``[lo, hi)`` needs;
         else the chunk whole."""

@@ -263,6 +263,11 @@ class FrameCore:
     #: URL), so that even boxes read only the blocks they need.
     ranged = False
 
+    @property
+    def at_url(self) -> bool:
+        """Whether the frame is read from a URL (every read costs a request)."""
+        return self.ranged
+
     def prefetch(self, indices: Sequence[int]) -> None:
         """Hint that chunks ``indices`` are read next, whole (a remote frame fetches them at
         once)."""

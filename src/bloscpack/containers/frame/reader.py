@@ -95,6 +95,10 @@ class FrameReader(ReaderBase):
     def prefetch(self, indices: Sequence[int]) -> None:
         self.core.prefetch(indices)
 
+    @property
+    def remote(self) -> bool:
+        return bool(self.core.at_url)
+
     def metadata(self) -> dict[str, Any]:
         """The numpy metadata when the vlmetalayers hold it, else all vlmetalayers."""
         return self._numpy if self._numpy is not None else self._vlmeta()
