@@ -201,6 +201,14 @@ def test_memory_cache_fetches_each_range_once(http):
         np.testing.assert_array_equal(again, ARRAY[100:400:7, 3])
 
 
+def test_a_cached_directory_fetches_each_object_once(http):
+    with bloscpack.open(f"{http.url}/a.bcolz", cache="memory") as array:
+        _, n1, _ = _counted(http, lambda: array[100:700:3])
+        again, n2, _ = _counted(http, lambda: array[100:700:3])
+        assert n1 > 0 and n2 == 0
+        np.testing.assert_array_equal(again, ARRAY[100:700:3])
+
+
 def test_disk_cache_is_keyed_by_identity(tree: Path, tmp_path: Path):
     root = tmp_path / "served"
     root.mkdir()

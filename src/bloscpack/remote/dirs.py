@@ -19,8 +19,9 @@ from .source import RemoteSource
 
 class RemoteDir(Directory):
     """The objects under the prefix ``url`` (``storage_options`` for its filesystem), read
-    whole.  ``cache="memory"`` keeps every member read; otherwise a member fetched ahead by
-    :meth:`prefetch` is kept until it is read."""
+    whole.  With a ``cache`` (``"memory"`` or a directory) every member read is kept while
+    the directory is open (in memory: a member's identity would cost a request of its own);
+    otherwise a member fetched ahead by :meth:`prefetch` is kept until it is read."""
 
     remote = True
 
@@ -64,7 +65,7 @@ class RemoteDir(Directory):
         key = self._prefix + member
         with self._lock:
             kept = self._kept.get(key)
-            if kept is not None and not keep and self._cache != "memory":
+            if kept is not None and not keep and self._cache is None:
                 del self._kept[key]
         if kept is None:
             found = cat_objects(self._fs, [self._path(member)])[0]
@@ -76,7 +77,7 @@ class RemoteDir(Directory):
                     kept = exc
             else:
                 kept = found
-            if keep or self._cache == "memory":
+            if keep or self._cache is not None:
                 with self._lock:
                     self._kept[key] = kept
         if isinstance(kept, RemoteError) and isinstance(kept.__cause__, FileNotFoundError):
