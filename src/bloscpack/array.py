@@ -25,7 +25,8 @@ import io
 import math
 import mmap
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,7 +35,15 @@ from . import engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
 from .containers.base import ArrayDescription, ChunkSizes, ContainerReader, check_chunk_nbytes
-from .containers.registry import describe, detect, detect_source, open_reader
+from .containers.registry import (
+    describe,
+    detect,
+    detect_directory,
+    detect_source,
+    open_reader,
+    open_url_input,
+    opened_url,
+)
 from .containers.registry import module as format_module
 from .errors import (
     BloscpackError,
@@ -42,7 +51,7 @@ from .errors import (
     IntegrityError,
     UnsupportedError,
 )
-from .io import ByteSource, PathLike, shared_lock
+from .io import ByteSource, Directory, PathLike, shared_lock
 from .journal import in_one_state, recover
 from .selection import (
     AxisSelection,
@@ -53,8 +62,11 @@ from .selection import (
     normalize_index,
     result_shape,
 )
+from .url import is_url, local_path
 
 Buffer = Any  # any object exporting the buffer protocol
+#: Chunks a selection of a container at a URL touches that are read at once, in threads.
+CONCURRENT_CHUNKS = 16
 
 #: Largest number of items whose flat positions are planned at once for a strided selection.
 GATHER_BATCH_ITEMS = 1 << 20
@@ -332,16 +344,42 @@ class FlatStore:
             c = first // cu
             self._read_span(c, first - c * cu, stop - c * cu, dest_bytes)
             return
+        spans = list(self._spans(first, stop))
+        if len(spans) > 2:  # the chunks in between are read whole: fetched at once if remote
+            self.source.prefetch([c for c, _, _ in spans[1:-1]])
+        unit = self.unit
+        ends = [spans[0], spans[-1]] if len(spans) > 1 else []  # maybe only some blocks
+        fetched = dict(zip((0, len(spans) - 1), self._fetched(
+            [(c, start * unit, end * unit) for c, start, end in ends]), strict=False))
         pos = 0
-        for c, start, end in self._spans(first, stop):
-            n = (end - start) * self.unit
-            self._read_span(c, start, end, dest_bytes[pos : pos + n])
+        for k, (c, start, end) in enumerate(spans):
+            n = (end - start) * unit
+            self._read_span(c, start, end, dest_bytes[pos : pos + n], fetched.get(k))
             pos += n
 
-    def _read_span(self, c: int, start: int, end: int, dest_bytes: np.ndarray) -> None:
-        """Decode units ``[start, end)`` of chunk ``c`` into ``dest_bytes``."""
+    def _fetched(self, wanted: list[tuple[int, int, int]]
+                 ) -> list[tuple[Buffer, ChunkHeader] | None]:  # fmt: skip
+        """``_chunk(c, lo, hi)`` of a few ``wanted`` chunks of a remote input, read at once in
+        threads (each read then costs the rounds of one); else Nones (read when decoded)."""
+        if not 1 < len(wanted) <= CONCURRENT_CHUNKS or not self.source.remote:
+            return [None] * len(wanted)
+
+        def fetch(one: tuple[int, int, int]) -> tuple[Buffer, ChunkHeader]:
+            data, header = self._chunk(*one)
+            try:  # a copy: partial reads fill a buffer the thread reuses
+                return bytes(data), header
+            finally:
+                self.source.release()
+
+        with ThreadPoolExecutor(len(wanted)) as pool:
+            return list(pool.map(fetch, wanted))
+
+    def _read_span(self, c: int, start: int, end: int, dest_bytes: np.ndarray,
+                   fetched: tuple[Buffer, ChunkHeader] | None = None) -> None:  # fmt: skip
+        """Decode units ``[start, end)`` of chunk ``c`` into ``dest_bytes`` (from ``fetched``,
+        what :meth:`_fetched` gave, if given)."""
         lo, hi = start * self.unit, end * self.unit
-        chunk, header = self._chunk(c, lo, hi)
+        chunk, header = fetched or self._chunk(c, lo, hi)
         try:
             _decode_bytes(chunk, header, lo, hi, dest_bytes)
         except BloscpackError as exc:
@@ -352,8 +390,12 @@ class FlatStore:
     def gather(self, flat: np.ndarray, dest: np.ndarray) -> None:
         """``dest[k] = unit flat[k]``: per chunk, decode the blocks holding its units."""
         unit = self.unit
-        for c, positions, units in self._groups(flat):
-            chunk, header = self._chunk(c, int(units[0]) * unit, (int(units[-1]) + 1) * unit)
+        groups = list(self._groups(flat))
+        fetched = self._fetched([(c, int(units[0]) * unit, (int(units[-1]) + 1) * unit)
+                                 for c, _, units in groups])  # fmt: skip
+        for (c, positions, units), got in zip(groups, fetched, strict=True):
+            chunk, header = got or self._chunk(c, int(units[0]) * unit,
+                                               (int(units[-1]) + 1) * unit)  # fmt: skip
             try:
                 dest[positions] = self._decode_units(chunk, header, units)
             except BloscpackError as exc:
@@ -701,7 +743,9 @@ class BloscArray:
     _parent: BloscArray | None = None  # the array a derived view (a ctable column) reads from
 
     def __init__(self, source: Any, *, verify: bool = True,
-                 columns: Sequence[str] | None = None) -> None:  # fmt: skip
+                 columns: Sequence[str] | None = None,
+                 storage_options: Mapping[str, Any] | None = None,
+                 cache: Any = None) -> None:  # fmt: skip
         """Open ``source``: see :func:`bloscpack.open`."""
         self._mapping: Any = None  # the mmap of a file object
         self._view: memoryview | None = None  # the bytes of a source that is not a path
@@ -710,10 +754,26 @@ class BloscArray:
         self._options: dict[str, Any] = {"verify": bool(verify)}
         if columns is not None:
             self._options["columns"] = list(columns)
+        for name, value in (("storage_options", storage_options), ("cache", cache)):
+            if value is not None:
+                self._options[name] = value
+        #: The URL the container was opened from (None for a path, bytes or a file object).
+        self.url: str | None = None
+        self.path: str | None = None
         fmt: str | None = None
         opened: Any = None
-        if isinstance(source, (str, os.PathLike)):
-            self.path: str | None = os.fspath(source)
+        if isinstance(source, (str, os.PathLike)) and is_url(os.fspath(source)):
+            self.url = os.fspath(source)
+            local = local_path(self.url, storage_options)
+            if local is not None:
+                source, self.url = local, None
+        if self.url is not None:
+            fmt, opened = open_url_input(self.url, storage_options, cache=cache)
+        elif isinstance(source, (ByteSource, Directory)):  # opened by the caller: it is ours
+            opened = source
+            fmt = detect_directory(source) if isinstance(source, Directory) else None
+        elif isinstance(source, (str, os.PathLike)):
+            self.path = os.fspath(source)
             recover(self.path)  # an append that was interrupted is rolled back first
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.path = None
@@ -734,6 +794,7 @@ class BloscArray:
             if self.path is not None:
                 fmt, opened = _open_path(self.path)
             self._source = opened if isinstance(opened, ByteSource) else None  # closed with us
+            self._directory = opened if isinstance(opened, Directory) else None
             try:
                 with self._source.consistent() if self._source else contextlib.nullcontext():
                     if fmt is None:  # a file: format ``frame`` for a contiguous frame
@@ -831,6 +892,11 @@ class BloscArray:
         self._check_open()
         if self.path is not None:
             return in_one_state(describe, self.path)
+        if self.url is not None:
+            options = self._options
+            with opened_url(self.url, options.get("storage_options"),
+                            cache=options.get("cache")) as (fmt, again):  # fmt: skip
+                return {"format": fmt, **format_module(fmt).info(again)}
         return {"format": self.format, **format_module(self.format).info(self._view)}
 
     def __len__(self) -> int:
@@ -839,7 +905,7 @@ class BloscArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        where = self.path if self.path is not None else "<file object>"
+        where = self.path or self.url or "<file object>"
         field = f"[{self._key!r}]" if self._key is not None else ""
         state = " (closed)" if self._closed else ""
         return (
@@ -955,6 +1021,8 @@ class BloscArray:
     def _release_mapping(self) -> None:
         if self._source is not None:
             self._source.close()
+        if self._directory is not None:
+            self._directory.close()
         if self._view is not None and not self._from_bytes:
             self._view.release()
         if self._mapping is not None:
@@ -975,6 +1043,9 @@ class BloscArray:
     def __dask_tokenize__(self) -> tuple[Any, ...]:
         """What tells dask two arrays hold the same data: the path, with its size and time
         of change, and the selection (an array not opened by path is only equal to itself)."""
+        if self.url is not None:
+            return ("BloscArray", self.url, getattr(self._source, "identity", None),
+                    repr(self._key), repr(self._options))  # fmt: skip
         if self.path is None:
             return ("BloscArray", id(self))
         status = os.stat(self.path)
@@ -982,8 +1053,8 @@ class BloscArray:
                 repr(self._options))  # fmt: skip
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self.path is not None:
-            source: Any = self.path
+        if self.path is not None or self.url is not None:
+            source: Any = self.path or self.url
         elif self._from_bytes and self._view is not None:
             source = bytes(self._view)
         else:
@@ -1033,12 +1104,19 @@ def _reopen(source: Any, options: dict[str, Any], key: Any) -> BloscArray:
 
 
 def open(
-    source: PathLike | Any, *, verify: bool = True, columns: Sequence[str] | None = None
-) -> BloscArray:
+    source: PathLike | Any, storage_options: Mapping[str, Any] | None = None, *,
+    verify: bool = True, columns: Sequence[str] | None = None, cache: Any = None,
+) -> BloscArray:  # fmt: skip
     """Open the Blosc container ``source`` as a read-only lazy :class:`BloscArray`.
 
     ``source`` is a path (file or directory), a binary file object (memory-mapped from its
-    current position when it is a real file, else read) or bytes.  The format is recognised
+    current position when it is a real file, else read), bytes, or an fsspec URL
+    (``s3://bucket/key``, ``https://...``, ``memory://...``, chained ``simplecache::s3://...``;
+    a directory container: the prefix of its objects) read by byte ranges: opening fetches
+    the object's first and last bytes, a selection only the chunks and blocks it touches.
+    ``storage_options`` go to fsspec; ``cache``: ``"memory"`` keeps every range fetched, a
+    directory path keeps them on disk between runs (keyed by the object's ETag, or its time
+    and size, so a changed object is fetched again).  The format is recognised
     by content: ``.blp`` (an array with numpy metadata, else its bytes as 1-d ``uint8``),
     Blosc2 contiguous and sparse frames (the concatenated chunks as 1-d ``uint8``, unless
     their vlmetalayers hold numpy metadata), b2nd arrays, bcolz carrays and ctables
@@ -1046,7 +1124,8 @@ def open(
     are checked when a chunk is first read (which reads its compressed bytes whole);
     ``verify=False`` skips that, so that reading an item touches only the blocks it needs.
     """
-    return BloscArray(source, verify=verify, columns=columns)
+    return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
+                      cache=cache)  # fmt: skip
 
 
 __all__ = ["BloscArray", "detect_buffer", "open"]

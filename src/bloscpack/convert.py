@@ -43,6 +43,7 @@ from .errors import (
 )
 from .io import PathLike, sized_input
 from .journal import in_one_state
+from .url import is_url
 
 FORMATS = tuple(registry.FORMATS)
 #: Target format by file name extension, when ``format`` is not given.
@@ -325,8 +326,9 @@ class _ArraySource(_Source):
         return self.array
 
 
-def open_source(path: str, fmt: str) -> _Source:
-    """The conversion source for the container ``path`` in format ``fmt``."""
+def open_source(path: Any, fmt: str) -> _Source:
+    """The conversion source for the container ``path`` (or an opened source) in format
+    ``fmt``."""
     reader = registry.open_reader(path, fmt)
     try:
         if reader.columns is not None:
@@ -365,9 +367,11 @@ def convert(
     overwrite: bool = True,
     copy_chunks: bool = True,
     progress: Callable[[int], None] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Convert the container ``src`` (any format bloscpack reads) into ``dst`` in ``format``.
+    """Convert the container ``src`` (any format bloscpack reads; a path or a URL, read with
+    ``storage_options`` as :func:`bloscpack.open` reads it) into ``dst`` in ``format``.
 
     ``format`` is ``"blp"``, ``"b2frame"``, ``"sframe"``, ``"b2nd"`` (``sparse=True`` for a
     sparse directory) or ``"bcolz"``; by default the suffix of ``dst`` names it (``.blp``,
@@ -385,9 +389,13 @@ def convert(
     """
     fmt = target_format(dst, format)
 
-    def read(src_path: str) -> dict[str, Any]:
-        return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options)
+    def read(src_path: Any, source_format: str | None = None) -> dict[str, Any]:
+        return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options,
+                        source_format)  # fmt: skip
 
+    if is_url(src):
+        with registry.opened_url(os.fspath(src), storage_options, whole=True) as (found, opened):
+            return read(opened, found)
     with sized_input(src) as src_path:
         return in_one_state(read, src_path)
 
@@ -419,9 +427,11 @@ def _convert(
     copy_chunks: bool,
     progress: Callable[[int], None] | None,
     options: dict[str, Any],
+    source_format: str | None = None,
 ) -> dict[str, Any]:
-    """:func:`convert` from a file whose size is known."""
-    source_format = detect(src_path)
+    """:func:`convert` from a file whose size is known (or an opened URL of
+    ``source_format``)."""
+    source_format = source_format or detect(src_path)
     options = dict(options)
     nthreads = options.pop("nthreads", None)
     source = open_source(src_path, source_format)

@@ -21,6 +21,7 @@ from .integrations.dataarray import dataarray_values, is_dataarray
 from .integrations.pandas import is_dataframe, table_array
 from .io import PathLike, sized_input
 from .journal import in_one_state
+from .url import is_url
 
 T = TypeVar("T")
 
@@ -71,16 +72,29 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
             write_new_array(array, build, fmt, metadata=metadata, raw=raw, **options)
 
 
-def load(path: PathLike) -> np.ndarray:
-    """Load the array stored at ``path``, whatever its format."""
+def _on_input(path: PathLike, storage_options: Mapping[str, Any] | None, cache: Any,
+              whole: bool, work: Any) -> Any:  # fmt: skip
+    """``work(input, format)`` on the container at ``path``: a path (in one state, a stream
+    copied first) or a URL (fetched whole first when ``whole``)."""
+    if is_url(path):
+        with registry.opened_url(os.fspath(path), storage_options, cache=cache,
+                                 whole=whole) as (fmt, opened):  # fmt: skip
+            return work(opened, fmt)
     with sized_input(path) as sized:
-        return in_one_state(_load, sized)
+        return in_one_state(work, sized)
 
 
-def _load(path: str) -> np.ndarray:
+def load(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
+         cache: Any = None) -> np.ndarray:  # fmt: skip
+    """Load the array stored at ``path`` (a path or a URL, with ``storage_options`` and
+    ``cache`` as for :func:`bloscpack.open`), whatever its format."""
+    return _on_input(path, storage_options, cache, True, _load)  # type: ignore[no-any-return]
+
+
+def _load(path: Any, fmt: str | None = None) -> np.ndarray:
     """The format's own ``load`` where it has one, else the whole lazy array (frames: raw
     bytes, or an array in their vlmetalayers; chunks)."""
-    load_whole = getattr(registry.module(detect(path)), "load", None)
+    load_whole = getattr(registry.module(fmt or detect(path)), "load", None)
     if load_whole is not None:
         array: np.ndarray = load_whole(path)
         return array
@@ -88,25 +102,27 @@ def _load(path: str) -> np.ndarray:
         return lazy[...]
 
 
-def info(path: PathLike) -> dict[str, Any]:
-    """A JSON-able description of the container at ``path`` (format, header, metadata, chunks)."""
-    with sized_input(path) as sized:
-        return in_one_state(registry.describe, sized)
+def info(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
+         cache: Any = None) -> dict[str, Any]:  # fmt: skip
+    """A JSON-able description of the container at ``path`` (format, header, metadata, chunks;
+    a URL as for :func:`bloscpack.open`)."""
+    return _on_input(path, storage_options, cache, False,  # type: ignore[no-any-return]
+                     registry.describe)  # fmt: skip
 
 
-def verify(path: PathLike) -> dict[str, Any]:
-    """Check every checksum and decode every chunk of ``path``; return a report
-    ``{"format", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems",
-    "verifiable", "notes"}``: ``verifiable`` is false when no checksum covers the chunks (the
-    format or the file has none: decoding found no error, but changed data would not be
-    seen), ``notes`` say what is worth knowing but wrong with nothing (ignored stale
-    bytes)."""
-    with sized_input(path) as sized:
-        return in_one_state(_verify, sized)
+def verify(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
+           cache: Any = None) -> dict[str, Any]:  # fmt: skip
+    """Check every checksum and decode every chunk of ``path`` (a URL as for
+    :func:`bloscpack.open`); return a report ``{"format", "ok", "nchunks", "bad_chunks":
+    [{"index", "error"}], "problems", "verifiable", "notes"}``: ``verifiable`` is false when no
+    checksum covers the chunks (the format or the file has none: decoding found no error, but
+    changed data would not be seen), ``notes`` say what is worth knowing but wrong with
+    nothing (ignored stale bytes)."""
+    return _on_input(path, storage_options, cache, True, _verify)  # type: ignore[no-any-return]
 
 
-def _verify(path: str) -> dict[str, Any]:
-    fmt = detect(path)
+def _verify(path: Any, fmt: str | None = None) -> dict[str, Any]:
+    fmt = fmt or detect(path)
     report: dict[str, Any] = registry.module(fmt).verify(path)
     report["format"] = fmt
     report.setdefault("notes", [])

@@ -211,6 +211,10 @@ class ByteSource:
     library hold an exclusive advisory lock (``flock``) on the file, the blocks a shared one.
     """
 
+    #: Whether every read costs a request (a URL): readers then read only the blocks they
+    #: need, always, instead of mapping the file.
+    remote = False
+
     def __init__(self, source: PathLike | bytes | bytearray | memoryview, name: str | None = None):
         self._file: IO[bytes] | None = None
         self._mmap: mmap.mmap | None = None
@@ -364,6 +368,10 @@ class ByteSource:
             return bytes(self._view[offset : offset + n])
         return os.pread(self._file.fileno(), n, offset)
 
+    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
+        """Hint that the ``(offset, length)`` ``ranges`` are read next: a remote source
+        fetches them at once (nothing here)."""
+
     def release(self, offset: int, n: int) -> None:
         """Hint that bytes ``[offset, offset + n)`` will not be read again soon: their pages
         leave this process's resident memory (they stay in the page cache), so a sequential
@@ -395,6 +403,68 @@ class ByteSource:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Directory:
+    """The member files of a directory container (a sparse frame, a bcolz carray or ctable),
+    read through :class:`ByteSource` or whole: a local directory here, a prefix at a URL in
+    :class:`bloscpack.remote.dirs.RemoteDir`.  Members are named with ``/``."""
+
+    #: Whether every read costs a request (see :attr:`ByteSource.remote`).
+    remote = False
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = self.name = os.fspath(path)
+
+    def join(self, member: str) -> str:
+        """The name of ``member`` (a path, or a URL), for messages."""
+        return os.path.join(self.path, *member.split("/"))
+
+    def child(self, name: str) -> Directory:
+        """The directory ``name`` inside this one."""
+        return Directory(self.join(name))
+
+    def is_dir(self) -> bool:
+        return os.path.isdir(self.path)
+
+    def is_file(self, member: str) -> bool:
+        return os.path.isfile(self.join(member))
+
+    def read_bytes(self, member: str, limit: int | None = None, keep: bool = False) -> bytes:
+        """All bytes of ``member`` (``FileNotFoundError`` if it is missing; ``ValueError`` if
+        it holds more than ``limit``); ``keep``: it will be read again (a remote directory
+        keeps it)."""
+        with open(self.join(member), "rb") as fh:
+            if limit is not None and os.fstat(fh.fileno()).st_size > limit:
+                raise ValueError(f"larger than {limit} bytes")
+            return fh.read()
+
+    def source(self, member: str) -> ByteSource:
+        """A :class:`ByteSource` over ``member``."""
+        return ByteSource(self.join(member))
+
+    def size(self, member: str) -> int:
+        return os.path.getsize(self.join(member))
+
+    def exists(self, member: str) -> bool:
+        """Whether ``member`` (a file or a directory) exists."""
+        return os.path.exists(self.join(member))
+
+    def listdir(self, member: str) -> list[str]:
+        """Names in the directory ``member`` (``OSError`` where there is none, or where the
+        storage cannot list)."""
+        return os.listdir(self.join(member))
+
+    def prefetch(self, members: list[str]) -> None:
+        """Hint that ``members`` are read next (a remote directory fetches them at once)."""
+
+    def close(self) -> None:
+        """Forget what was kept."""
+
+
+def as_directory(path: PathLike | Directory) -> Directory:
+    """``path`` as a :class:`Directory` (one already is)."""
+    return path if isinstance(path, Directory) else Directory(path)
 
 
 def _copy_to_anonymous_file(stream: IO[bytes]) -> IO[bytes]:

@@ -18,6 +18,7 @@ from .files import (
     _progress_bar,
     _sized_input,
 )
+from .options import storage_options
 
 
 def cmd_convert(args: argparse.Namespace, console: Console) -> int:
@@ -40,10 +41,11 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         options["codec"] = args.codec
     with contextlib.ExitStack() as stack:
         src = _sized_input(stack, console, args.src)
-        with _progress_bar(args, console, "convert", lambda: _array_nbytes(src)) as bar:
+        remote = storage_options(args)
+        with _progress_bar(args, console, "convert", lambda: _array_nbytes(src, remote)) as bar:
             report = convert(src, args.dst, fmt, overwrite=args.force,
                              copy_chunks=not args.recompress, progress=_advance(bar),
-                             **options)  # fmt: skip
+                             storage_options=remote, **options)  # fmt: skip
         report = console.unalias(report)
     if args.json:
         console.plain(json.dumps(report, indent=2))

@@ -25,7 +25,7 @@ from .files import (
     _strip_extension,
     _write_json,
 )
-from .options import EXTENSION
+from .options import EXTENSION, storage_options
 
 #: Bytes read from the start of an input to recognise its format and size.
 HEAD_BYTES = 32
@@ -45,7 +45,7 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
         stripped = _strip_extension(in_file)
         if stripped is None:
             raise CLIError(f"input file '{in_file}' does not end with '{EXTENSION}'")
-        out_file = out_file or stripped
+        out_file = out_file or _local_name(stripped)
     to_stdout = out_file == STDIO
     if not from_stdin:
         _check_input(in_file)
@@ -79,6 +79,13 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def _local_name(name: str) -> str:
+    """The default output of ``name``: a URL's last part, in the current directory."""
+    from ..url import is_url
+
+    return name.rstrip("/").rsplit("/", 1)[-1] if is_url(name) else name
+
+
 def _stream_source(stack: contextlib.ExitStack, console: Console, path: str, npy: bool) -> Any:
     """What to decompress from a streamed input (see :func:`_streamed`): a stream of a format
     whose data is written as stored (``.blp``) is read as it arrives, chunk by chunk; anything
@@ -99,6 +106,18 @@ def _decompress_into(
     return the metadata of a format written as stored, if any.  Such data (``.blp``) is
     written as stored, chunk by chunk; other formats and ``.npy`` outputs as the array in C
     order, a slab of rows at a time."""
+    from ..url import is_url
+
+    if isinstance(source, str) and is_url(source):  # read by ranges: written as an array
+        from ..array import BloscArray
+        from ..streaming import write_array
+
+        with (
+            BloscArray(source, storage_options=storage_options(args)) as array,
+            _progress_bar(args, console, "decompress", lambda: array.nbytes) as bar,
+        ):
+            write_array(array, out, npy=npy, progress=_advance(bar))
+        return None
     if isinstance(source, str):  # in one state of the file: appends and edits wait
         from ..journal import in_one_state
 

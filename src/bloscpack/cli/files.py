@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 
 
 def _check_input(path: str, what: str = "input file") -> None:
-    if not os.path.exists(path):
+    """Refuse a missing input (a URL is checked when it is read)."""
+    from ..url import is_url
+
+    if not is_url(path) and not os.path.exists(path):
         raise CLIError(f"{what} '{path}' does not exist!")
 
 
@@ -172,8 +175,11 @@ def _spool_input(
 
 
 def _sized_input(stack: contextlib.ExitStack, console: Console, path: str) -> str:
-    """A path to read the input ``path`` from: itself, or for a stream, a temporary copy."""
-    if not _streamed(path):
+    """A path to read the input ``path`` from: itself (also a URL), or for a stream, a
+    temporary copy."""
+    from ..url import is_url
+
+    if is_url(path) or not _streamed(path):
         return path
     return _spool_input(stack, console, _input_stream(stack, path), path)
 
@@ -216,13 +222,13 @@ def _advance(bar: ProgressBar | None) -> Callable[[int], None] | None:
     return None if bar is None else bar.advance
 
 
-def _array_nbytes(path: str) -> int | None:
+def _array_nbytes(path: str, storage_options: Any = None) -> int | None:
     """Uncompressed bytes of the container at ``path`` (None if it cannot be opened)."""
     from ..array import BloscArray
     from ..errors import BloscpackError
 
     try:
-        with BloscArray(path) as array:
+        with BloscArray(path, storage_options=storage_options) as array:
             return array.nbytes
     except (BloscpackError, OSError, ValueError):
         return None

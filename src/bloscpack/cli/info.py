@@ -10,22 +10,27 @@ from typing import Any
 from ..containers import registry
 from .console import EXIT_OK, STDIO, Console
 from .files import _check_input, _sized_input
+from .options import storage_options
 
 
 def cmd_info(args: argparse.Namespace, console: Console) -> int:
     """``info``: what a container holds (the format's own text where it has one, as 0.16's
     for ``.blp``; or ``--json``)."""
-    from ..dispatch import detect, info
+    from ..url import is_url
 
     with contextlib.ExitStack() as stack:
         if args.file_ != STDIO:
             _check_input(args.file_, "file")
-        path = _sized_input(stack, console, args.file_)
-        report = console.unalias(info(path))
+        if is_url(args.file_):
+            fmt, path = stack.enter_context(registry.opened_url(args.file_, storage_options(args)))
+        else:
+            path = _sized_input(stack, console, args.file_)
+            fmt = None
+        report = console.unalias(registry.describe(path, fmt))
         if args.json:
             console.plain(json.dumps(report, indent=2, sort_keys=True, default=_json_default))
             return EXIT_OK
-        own_text = registry.hook(detect(path), "info_text")
+        own_text = registry.hook(report["format"], "info_text")
         console.result(own_text(path, report) if own_text else format_info(report))
     return EXIT_OK
 

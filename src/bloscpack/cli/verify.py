@@ -10,6 +10,7 @@ from typing import Any
 from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, Console, _one_line
 from .files import _array_nbytes, _check_input, _counting, _progress_bar, _sized_input
 from .info import _json_default
+from .options import storage_options
 
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:
@@ -42,12 +43,13 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
     from ..dispatch import verify
     from ..errors import BloscpackError
 
+    options = storage_options(args)
     with (
-        _progress_bar(args, console, "verify", lambda: _array_nbytes(path)) as bar,
+        _progress_bar(args, console, "verify", lambda: _array_nbytes(path, options)) as bar,
         _counting(bar, "decompress"),
     ):
         try:
-            return verify(path)
+            return verify(path, options)
         except BloscpackError as exc:
             return {
                 "format": None,

@@ -162,6 +162,16 @@ class ContainerReader(Protocol):
         """Let go of the chunk :meth:`stored_chunk` returned last in this thread."""
         ...
 
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Hint that chunks ``indices`` are read next, whole (a remote input fetches them at
+        once, concurrently)."""
+        ...
+
+    @property
+    def remote(self) -> bool:
+        """Whether every chunk read costs requests (a container at a URL)."""
+        ...
+
     def check_sizes(self) -> None:
         """Check every chunk's size against what the container announces, before a large
         result is allocated from those announcements."""
@@ -217,6 +227,16 @@ class ReaderBase:
 
     def release(self) -> None:
         pass
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Hint that chunks ``indices`` are read next, whole: a remote input fetches them at
+        once, concurrently (nothing for local ones)."""
+
+    @property
+    def remote(self) -> bool:
+        """Whether every chunk read costs requests (a container at a URL): a few chunks a
+        selection touches are then read at once, in threads."""
+        return False
 
     def check_sizes(self) -> None:
         """Nothing to check up front: each chunk's size is checked when it is decoded."""

@@ -47,18 +47,24 @@ class ChunkReader(ReaderBase):
 def open_reader(source: Any) -> ChunkReader:
     """The Blosc chunk ``source`` (a path, bytes or a :class:`~bloscpack.io.ByteSource`, which
     the reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
-    return ChunkReader(source if isinstance(source, ByteSource) else ByteSource(source))
+    return ChunkReader(_source(source))
+
+
+def _source(source: Any) -> ByteSource:
+    return source if isinstance(source, ByteSource) else ByteSource(source)
 
 
 def info(source: PathLike | Any) -> dict[str, Any]:
-    """The header of the Blosc chunk ``source`` (a path or bytes), as a JSON-able dict."""
-    with ByteSource(source) as data:
+    """The header of the Blosc chunk ``source`` (a path, bytes or a
+    :class:`~bloscpack.io.ByteSource`), as a JSON-able dict."""
+    with _source(source) as data:
         return inspect_chunk(data.read(0, data.size(), "Blosc chunk"))
 
 
 def verify(source: PathLike | Any) -> dict[str, Any]:
-    """Decode the Blosc chunk ``source`` (a path or bytes); a report as the formats give."""
-    with ByteSource(source) as data:
+    """Decode the Blosc chunk ``source`` (a path, bytes or a :class:`~bloscpack.io.ByteSource`);
+    a report as the formats give."""
+    with _source(source) as data:
         try:
             engine.check_decodes(data.read(0, data.size(), "Blosc chunk"))
         except BloscpackError as exc:

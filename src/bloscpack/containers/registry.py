@@ -11,14 +11,16 @@ import contextlib
 import importlib
 import inspect
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, BloscpackError, NotAContainer, UnsupportedError
-from ..io import ByteSource, PathLike, staged_output
+from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
+from ..io import ByteSource, Directory, PathLike, staged_output
+from ..remote.dirs import open_url
+from ..url import is_url, local_path
 from .base import ContainerReader
 from .bloscpack.header import MAGIC as BLP_MAGIC
 from .frame.records import MAGIC as FRAME_MAGIC
@@ -128,10 +130,14 @@ def output_format(path: PathLike, format: str | None = None) -> Format:
 
 
 
-def detect(path: PathLike) -> str:
-    """Name of the format of ``path``: ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz`` or
-    ``chunk`` (one raw Blosc chunk).  File names do not matter, only bytes and layout."""
+def detect(path: PathLike, storage_options: Mapping[str, Any] | None = None) -> str:
+    """Name of the format of ``path`` (a path or a URL; ``storage_options`` for its
+    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz`` or ``chunk`` (one raw
+    Blosc chunk).  File names do not matter, only bytes and layout."""
     path = os.fspath(path)
+    if is_url(path):
+        with opened_url(path, storage_options) as (fmt, _):
+            return fmt
     if os.path.isdir(path):
         if os.path.isfile(os.path.join(path, "chunks.b2frame")):
             from . import b2nd
@@ -144,6 +150,68 @@ def detect(path: PathLike) -> str:
         raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
     with ByteSource(path) as source:
         return detect_source(source)
+
+
+#: A single-file container read whole (``load``, ``verify``, ``convert``) is fetched in
+#: concurrent parts first, up to this size; a larger one chunk by chunk.
+WHOLE_FETCH = 1 << 30
+
+
+def detect_directory(directory: Directory) -> str:
+    """The format of the directory container ``directory`` (a prefix at a URL): ``sframe``,
+    ``b2nd`` or ``bcolz``."""
+    from . import b2nd
+    from .bcolz.layout import META_MEMBERS, sniff_dir
+    from .sframe import INDEX_FILE
+
+    directory.prefetch([INDEX_FILE, *META_MEMBERS])  # one round of requests
+    if directory.is_file(INDEX_FILE):
+        return "b2nd" if b2nd.sniff_b2nd(directory) else "sframe"
+    if sniff_dir(directory):
+        return "bcolz"
+    raise RemoteError(
+        f"{directory.name}: not found (no such object, nor a sparse frame or a bcolz directory"
+        " under that prefix)"
+    )
+
+
+def open_url_input(url: str, storage_options: Mapping[str, Any] | None = None, *,
+                   cache: Any = None) -> tuple[str | None, Any]:  # fmt: skip
+    """``(format, source)`` for the container at ``url`` (not a local ``file://`` one): a
+    :class:`~bloscpack.remote.source.RemoteSource` (format None: the caller detects it with
+    the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format."""
+    named = by_extension(url)
+    opened = open_url(url, storage_options, cache=cache,
+                      directory=named is not None and named.directory)  # fmt: skip
+    if not isinstance(opened, Directory):
+        return None, opened
+    try:
+        return detect_directory(opened), opened
+    except BaseException:
+        opened.close()
+        raise
+
+
+@contextlib.contextmanager
+def opened_url(url: str, storage_options: Mapping[str, Any] | None = None, *,
+               cache: Any = None, whole: bool = False) -> Iterator[tuple[str, Any]]:  # fmt: skip
+    """The container at ``url``: its format and what its reader opens (the local path of a
+    ``file://`` URL, a :class:`~bloscpack.remote.source.RemoteSource` or a
+    :class:`~bloscpack.remote.dirs.RemoteDir`), closed after the block.  ``whole``: all of it
+    will be read (a file is then fetched in concurrent parts, up to :data:`WHOLE_FETCH`)."""
+    local = local_path(url, storage_options)
+    if local is not None:
+        yield detect(local), local
+        return
+    fmt, opened = open_url_input(url, storage_options, cache=cache)
+    try:
+        if fmt is None:
+            fmt = detect_source(opened)
+            if whole and opened.size() <= WHOLE_FETCH:
+                opened.fetch_all()
+        yield fmt, opened
+    finally:
+        opened.close()
 
 
 def detect_source(source: ByteSource, *, whole_chunk: bool = False,
@@ -269,10 +337,10 @@ def writer_options(fmt: str, options: dict[str, Any], dtype: Any,
     return own
 
 
-def describe(path: str) -> dict[str, Any]:
-    """A JSON-able description of the container at ``path``: its format, then what its
-    format's ``info`` says (a raw chunk: its header)."""
-    fmt = detect(path)
+def describe(path: Any, fmt: str | None = None) -> dict[str, Any]:
+    """A JSON-able description of the container at ``path`` (or opened, of format ``fmt``):
+    its format, then what its format's ``info`` says (a raw chunk: its header)."""
+    fmt = fmt or detect(path)
     return {"format": fmt, **module(fmt).info(path)}
 
 
@@ -291,7 +359,10 @@ __all__ = [
     "check_options",
     "describe",
     "detect",
+    "detect_directory",
     "detect_source",
+    "open_url_input",
+    "opened_url",
     "extension_of",
     "get",
     "hook",

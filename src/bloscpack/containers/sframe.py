@@ -24,8 +24,10 @@ from ..errors import (
     FileNotFound,
     FormatError,
     TruncatedError,
+    UnsupportedError,
 )
 from ..io import (
+    Directory,
     FileLock,
     PathLike,
     StagedOutput,
@@ -71,9 +73,14 @@ class SparseFrame(FrameBase):
 
     sparse = True
 
-    def __init__(self, path: PathLike, *, writable: bool = False,
+    def __init__(self, path: PathLike | Directory, *, writable: bool = False,
                  defer_appends: bool = False) -> None:  # fmt: skip
-        self.path = os.fspath(path)
+        #: A remote directory (a prefix at a URL), read-only; None for a local one.
+        self.remote = path if isinstance(path, Directory) and path.remote else None
+        if self.remote is not None:
+            self._open_remote(self.remote, writable)
+            return
+        self.path = os.fspath(path)  # type: ignore[arg-type]
         self.name = self.path
         self.writable = writable
         self.defer_appends = defer_appends and writable
@@ -97,8 +104,24 @@ class SparseFrame(FrameBase):
             self._release_dir()
             raise
 
+    def _open_remote(self, directory: Directory, writable: bool) -> None:
+        """Open the sparse frame at a URL: its ``chunks.b2frame``, one request."""
+        if writable:
+            raise UnsupportedError(f"{directory.name}: a sparse frame at a URL is read-only")
+        self.path = self.name = directory.name
+        self.writable = self.defer_appends = self._pending = self._unsynced = False
+        self._id_next, self._dir_fd = None, None
+        self._index_path = directory.join(INDEX_FILE)
+        image = self._read_index()
+        self._load(_reader(image, self._index_path), len(image), self._index_path)
+
     def _read_index(self) -> bytes:
         """The bytes of ``chunks.b2frame``, and the identity of the file they were read from."""
+        if self.remote is not None:
+            try:
+                return self.remote.read_bytes(INDEX_FILE)
+            except FileNotFoundError:
+                raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
         try:
             with open(self._index_path, "rb") as fh:
                 self._identity = file_identity(os.fstat(fh.fileno()))
@@ -110,7 +133,7 @@ class SparseFrame(FrameBase):
     def consistent(self) -> Iterator[None]:
         """A read block: edits by this library wait for it, and a frame changed since it was
         opened (``chunks.b2frame`` replaced) raises ``FileChangedError``."""
-        if self.writable:  # the editor itself
+        if self.writable or self.remote is not None:  # the editor itself, or a URL
             yield
             return
         with self._lock.held():
@@ -127,7 +150,7 @@ class SparseFrame(FrameBase):
 
     def _release_dir(self) -> None:
         """Close the directory (and so release its lock)."""
-        fd, self._dir_fd = self._dir_fd, None
+        fd, self._dir_fd = getattr(self, "_dir_fd", None), None
         if fd is not None:
             self._lock.close(lambda: os.close(fd))
 
@@ -181,13 +204,37 @@ class SparseFrame(FrameBase):
         return data
 
     def chunk_path(self, chunk_id: int) -> str:
+        if self.remote is not None:
+            return self.remote.join(chunk_file_name(chunk_id))
         return os.path.join(self.path, chunk_file_name(chunk_id))
+
+    @property
+    def at_url(self) -> bool:
+        return self.remote is not None
+
+    def chunk_size(self, chunk_id: int) -> int:
+        """Bytes in the file of chunk ``chunk_id``."""
+        if self.remote is not None:
+            return self.remote.size(chunk_file_name(chunk_id))
+        return os.path.getsize(self.chunk_path(chunk_id))
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Hint that chunks ``indices`` are read next: a remote frame fetches their files at
+        once."""
+        if self.remote is not None:
+            entries = (int(self.offsets[i]) for i in indices if 0 <= i < self.nchunks)
+            self.remote.prefetch([chunk_file_name(e) for e in entries if e >= 0])
+
+    def _read_chunk_file(self, entry: int) -> bytes:
+        if self.remote is not None:
+            return self.remote.read_bytes(chunk_file_name(entry))
+        with self.consistent(), open(self.chunk_path(entry), "rb") as fh:
+            return fh.read()
 
     def _stored_chunk(self, i: int, entry: int) -> bytes:
         path = self.chunk_path(entry)
         try:
-            with self.consistent(), open(path, "rb") as fh:
-                data = fh.read()
+            data = self._read_chunk_file(entry)
         except FileNotFoundError:
             raise FileNotFound(
                 f"{self.path}: chunk {i} is stored in {chunk_file_name(entry)}, which is missing"
@@ -379,14 +426,14 @@ def open_reader(source: Any) -> FrameReader:
     return FrameReader(source if isinstance(source, SparseFrame) else SparseFrame(source))
 
 
-def info(path: PathLike) -> dict[str, Any]:
+def info(path: PathLike | Directory) -> dict[str, Any]:
     """JSON-able description of the sparse frame at ``path`` (header, metalayers,
     vlmetalayers, index = chunk-file ids)."""
     with contextlib.closing(SparseFrame(path)) as frame, frame.consistent():
         return frame.info()
 
 
-def verify(path: PathLike) -> dict[str, Any]:
+def verify(path: PathLike | Directory) -> dict[str, Any]:
     """Decode every chunk of the sparse frame at ``path``; ``{"format": "sframe", "ok", ...}``."""
     try:
         frame = SparseFrame(path)
@@ -398,7 +445,7 @@ def verify(path: PathLike) -> dict[str, Any]:
         total = 0
         for chunk_id in stored:
             with contextlib.suppress(OSError):
-                total += os.path.getsize(frame.chunk_path(chunk_id))
+                total += frame.chunk_size(chunk_id)
     if not report["bad_chunks"] and total != frame.header.cbytes:
         report["problems"].append(
             f"chunk files hold {total} bytes, the header says cbytes {frame.header.cbytes}"

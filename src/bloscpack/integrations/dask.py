@@ -17,6 +17,7 @@ import numpy as np
 from ..array import BloscArray
 from ..errors import ArgumentError
 from ..io import PathLike
+from ..url import is_url
 from . import optional
 from .pandas import table_columns
 from .reopen import ContainerSlices, identity, opened
@@ -33,16 +34,18 @@ def storage_chunks(lazy: BloscArray) -> tuple[int, ...]:
     return (max(1, lazy.chunk_nbytes // row), *lazy.shape[1:])
 
 
-def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
-    """The container at ``path`` as a ``dask.array.Array`` (a ctable: a dict of one array per
-    column, ``columns`` picking them).  ``chunks`` default to the stored chunks (see
+def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None,
+            storage_options: Any = None) -> Any:  # fmt: skip
+    """The container at ``path`` (a path, or a URL read with ``storage_options``) as a
+    ``dask.array.Array`` (a ctable: a dict of one array per column, ``columns`` picking
+    them).  ``chunks`` default to the stored chunks (see
     :func:`storage_chunks`); ``"auto"`` gives dask's chunk size in whole stored chunks; any
     other dask ``chunks`` value is accepted, and chunks that split stored chunks read those
     stored chunks (or their blocks) once per dask chunk."""
     da = optional("dask.array", "dask")
     tokenize = optional("dask.base", "dask").tokenize
-    name = os.path.abspath(os.fspath(path))
-    with BloscArray(name) as lazy:
+    name = os.fspath(path) if is_url(path) else os.path.abspath(os.fspath(path))
+    with BloscArray(name, storage_options=storage_options) as lazy:
         names = lazy.columns
         if names is None and columns is not None:
             raise ArgumentError(f"{name}: only a table (a bcolz ctable) has columns")
@@ -55,7 +58,7 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None) -> Any:
         arrays = {}
         for column in parts:
             part = lazy if column is None else lazy[column]
-            source = ContainerSlices(name, column, part.shape, part.dtype)
+            source = ContainerSlices(name, column, part.shape, part.dtype, storage_options)
             stored = storage_chunks(part)
             wanted = stored if chunks is None else chunks
             if wanted == "auto":  # dask's size, in whole stored chunks

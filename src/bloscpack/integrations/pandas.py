@@ -91,12 +91,13 @@ def table_columns(lazy: BloscArray, columns: Sequence[str] | None, path: PathLik
     return names
 
 
-def read_table(path: PathLike, columns: Sequence[str] | None = None) -> Any:
-    """The table at ``path`` (a bcolz ctable, or a 1-d structured array in any format) as a
-    ``pandas.DataFrame``; ``columns`` picks and orders the columns (of a ctable, only those
-    are read)."""
+def read_table(path: PathLike, columns: Sequence[str] | None = None,
+               storage_options: Any = None) -> Any:  # fmt: skip
+    """The table at ``path`` (a bcolz ctable, or a 1-d structured array in any format; a path
+    or a URL read with ``storage_options``) as a ``pandas.DataFrame``; ``columns`` picks and
+    orders the columns (of a ctable, only those are read)."""
     pd = optional("pandas", "pandas")
-    with BloscArray(path) as lazy:
+    with BloscArray(path, storage_options=storage_options) as lazy:
         names = table_columns(lazy, columns, path)
         whole = None if lazy.columns is not None else lazy[...]  # a ctable reads by column
         data = {name: np.asarray(lazy[name] if whole is None else whole[name]) for name in names}

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..array import BloscArray
 from ..io import file_identity
+from ..url import is_url
 
 #: Containers kept open per process, least recently used first.
 _OPEN: OrderedDict[tuple[str, str | None], tuple[tuple[int, ...], BloscArray]] = OrderedDict()
@@ -21,12 +22,14 @@ _KEEP_OPEN = 32
 
 
 def identity(path: str) -> tuple[int, ...]:
-    """What tells a changed container from the one opened (a directory: its metadata)."""
-    return file_identity(os.stat(path))
+    """What tells a changed container from the one opened (a directory: its metadata; a URL:
+    nothing here, its reads name the object's identity and fail if it changed)."""
+    return () if is_url(path) else file_identity(os.stat(path))
 
 
-def opened(path: str, column: str | None) -> BloscArray:
-    """The lazy array of ``path`` (``column`` of a table), opened once per process.  Arrays
+def opened(path: str, column: str | None, storage_options: Any = None) -> BloscArray:
+    """The lazy array of ``path`` (``column`` of a table; a URL read with
+    ``storage_options``), opened once per process.  Arrays
     replaced in the cache (the file changed, or too many are open) are not closed here: tasks
     may still be reading them; they close when the last of those lets them go."""
     key = (path, column)
@@ -36,7 +39,7 @@ def opened(path: str, column: str | None) -> BloscArray:
         if found is not None and found[0] == version:
             _OPEN.move_to_end(key)
             return found[1]
-    array = BloscArray(path)
+    array = BloscArray(path, storage_options=storage_options)
     lazy = array if column is None else array[column]
     with _OPEN_LOCK:
         found = _OPEN.get(key)
@@ -55,18 +58,20 @@ class ContainerSlices:
     container on first read in each process."""
 
     def __init__(self, path: str, column: str | None, shape: tuple[int, ...],
-                 dtype: np.dtype) -> None:  # fmt: skip
+                 dtype: np.dtype, storage_options: Any = None) -> None:  # fmt: skip
         self.path = path
+        self.storage_options = storage_options
         self.column = column
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
 
     def __getitem__(self, index: Any) -> np.ndarray:
-        return np.asarray(opened(self.path, self.column)[index])
+        return np.asarray(opened(self.path, self.column, self.storage_options)[index])
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ContainerSlices, (self.path, self.column, self.shape, self.dtype))
+        return (ContainerSlices, (self.path, self.column, self.shape, self.dtype,
+                                  self.storage_options))  # fmt: skip
 
 
 __all__ = ["ContainerSlices", "identity", "opened"]

@@ -21,8 +21,9 @@ from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
 from ..array import BloscArray
-from ..containers.registry import detect
+from ..containers.registry import by_extension, detect
 from ..errors import ArgumentError, BloscpackError
+from ..url import is_url
 from .dask import storage_chunks
 from .dataarray import DIMENSIONS
 from .reopen import ContainerSlices
@@ -44,8 +45,9 @@ class ContainerBackendArray(BackendArray):
 
 
 def _variable(path: str, column: str | None, lazy: BloscArray, dims: tuple[str, ...],
-              attrs: dict[str, Any]) -> Variable:  # fmt: skip
-    data = ContainerBackendArray(ContainerSlices(path, column, lazy.shape, lazy.dtype))
+              attrs: dict[str, Any], storage_options: Any = None) -> Variable:  # fmt: skip
+    slices = ContainerSlices(path, column, lazy.shape, lazy.dtype, storage_options)
+    data = ContainerBackendArray(slices)
     chunks = storage_chunks(lazy)
     encoding = {"chunks": chunks, "preferred_chunks": dict(zip(dims, chunks, strict=True))}
     return Variable(dims, indexing.LazilyIndexedArray(data), attrs=attrs, encoding=encoding)
@@ -65,10 +67,12 @@ def _dimensions(attrs: dict[str, Any], ndim: int) -> tuple[str, ...]:
     return tuple(names)
 
 
-def open_container(path: str, drop_variables: Iterable[str] = ()) -> Dataset:
-    """The container at ``path`` as a lazy :class:`xarray.Dataset`."""
+def open_container(path: str, drop_variables: Iterable[str] = (),
+                   storage_options: Any = None) -> Dataset:  # fmt: skip
+    """The container at ``path`` (a path, or a URL read with ``storage_options``) as a lazy
+    :class:`xarray.Dataset`."""
     dropped = {drop_variables} if isinstance(drop_variables, str) else set(drop_variables)
-    with BloscArray(path) as lazy:
+    with BloscArray(path, storage_options=storage_options) as lazy:
         attrs = lazy.attrs
         variables = {}
         if lazy.columns is not None:  # one variable per column, sharing the table's dimension
@@ -77,11 +81,13 @@ def open_container(path: str, drop_variables: Iterable[str] = ()) -> Dataset:
                 if name not in dropped:
                     column = lazy[name]
                     extra = tuple(f"{name}_dim_{i}" for i in range(1, column.ndim))
-                    variables[name] = _variable(path, name, column, dims + extra, {})
+                    variables[name] = _variable(path, name, column, dims + extra, {},
+                                                storage_options)  # fmt: skip
             return Dataset(variables, attrs=attrs)
         name = os.path.splitext(os.path.basename(path.rstrip("/")))[0]
         if name not in dropped:
-            variables[name] = _variable(path, None, lazy, _dimensions(attrs, lazy.ndim), attrs)
+            variables[name] = _variable(path, None, lazy, _dimensions(attrs, lazy.ndim), attrs,
+                                        storage_options)  # fmt: skip
     return Dataset(variables)
 
 
@@ -91,18 +97,24 @@ class BloscpackBackendEntrypoint(BackendEntrypoint):
 
     description = "Blosc containers (.blp, .b2frame, .b2nd, sparse frames, bcolz) by bloscpack"
     url = "https://github.com/Blosc/bloscpack"
-    open_dataset_parameters = ("filename_or_obj", "drop_variables")
+    open_dataset_parameters = ("filename_or_obj", "drop_variables", "storage_options")
 
     def open_dataset(self, filename_or_obj: Any, *,
-                     drop_variables: str | Iterable[str] | None = None) -> Dataset:  # fmt: skip
+                     drop_variables: str | Iterable[str] | None = None,
+                     storage_options: Any = None) -> Dataset:  # fmt: skip
         if not isinstance(filename_or_obj, (str, os.PathLike)):
-            raise ArgumentError("the bloscpack engine opens paths")
-        path = os.path.abspath(os.fspath(filename_or_obj))
-        return open_container(path, () if drop_variables is None else drop_variables)
+            raise ArgumentError("the bloscpack engine opens paths and URLs")
+        path = os.fspath(filename_or_obj)
+        if not is_url(path):
+            path = os.path.abspath(path)
+        return open_container(path, () if drop_variables is None else drop_variables,
+                              storage_options)  # fmt: skip
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             return False
+        if is_url(filename_or_obj):  # by its suffix: no requests to guess
+            return by_extension(filename_or_obj) is not None
         try:
             detect(os.fspath(filename_or_obj))
         except (BloscpackError, OSError):

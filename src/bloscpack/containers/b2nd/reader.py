@@ -22,7 +22,7 @@ from ... import engine
 from ...blosc.header import ChunkHeader, Special
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer, UnsupportedError
-from ...io import ByteSource, PathLike
+from ...io import ByteSource, Directory, PathLike
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from ..frame.contiguous import ContiguousFrame
 from ..frame.core import EDGE_READ
@@ -75,6 +75,8 @@ def sniff_b2nd(frame: Any) -> bool:
     frame with a ``b2nd`` metalayer.  Reads only the header of a file; a damaged header gives
     False."""
     try:
+        if isinstance(frame, Directory):  # a sparse frame at a URL
+            frame = frame.read_bytes(INDEX_FILE, keep=True)
         if isinstance(frame, (ByteSource, bytes, bytearray, memoryview)):
             source = frame if isinstance(frame, ByteSource) else ByteSource(frame)
             head = source.read_upto(0, EDGE_READ)
@@ -119,11 +121,13 @@ def read_b2nd_metalayer(
     return meta.shape, meta.chunks, meta.blocks, meta.dtype
 
 
-def open_frame(source: Source | ByteSource) -> ContiguousFrame | SparseFrame:
+def open_frame(source: Source | ByteSource | Directory) -> ContiguousFrame | SparseFrame:
     """Open a contiguous frame (file, bytes or a :class:`~bloscpack.io.ByteSource`, which the
     frame then owns) or a sparse frame directory for reading."""
     if isinstance(source, (bytes, bytearray, memoryview, ByteSource)):
         return ContiguousFrame(source)
+    if isinstance(source, Directory):
+        return SparseFrame(source)
     path = os.fspath(source)
     if os.path.isdir(path):
         return SparseFrame(path)
@@ -159,7 +163,8 @@ class B2ndArray:
         if isinstance(source, (ContiguousFrame, SparseFrame)):
             self._frame = source
             self._owned = owns_frame
-        elif isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, ByteSource)):
+        elif isinstance(source, (str, os.PathLike, bytes, bytearray, memoryview, ByteSource,
+                                 Directory)):  # fmt: skip
             self._frame = open_frame(source)
             self._owned = True
         else:
@@ -303,6 +308,7 @@ class B2ndArray:
             return out
         flat = out.reshape(-1).view(np.uint8) if out.flags.c_contiguous else None
         scratch = self._scratch
+        self._frame.prefetch(range(grid.nchunks))
 
         def read_chunk(n: int) -> None:
             coords = grid.chunk_coords(n)
@@ -345,10 +351,11 @@ class B2ndArray:
         target.shape = box  # the dropped axes come back with length 1 (a view, never a copy)
         grid = self.grid
         projections = list(project_selection(grid, slices))
+        self._frame.prefetch([p.nchunk for p in projections if not self._few_blocks(p.block_runs)])
 
         def read_part(i: int) -> None:
             proj = projections[i]
-            stored = self._chunk(proj.nchunk)
+            stored = self._chunk_blocks(proj.nchunk, proj.block_runs)
             if stored is None:
                 self._fill_zeros(target[proj.out_index])
                 return
@@ -360,24 +367,49 @@ class B2ndArray:
             pass
         return out
 
-    def _decode_blocks(
-        self, chunk: Any, header: ChunkHeader, runs: Sequence[tuple[int, int]], dest: np.ndarray
-    ) -> None:
+    def _few_blocks(self, runs: Sequence[tuple[int, int]]) -> bool:
+        """Whether the block ``runs`` are read alone (a frame at a URL, less than half the
+        chunk's blocks) rather than with the whole chunk."""
+        wanted = sum(count for _, count in runs)
+        return self._frame.ranged and 0 < wanted * 2 < math.prod(self.grid.bgrid)
+
+    def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
+                      ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
+        """:meth:`_chunk` (and True: validated), or for a few blocks of a frame at a URL, a
+        buffer holding the chunk's header, bstarts and those blocks (and False: the decoder
+        validates what it decodes)."""
+        if self._few_blocks(runs) and self._frame.entry(n) >= 0:
+            size = self.grid.block_nbytes
+            lo = min(first for first, _ in runs) * size
+            hi = min(max(first + count for first, count in runs) * size, self.grid.chunk_nbytes)
+            part = self._frame.read_chunk_items(n, lo, hi)
+            header = ChunkHeader.parse(part)
+            unit = header.real_typesize or 1
+            if (header.nbytes == self.grid.chunk_nbytes and header.special == Special.NONE
+                    and not size % unit):  # fmt: skip
+                return part, header, False
+        stored = self._chunk(n)
+        return None if stored is None else (*stored, True)
+
+    def _decode_blocks(self, chunk: Any, header: ChunkHeader, validated: bool,
+                       runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:  # fmt: skip
         """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``
-        (the whole chunk when the runs cover most of it)."""
+        (the whole chunk when the runs cover most of it; ``validated``: the chunk was checked
+        whole, else the decoder checks the blocks it decodes)."""
         grid = self.grid
         nblocks = math.prod(grid.bgrid)
         wanted = sum(count for _, count in runs)
         unit = header.real_typesize or 1
         if wanted * 2 >= nblocks or grid.block_nbytes % unit or header.special != Special.NONE:
-            engine.decompress_into(chunk, dest, validated=True)
+            engine.decompress_into(chunk, dest, validated=validated)
             return
         for first, count in runs:
             start = first * grid.block_nbytes
             stop = min(start + count * grid.block_nbytes, grid.chunk_nbytes)
             engine.getitem_into(
-                chunk, start // unit, (stop - start) // unit, dest[start:stop], validated=True
-            )
+                chunk, start // unit, (stop - start) // unit, dest[start:stop],
+                validated=validated,
+            )  # fmt: skip
 
     def __getitem__(self, selection: Any) -> np.ndarray:
         return self.read_selection(selection)
@@ -431,6 +463,13 @@ class B2ndReader(ReaderBase):
 
     def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
         return self.core.read_chunk_items(index, lo, hi)
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        self.core.prefetch(indices)
+
+    @property
+    def remote(self) -> bool:
+        return bool(self.core.at_url)
 
     def metadata(self) -> dict[str, Any]:
         """The variable-length metalayers."""
@@ -507,7 +546,7 @@ def verify(path: Source) -> dict[str, Any]:
         return unopened_report("b2nd", exc)
     with array:
         if isinstance(array.frame, SparseFrame):  # also checks the chunk files against cbytes
-            report = sframe_verify(array.frame.path)
+            report = sframe_verify(array.frame.remote or array.frame.path)
             del report["format"]
         else:
             report = array.frame.verify()

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
 from ...io import PathLike, atomic_write
+from ...remote.source import refuse_in_place
 from .layout import (
     BLPK_HEADER,
     SIZES_FILE,
@@ -150,6 +151,7 @@ def append_bcolz(path: PathLike, rows: Any) -> int:
     length is the table's), every file atomically: if the append is interrupted, the
     directory still reads as before it started.
     """
+    refuse_in_place(path, "appending to")
     path = os.fspath(path)
     plans = [
         _plan_append(reader, data, length) for reader, data, length in _prepare_appends(path, rows)

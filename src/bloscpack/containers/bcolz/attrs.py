@@ -8,9 +8,9 @@ import os
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-from ...errors import AttributeValueError, FormatError
-from ...io import PathLike, atomic_write
-from .layout import ATTRS_FILE, _dumps, _read_meta_json
+from ...errors import AttributeValueError, FormatError, UnsupportedError
+from ...io import Directory, PathLike, atomic_write
+from .layout import ATTRS_FILE, _dumps, _read_meta_json, member_reader
 
 _MAX_JSON_DEPTH = 200
 
@@ -47,10 +47,17 @@ class BcolzAttrs(MutableMapping[str, Any]):
     :class:`~bloscpack.errors.AttributeValueError` before anything is written.
     """
 
-    def __init__(self, rootdir: PathLike) -> None:
-        self.path = os.path.join(os.fspath(rootdir), ATTRS_FILE)
-        if os.path.exists(self.path):
-            data = _read_meta_json(self.path, "attributes")
+    def __init__(self, rootdir: PathLike | Directory) -> None:
+        self._remote = isinstance(rootdir, Directory) and rootdir.remote
+        if isinstance(rootdir, Directory):
+            self.path = rootdir.join(ATTRS_FILE)
+            found = rootdir.is_file(ATTRS_FILE)
+            read = member_reader(rootdir, ATTRS_FILE) if self._remote else None
+        else:
+            self.path = os.path.join(os.fspath(rootdir), ATTRS_FILE)
+            found, read = os.path.exists(self.path), None
+        if found:
+            data = _read_meta_json(self.path, "attributes", read)
             if not isinstance(data, dict):
                 raise FormatError(f"{self.path}: attributes must be a JSON object")
             self._data: dict[str, Any] = data
@@ -89,6 +96,8 @@ class BcolzAttrs(MutableMapping[str, Any]):
         return dict(self._data)
 
     def _store(self, data: dict[str, Any]) -> None:
+        if self._remote:
+            raise UnsupportedError(f"{self.path}: attributes at a URL are read-only")
         _check_json_value(data, "set", 0)
         blob = _dumps(data)
         with atomic_write(self.path) as fh:

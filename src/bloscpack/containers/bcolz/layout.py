@@ -13,7 +13,7 @@ import os
 import re
 import struct
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 from ... import engine
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, BloscpackError, FormatError, TruncatedError
-from ...io import PathLike
+from ...io import Directory, PathLike
 
 ATTRS_FILE = "__attrs__"
 ROOTDIRS_FILE = "__rootdirs__"
@@ -64,13 +64,29 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _read_meta_json(path: str, what: str) -> Any:
-    """Parse a bcolz metadata JSON file (``NaN``/``Infinity`` accepted)."""
+#: Reads a metadata file whole, given the largest size accepted (``ValueError`` above it).
+ReadWhole = Callable[[int], bytes]
+
+
+def _read_file(path: str, limit: int) -> bytes:
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > limit:
+            raise ValueError(f"larger than {limit} bytes")
+        return fh.read()
+
+
+def member_reader(directory: Directory, member: str) -> ReadWhole:
+    """The :data:`ReadWhole` of ``member`` of ``directory``."""
+    return lambda limit: directory.read_bytes(member, limit)
+
+
+def _read_meta_json(path: str, what: str, read: ReadWhole | None = None) -> Any:
+    """Parse a bcolz metadata JSON file (``NaN``/``Infinity`` accepted), the file at ``path``
+    or what ``read`` gives (``path`` names it)."""
     try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > _MAX_META_FILE:
-                raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes")
-            raw = fh.read()
+        raw = (read or (lambda limit: _read_file(path, limit)))(_MAX_META_FILE)
+    except ValueError:
+        raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes") from None
     except FileNotFoundError:
         raise FormatError(f"{path}: missing ({what})") from None
     except IsADirectoryError:
@@ -233,9 +249,9 @@ class Storage:
     dflt: Any
 
     @classmethod
-    def read(cls, path: str) -> Storage:
-        """Parse and check the ``meta/storage`` file at ``path``."""
-        data = _read_meta_json(path, "storage")
+    def read(cls, path: str, read: ReadWhole | None = None) -> Storage:
+        """Parse and check the ``meta/storage`` file at ``path`` (or from ``read``)."""
+        data = _read_meta_json(path, "storage", read)
         if not isinstance(data, dict):
             raise FormatError(f"{path}: storage must be a JSON object, got {type(data).__name__}")
         for key in ("dtype", "chunklen"):
@@ -253,9 +269,9 @@ class Storage:
         return Cparams.parse(self.cparams_raw, path)
 
 
-def _read_shape(path: str) -> tuple[tuple[int, ...], Any]:
+def _read_shape(path: str, read: ReadWhole | None = None) -> tuple[tuple[int, ...], Any]:
     """``(shape, nbytes)`` of ``meta/sizes``."""
-    data = _read_meta_json(path, "sizes")
+    data = _read_meta_json(path, "sizes", read)
     if not isinstance(data, dict):
         raise FormatError(f"{path}: sizes must be a JSON object, got {type(data).__name__}")
     shape = data.get("shape")
@@ -270,8 +286,8 @@ def _sizes_blob(shape: Sequence[int], atomsize: int, cbytes: int) -> bytes:
     return _dumps({"shape": list(shape), "nbytes": shape[0] * atomsize, "cbytes": cbytes})
 
 
-def _read_rootdirs(path: str) -> list[str]:
-    data = _read_meta_json(path, "column list")
+def _read_rootdirs(path: str, read: ReadWhole | None = None) -> list[str]:
+    data = _read_meta_json(path, "column list", read)
     names = data.get("names") if isinstance(data, dict) else None
     if not isinstance(names, list) or not names:
         raise FormatError(f'{path}: expected {{"names": [<column>, ...]}} with at least one column')
@@ -331,8 +347,17 @@ def _chunk_cbytes(chunk: Any) -> int:
     return int(struct.unpack_from("<i", chunk, 12)[0])
 
 
-def sniff_dir(path: PathLike) -> bool:
+#: The members that tell a bcolz directory, and are read first when it is opened.
+META_MEMBERS = (ROOTDIRS_FILE, STORAGE_FILE, SIZES_FILE, ATTRS_FILE)
+
+
+def sniff_dir(path: PathLike | Directory) -> bool:
     """Whether ``path`` is a bcolz carray or ctable directory."""
+    if isinstance(path, Directory):
+        path.prefetch(list(META_MEMBERS))
+        return path.is_file(ROOTDIRS_FILE) or all(
+            path.is_file(name) for name in (STORAGE_FILE, SIZES_FILE)
+        )
     path = os.fspath(path)
     if not os.path.isdir(path):
         return False

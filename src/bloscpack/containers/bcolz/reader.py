@@ -23,12 +23,14 @@ from ...errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ...io import ByteSource, PathLike
+from ...io import ByteSource, Directory, PathLike
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .attrs import BcolzAttrs
 from .layout import (
     BLPK_HEADER_SIZE,
+    DATA_DIR,
     MAX_BLOSC1_CHUNK,
+    META_MEMBERS,
     ROOTDIRS_FILE,
     SIZES_FILE,
     STORAGE_FILE,
@@ -40,6 +42,7 @@ from .layout import (
     _read_rootdirs,
     _read_shape,
     blosc_typesize,
+    member_reader,
     sniff_dir,
 )
 
@@ -80,10 +83,15 @@ def _pread_into(fd: int, out: Any, offset: int, path: str) -> None:
         done += n
 
 
-def open_chunk_file(path: str) -> tuple[ByteSource, ChunkHeader]:
-    """Open a ``.blp`` chunk file: its source and the header of the Blosc chunk at byte 16."""
+def _chunk_member(index: int) -> str:
+    return f"{DATA_DIR}/__{index}.blp"
+
+
+def open_chunk_file(path: str, data: bytes | None = None) -> tuple[ByteSource, ChunkHeader]:
+    """Open a ``.blp`` chunk file (or its bytes ``data``, ``path`` naming them): its source and
+    the header of the Blosc chunk at byte 16."""
     try:
-        source = ByteSource(path)
+        source = ByteSource(path) if data is None else ByteSource(data, name=path)
     except FileNotFound:
         raise FormatError(f"{path}: chunk file missing") from None
     try:
@@ -131,14 +139,29 @@ class CarrayReader:
     ``read(start, stop)`` decodes rows straight into the returned array.
     """
 
-    def __init__(self, rootdir: PathLike) -> None:
-        self.path = os.fspath(rootdir)
+    def __init__(self, rootdir: PathLike | Directory) -> None:
+        #: A directory at a URL (read-only, members read whole), or None for a local one.
+        self.remote = rootdir if isinstance(rootdir, Directory) and rootdir.remote else None
+        if self.remote is not None:
+            remote = self.remote
+            self.path = remote.name
+            storage_path, sizes_path = remote.join(STORAGE_FILE), remote.join(SIZES_FILE)
+            self.storage = Storage.read(storage_path, member_reader(remote, STORAGE_FILE))
+            self.shape, self.sizes_nbytes = _read_shape(sizes_path,
+                                                        member_reader(remote, SIZES_FILE))
+            self._init_geometry(storage_path)
+            return
+        self.path = os.fspath(rootdir)  # type: ignore[arg-type]
         if not os.path.isdir(self.path):
             raise FileNotFound(f"{self.path}: no such bcolz directory")
         storage_path = os.path.join(self.path, STORAGE_FILE)
         self.storage = Storage.read(storage_path)
         sizes_path = os.path.join(self.path, SIZES_FILE)
         self.shape, self.sizes_nbytes = _read_shape(sizes_path)
+        self._init_geometry(storage_path)
+
+    def _init_geometry(self, storage_path: str) -> None:
+        """Shape, dtype and chunk length from the metadata files, checked."""
         stored = self.storage.dtype
         if len(self.shape) == 1 and stored.shape:
             self.shape = self.shape + stored.shape  # a subarray dtype: rows are the subarray
@@ -163,6 +186,11 @@ class CarrayReader:
     # --- metadata ---------------------------------------------------------------------------
 
     @property
+    def directory(self) -> Directory:
+        """The directory, local or at a URL, as a :class:`~bloscpack.io.Directory`."""
+        return self.remote or Directory(self.path)
+
+    @property
     def is_object(self) -> bool:
         """The carray stores pickled Python objects (one per chunk file)."""
         return self.dtype == np.dtype(object)
@@ -185,7 +213,7 @@ class CarrayReader:
     @property
     def attrs(self) -> BcolzAttrs:
         """The user attributes, as a mapping that writes through to ``__attrs__``."""
-        return BcolzAttrs(self.path)
+        return BcolzAttrs(self.remote or self.path)
 
     @property
     def cparams(self) -> Cparams:
@@ -194,7 +222,44 @@ class CarrayReader:
 
     def chunk_path(self, index: int) -> str:
         """Path of the file of chunk ``index``."""
+        if self.remote is not None:
+            return self.remote.join(_chunk_member(index))
         return _chunk_file(self.path, index)
+
+    def prefetch(self, first: int, last: int) -> None:
+        """Hint that chunks ``first..last`` are read next (a remote directory fetches their
+        files at once)."""
+        if self.remote is not None:
+            self.remote.prefetch([_chunk_member(i) for i in range(first, last + 1)])
+
+    def _remote_chunk(self, index: int, keep: bool = False) -> bytes:
+        assert self.remote is not None
+        try:
+            return self.remote.read_bytes(_chunk_member(index), keep=keep)
+        except FileNotFoundError:
+            raise FormatError(f"{self.chunk_path(index)}: chunk file missing") from None
+
+    def chunk_source(self, index: int) -> tuple[ByteSource, ChunkHeader]:
+        """The file of chunk ``index`` and the header of its Blosc chunk."""
+        if self.remote is None:
+            return open_chunk_file(self.chunk_path(index))
+        return open_chunk_file(self.chunk_path(index), self._remote_chunk(index))
+
+    @contextlib.contextmanager
+    def _chunk_file(self, index: int) -> Iterator[tuple[ChunkHeader, Any]]:
+        """The header of chunk ``index`` and ``read_into(out, offset)`` of its file."""
+        path = self.chunk_path(index)
+        if self.remote is not None:
+            source, header = self.chunk_source(index)
+            with source:
+                yield header, lambda out, offset: source.read_into(
+                    offset, memoryview(out).cast("B"), "chunk")
+            return
+        fd = _open_fd(path)
+        try:
+            yield _fd_chunk_header(fd, path), lambda out, offset: _pread_into(fd, out, offset, path)
+        finally:
+            os.close(fd)
 
     def chunk_rows(self, index: int) -> int:
         """Rows of chunk ``index`` that belong to the carray."""
@@ -227,26 +292,30 @@ class CarrayReader:
     def check_chunks(self, first: int, last: int) -> None:
         """Check that chunk files ``first..last`` exist and announce the right sizes, before
         any output is allocated."""
+        self.prefetch(first, last)
         for index in range(first, last + 1):
             path = self.chunk_path(index)
-            self._check_header(path, _read_chunk_header(path), index)
+            if self.remote is not None:
+                data = self._remote_chunk(index, keep=True)
+                header = _parse_chunk_header(path, data[BLPK_HEADER_SIZE:][:32], len(data))
+            else:
+                header = _read_chunk_header(path)
+            self._check_header(path, header, index)
 
     def _decode(
         self, index: int, row0: int, row1: int, dest: np.ndarray, buffers: _Buffers
     ) -> None:
         """Decode rows ``[row0, row1)`` of chunk ``index`` into ``dest`` (flat uint8)."""
         path = self.chunk_path(index)
-        fd = _open_fd(path)
-        try:
-            header = _fd_chunk_header(fd, path)
+        with self._chunk_file(index) as (header, read_into):
             self._check_header(path, header, index)
             offset, length = row0 * self.atomsize, (row1 - row0) * self.atomsize
             with _naming(path):
                 if _is_raw(header):  # stored data: read it straight into place
-                    _pread_into(fd, dest, BLPK_HEADER_SIZE + header.size + offset, path)
+                    read_into(dest, BLPK_HEADER_SIZE + header.size + offset)
                     return
                 chunk = buffers.chunk(header.cbytes)
-                _pread_into(fd, chunk, BLPK_HEADER_SIZE, path)
+                read_into(chunk, BLPK_HEADER_SIZE)
                 typesize = header.typesize or 1
                 if offset == 0 and length == header.nbytes:
                     engine.decompress_into(chunk, dest)
@@ -256,8 +325,6 @@ class CarrayReader:
                     whole = buffers.decoded(header.nbytes)
                     engine.decompress_into(chunk, whole)
                     dest[:] = whole[offset : offset + length]
-        finally:
-            os.close(fd)
 
     def _span(self, start: int | None, stop: int | None) -> tuple[int, int]:
         start, stop, _ = slice(start, stop).indices(len(self))
@@ -313,11 +380,19 @@ class CtableReader:
     (structured), ``attrs``; each column is a :class:`CarrayReader` (``carray(name)``),
     opened only when it is used."""
 
-    def __init__(self, rootdir: PathLike) -> None:
-        self.path = os.fspath(rootdir)
-        if not os.path.isdir(self.path):
-            raise FileNotFound(f"{self.path}: no such bcolz directory")
-        self.names = _read_rootdirs(os.path.join(self.path, ROOTDIRS_FILE))
+    def __init__(self, rootdir: PathLike | Directory) -> None:
+        self.remote = rootdir if isinstance(rootdir, Directory) and rootdir.remote else None
+        if self.remote is not None:
+            self.path = self.remote.name
+            self.names = _read_rootdirs(self.remote.join(ROOTDIRS_FILE),
+                                        member_reader(self.remote, ROOTDIRS_FILE))  # fmt: skip
+            # every column's metadata in one round of requests
+            self.remote.prefetch([f"{n}/{m}" for n in self.names for m in META_MEMBERS[1:]])
+        else:
+            self.path = os.fspath(rootdir)  # type: ignore[arg-type]
+            if not os.path.isdir(self.path):
+                raise FileNotFound(f"{self.path}: no such bcolz directory")
+            self.names = _read_rootdirs(os.path.join(self.path, ROOTDIRS_FILE))
         self._carrays: dict[str, CarrayReader] = {}
         self._length = len(self.carray(self.names[0]))
 
@@ -328,10 +403,13 @@ class CtableReader:
                 raise ArgumentError(
                     f"{self.path}: no column {name!r}; columns: {', '.join(self.names)}"
                 )
-            path = os.path.join(self.path, name)
-            if not os.path.isdir(path):
-                raise FormatError(f"{path}: directory of column {name!r} missing")
-            column = CarrayReader(path)
+            if self.remote is not None:
+                column = CarrayReader(self.remote.child(name))
+            else:
+                path = os.path.join(self.path, name)
+                if not os.path.isdir(path):
+                    raise FormatError(f"{path}: directory of column {name!r} missing")
+                column = CarrayReader(path)
             if self._carrays and len(column) < self._length:
                 raise IntegrityError(
                     f"{column.path}: column {name!r} has {len(column)} rows, the table"
@@ -369,7 +447,7 @@ class CtableReader:
     @property
     def attrs(self) -> BcolzAttrs:
         """The table's attributes (each column has its own, in ``carray(name).attrs``)."""
-        return BcolzAttrs(self.path)
+        return BcolzAttrs(self.remote or self.path)
 
     def _span(self, start: int | None, stop: int | None) -> tuple[int, int]:
         start, stop, _ = slice(start, stop).indices(len(self))
@@ -385,6 +463,12 @@ class CtableReader:
         order, by default); each column is decoded chunk by chunk into its field."""
         names = self._select(columns)
         start, stop = self._span(start, stop)
+        if start < stop and self.remote is not None:  # every column's chunks in one round
+            self.remote.prefetch([
+                f"{name}/{_chunk_member(i)}" for name in names
+                for i in range(start // self.carray(name).chunklen,
+                               (stop - 1) // self.carray(name).chunklen + 1)
+            ])  # fmt: skip
         if start < stop:
             for name in names:
                 column = self.carray(name)
@@ -412,8 +496,15 @@ class CtableReader:
         return data if dtype is None else data.astype(dtype)
 
 
-def open_bcolz(path: PathLike) -> CarrayReader | CtableReader:
+def open_bcolz(path: PathLike | Directory) -> CarrayReader | CtableReader:
     """Open a carray or ctable directory for reading (a ctable has ``__rootdirs__``)."""
+    if isinstance(path, Directory):
+        if not sniff_dir(path):
+            raise FormatError(
+                f"{path.name}: not a bcolz directory (it has no {ROOTDIRS_FILE},"
+                f" nor {STORAGE_FILE} and {SIZES_FILE})"
+            )
+        return CtableReader(path) if path.is_file(ROOTDIRS_FILE) else CarrayReader(path)
     path = os.fspath(path)
     if not os.path.isdir(path):
         raise FileNotFound(f"{path}: no such bcolz directory")
@@ -450,9 +541,17 @@ class BcolzCarrayReader(ReaderBase):
         self.release()
         self.carray.refuse_objects()
         path = self.carray.chunk_path(index)
-        source, header = open_chunk_file(path)
+        source, header = self.carray.chunk_source(index)
         self._in_use.source = source
         return source.read(BLPK_HEADER_SIZE, header.cbytes, f"{path}: Blosc chunk")
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        if len(indices):
+            self.carray.prefetch(min(indices), max(indices))
+
+    @property
+    def remote(self) -> bool:
+        return self.carray.remote is not None
 
     def release(self) -> None:
         source = getattr(self._in_use, "source", None)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import engine
 from ...errors import BloscpackError
-from ...io import PathLike
+from ...io import Directory, PathLike
 from .attrs import BcolzAttrs
 from .layout import (
     _CHUNK_NAME,
@@ -23,7 +23,7 @@ from .layout import (
     _is_int,
     _naming,
 )
-from .reader import CarrayReader, CtableReader, open_bcolz, open_chunk_file
+from .reader import CarrayReader, CtableReader, open_bcolz
 
 
 def _json_safe(value: Any) -> Any:
@@ -43,8 +43,9 @@ def _dtype_info(dtype: np.dtype[Any]) -> Any:
 
 
 def _carray_info(reader: CarrayReader) -> dict[str, Any]:
-    used = [i for i in _chunk_indexes(reader.path) if i < reader.nchunks]
-    files = sum(os.path.getsize(reader.chunk_path(i)) for i in used)
+    used = [i for i in _chunk_indexes(reader) if i < reader.nchunks]
+    directory = reader.directory
+    files = sum(directory.size(f"{DATA_DIR}/__{i}.blp") for i in used)
     return {
         "kind": "carray",
         "path": reader.path,
@@ -105,16 +106,17 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
             f"{os.path.join(reader.path, SIZES_FILE)}: nbytes {reader.sizes_nbytes}"
             f" != {len(reader)} rows x {reader.atomsize} bytes"
         )
+    directory = reader.directory
     for what in (ATTRS_FILE, DATA_DIR):
-        if not os.path.exists(os.path.join(reader.path, what)):
-            warnings.append(f"{os.path.join(reader.path, what)}: missing (bcolz cannot open it)")
+        if not directory.exists(what):
+            warnings.append(f"{directory.join(what)}: missing (bcolz cannot open it)")
     try:
         reader.cparams  # noqa: B018  (validates cparams)
     except BloscpackError as exc:
         warnings.append(f"{exc} (appending would fail)")
     nchunks = length if reader.is_object else -(-length // reader.chunklen)
     report["nchunks"] += nchunks
-    present = _chunk_indexes(reader.path)
+    present = _chunk_indexes(reader)
     checked = min(nchunks, max(present, default=-1) + 2)  # past the last file: all missing
     if checked < nchunks:
         report["problems"].append(
@@ -122,10 +124,11 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
             f" ({os.path.join(reader.path, SIZES_FILE)} says {length} rows)"
         )
     scratch = np.empty(0, np.uint8)
+    reader.prefetch(0, checked - 1)
     for index in range(checked):
         path = reader.chunk_path(index)
         try:
-            source, header = open_chunk_file(path)
+            source, header = reader.chunk_source(index)
             try:
                 with _naming(path):
                     chunk = source.read(BLPK_HEADER_SIZE, header.cbytes, "Blosc chunk")
@@ -150,12 +153,13 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
             )
 
 
-def _chunk_indexes(rootdir: str) -> set[int]:
-    """Indexes of the ``data/__<i>.blp`` files present."""
+def _chunk_indexes(reader: CarrayReader) -> set[int]:
+    """Indexes of the ``data/__<i>.blp`` files present (at a URL that cannot be listed: the
+    ones the metadata needs)."""
     try:
-        names = os.listdir(os.path.join(rootdir, DATA_DIR))
+        names = reader.directory.listdir(DATA_DIR)
     except OSError:
-        return set()
+        return set(range(reader.nchunks)) if reader.remote is not None else set()
     return {int(m.group(1)) for m in map(_CHUNK_NAME.fullmatch, names) if m}
 
 
@@ -191,14 +195,13 @@ def verify(path: PathLike) -> dict[str, Any]:
         carrays.append((reader, None))
     for column, label in carrays:
         _verify_carray(column, len(reader), label, report)
-    for target in [reader.path] + [c.path for c, label in carrays if label is not None]:
+    top = reader.remote or Directory(reader.path)
+    for target in [top] + [c.directory for c, label in carrays if label is not None]:
         try:
             BcolzAttrs(target)
         except BloscpackError as exc:
             report["problems"].append(str(exc))
-    if isinstance(reader, CtableReader) and not os.path.isfile(
-        os.path.join(reader.path, ATTRS_FILE)
-    ):
-        report["warnings"].append(f"{os.path.join(reader.path, ATTRS_FILE)}: missing")
+    if isinstance(reader, CtableReader) and not top.is_file(ATTRS_FILE):
+        report["warnings"].append(f"{top.join(ATTRS_FILE)}: missing")
     report["ok"] = not report["bad_chunks"] and not report["problems"]
     return report

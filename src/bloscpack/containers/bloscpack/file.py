@@ -767,6 +767,8 @@ class _FileObjectSource(ByteSource):
     base class's methods read its memory view, which this source does not have.
     """
 
+    remote = False
+
     def __init__(self, fp: IO[bytes], name: str) -> None:
         self._fp = fp
         self.name = name
@@ -803,6 +805,9 @@ class _FileObjectSource(ByteSource):
 
     def release(self, offset: int, n: int) -> None:
         pass  # nothing is mapped
+
+    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
+        pass  # read when asked
 
     def _read(self, offset: int, n: int, what: str) -> memoryview:
         self._fp.seek(self._start + offset)

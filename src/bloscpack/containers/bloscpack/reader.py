@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import engine
 from ... import ndarray as nd
+from ...blosc import partial
 from ...blosc.header import (
     BLOSC1_HEADER_SIZE,
     BLOSC2_HEADER_SIZE,
@@ -44,6 +45,7 @@ from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
 CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
+CHUNK_HEAD_READ = 4096  # a chunk's first bytes read for a partial read: header and bstarts
 _MIN_CHUNK = 16
 
 
@@ -192,10 +194,26 @@ class BloscpackReader:
             )
         return location
 
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Fetch chunks ``indices`` (with their digests) of a remote input at once: each from
+        its offset to the next chunk's; nothing for a local one or without offsets."""
+        offsets = self._offsets
+        if not self.source.remote or not len(offsets):
+            return
+        stored = np.unique(offsets)
+        ends = np.append(stored[1:], self.size)
+        ranges = []
+        for i in indices:
+            if 0 <= i < len(offsets):
+                at = int(offsets[i])
+                ranges.append((at, int(ends[np.searchsorted(stored, at)]) - at))
+        self.source.prefetch(ranges)
+
     @consistent_read
-    def locate(self, index: int) -> ChunkLocation:
+    def locate(self, index: int, whole: bool = True) -> ChunkLocation:
         """The location of chunk ``index`` (through the offsets when present: only this
-        chunk's header is read and checked)."""
+        chunk's header is read and checked; from a remote input, with the rest of the chunk
+        unless not ``whole``)."""
         count = len(self._offsets)
         if count:
             if not 0 <= index < count:
@@ -204,6 +222,8 @@ class BloscpackReader:
                 index = operator.index(index)
                 location = self._located.get(index)
                 if location is None:
+                    if whole:  # a remote chunk: its header with the rest
+                        self.prefetch([index])
                     location = self._locate_at(index, int(self._offsets[index]))
                     self._located[index] = location
                 return location
@@ -242,6 +262,8 @@ class BloscpackReader:
         if int(offsets.min()) < self.chunks_start or int(offsets.max()) > size - _MIN_CHUNK:
             return None
         read = self.source.read
+        if self.source.remote:  # every chunk header at once
+            self.source.prefetch([(o, CHUNK_HEADER_PEEK) for o in offsets.tolist()])
         try:
             raw = b"".join([read(o, _MIN_CHUNK, "chunk header") for o in offsets.tolist()])
         except BloscpackError:  # the file has changed since it was opened
@@ -336,6 +358,20 @@ class BloscpackReader:
     def read_chunk(self, index: int, *, verify: bool = True) -> memoryview:
         """The stored Blosc chunk ``index`` (a view into the input), digest verified."""
         return self._read_location(self.locate(index), verify)
+
+    @consistent_read
+    def read_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
+        """Chunk ``index`` unverified, or when decoding its bytes ``[lo, hi)`` needs only
+        some of its blocks, a buffer of its size holding its header, bstarts and those blocks'
+        streams (see :mod:`bloscpack.blosc.partial`): what a remote input reads."""
+        loc = self.locate(index, whole=False)
+        head = self.source.read(loc.offset, min(CHUNK_HEAD_READ, loc.cbytes), "chunk header")
+
+        def read_into(at: int, dest: memoryview, what: str) -> None:
+            self.source.read_into(loc.offset + at, dest, f"chunk {index} {what}")
+
+        part = partial.read_chunk_items(read_into, head, lo, hi)
+        return self._read_location(loc, False) if part is None else part
 
     def _read_location(self, loc: ChunkLocation, verify: bool) -> memoryview:
         chunk = self.source.read(loc.offset, loc.cbytes, f"chunk {loc.index}")
@@ -513,6 +549,20 @@ class BlpReader(ReaderBase):
 
     def check_sizes(self) -> None:
         self.reader.check_sizes()
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        self.reader.prefetch(indices)
+
+    @property
+    def remote(self) -> bool:
+        return self.reader.source.remote
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
+        """A remote chunk without a digest to check: only the blocks ``[lo, hi)`` needs;
+        else the chunk whole."""
+        if self.reader.source.remote and not (self.verify and index not in self._verified):
+            return self.reader.read_chunk_items(index, lo, hi)
+        return self.stored_chunk(index)
 
     def stored_chunk(self, index: int) -> memoryview:
         check = self.verify and index not in self._verified

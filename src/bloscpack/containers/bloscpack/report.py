@@ -216,9 +216,9 @@ def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> 
     return []
 
 
-def info_text(path: str, report: dict[str, Any]) -> str:
-    """The text bloscpack 0.16's ``blpk info`` printed for the ``.blp`` file ``path``, whose
-    :func:`info` is ``report``."""
+def info_text(path: SourceLike, report: dict[str, Any]) -> str:
+    """The text bloscpack 0.16's ``blpk info`` printed for the ``.blp`` file ``path`` (or an
+    open :class:`~bloscpack.io.ByteSource`), whose :func:`info` is ``report``."""
     lines = [BloscpackHeader(**report["header"]).pformat()]
     offsets = report.get("offsets")
     if offsets:
@@ -233,7 +233,8 @@ def info_text(path: str, report: dict[str, Any]) -> str:
         lines.append(MetadataHeader(**meta_fields).pformat())
     chunks = report.get("chunks") or []
     if chunks:
-        with ByteSource(path) as source:
+        with contextlib.ExitStack() as stack:
+            source = path if isinstance(path, ByteSource) else stack.enter_context(ByteSource(path))
             first = ChunkHeader.parse(source.read_upto(chunks[0]["offset"], CHUNK_HEADER_PEEK))
         lines.append("First chunk blosc header:")
         names = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize")

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...errors import ArgumentError, FileNotFound, NotAContainer
 from ...io import PathLike, is_stream, run_inside
+from ...remote.source import refuse_in_place
 from ..sframe import INDEX_FILE, SparseFrame, sniff_index_file
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
@@ -151,6 +152,8 @@ class Frame:
                 )
             if source is None:
                 raise ArgumentError("mode 'r'/'a' need a path or bytes")
+            if mode == "a" and not isinstance(source, (bytes, bytearray, memoryview)):
+                refuse_in_place(source, "changing")
             self._core = self._open(source, mode == "a", offset, sparse)
         self.meta = Meta(self._core)
         self.vlmeta = VLMeta(self._core)

@@ -107,15 +107,40 @@ class ContiguousFrame(FrameBase):
             )
         return self._storage.read(pos, cbytes, f"chunk {i}")
 
+    @property
+    def ranged(self) -> bool:  # type: ignore[override]
+        source = self._storage.source
+        return source is not None and source.remote
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Fetch chunks ``indices`` of a remote frame at once: each from its offset to the
+        next chunk's (or the end of the chunks section)."""
+        source = self._storage.source
+        if source is None or not source.remote:
+            return
+        stored = np.unique(self.offsets[self.offsets >= 0])
+        ends = np.append(stored[1:], self.header.cbytes)
+        start = self._storage.offset + self.header.header_len
+        ranges = []
+        for i in indices:
+            entry = self._entry(i) if 0 <= i < self.nchunks else -1
+            if entry >= 0:
+                end = int(ends[np.searchsorted(stored, entry)])
+                ranges.append((start + entry, end - entry))
+        source.prefetch(ranges)
+
     #: Item reads of a newly opened frame that read only the blocks they need; later ones map
     #: the file, whose mapping then serves every read without copies (mapping costs more than
-    #: one positioned read of a block, less than several).
+    #: one positioned read of a block, less than several).  A remote source never maps: its
+    #: item reads always fetch only the blocks they need.
     PARTIAL_READS = 1
 
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
         i = self._check_index(i)
         entry = self._entry(i)
-        if entry < 0 or self._storage.source is None or self._partial_reads >= self.PARTIAL_READS:
+        source = self._storage.source
+        if entry < 0 or source is None or (self._partial_reads >= self.PARTIAL_READS
+                                           and not source.remote):  # fmt: skip
             return self.chunk_at(i, entry)
         self._partial_reads += 1
         header = self.header

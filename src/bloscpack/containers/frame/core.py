@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -258,6 +258,19 @@ class FrameCore:
         entries), validated against the frame."""
         i = self._check_index(i)
         return self.chunk_at(i, self._entry(i))
+
+    #: Whether reading a chunk's blocks alone saves requests and bytes (a contiguous frame at a
+    #: URL), so that even boxes read only the blocks they need.
+    ranged = False
+
+    @property
+    def at_url(self) -> bool:
+        """Whether the frame is read from a URL (every read costs a request)."""
+        return self.ranged
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Hint that chunks ``indices`` are read next, whole (a remote frame fetches them at
+        once)."""
 
     def chunk_at(self, i: int, entry: int) -> memoryview | bytes:
         """:meth:`read_chunk` of chunk ``i`` whose index entry (from :meth:`entry`) is

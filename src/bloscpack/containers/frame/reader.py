@@ -5,6 +5,7 @@ open), :func:`load_bytes`, :func:`read_all`."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,13 @@ class FrameReader(ReaderBase):
 
     def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
         return self.core.read_chunk_items(index, lo, hi)
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        self.core.prefetch(indices)
+
+    @property
+    def remote(self) -> bool:
+        return bool(self.core.at_url)
 
     def metadata(self) -> dict[str, Any]:
         """The numpy metadata when the vlmetalayers hold it, else all vlmetalayers."""

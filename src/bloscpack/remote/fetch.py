@@ -1,0 +1,305 @@
+"""Byte ranges of one object at a URL, in as few requests as the storage allows.
+
+HTTP(S) and S3 objects are read with ``Range`` requests of our own (through the session of
+fsspec's filesystem), which tell the object's size and identity (``ETag``) with its bytes: the
+first bytes and the last bytes of an object come in two concurrent requests, with no separate
+``HEAD``.  A server that ignores ``Range`` (an answer ``200`` with the whole body) is detected
+and refused unless the body is small; later requests carry ``If-Match`` so that an object
+replaced since it was opened is never mixed with the old one.  Other filesystems (``memory://``,
+``zip://...::``, ``simplecache::...``) are read through fsspec's ``info`` and ``cat_file``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import FileChangedError, RemoteError
+
+#: Requests in flight at once for one read.
+IN_FLIGHT = 16
+#: Attempts of a request that failed transiently (a refused or reset connection, a 5xx).
+ATTEMPTS = 3
+#: Seconds before the first retry, doubled for each further one.
+BACKOFF = 0.1
+#: A body a server sends whole (ignoring ``Range``) is accepted up to this size.
+WHOLE_BODY_LIMIT = 1 << 20
+
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+
+
+@dataclass
+class Piece:
+    """Bytes of an object from ``start``, its ``size`` and identity (``ETag``, or
+    modification time and size) as the answer told them."""
+
+    start: int
+    data: bytes
+    size: int
+    identity: str | None
+
+
+class Transient(ConnectionError):
+    """A failure worth a retry (a 5xx answer)."""
+
+
+class Fetcher:
+    """Ranges of one object, through fsspec's filesystem ``fs`` at ``path`` (``url``: for
+    messages).  The base class serves any filesystem with ``info`` and ``cat_file``."""
+
+    def __init__(self, fs: Any, path: str, url: str) -> None:
+        self.fs, self.path, self.url = fs, path, url
+        self.identity: str | None = None
+        self.requests = 0  # made so far (for measurements)
+
+    def edges(self, n: int) -> tuple[Piece, Piece | None]:
+        """The first and the last ``n`` bytes (None when the first hold the whole object)."""
+        info = self.fs.info(self.path)
+        if info.get("type") == "directory":
+            raise FileNotFoundError(self.path)
+        size = int(info["size"])
+        self.identity = _identity_of(info)
+        head = Piece(0, self.fs.cat_file(self.path, 0, min(n, size)), size, self.identity)
+        self.requests += 2
+        tail = None
+        if size > n:
+            start = max(n, size - n)
+            tail = Piece(start, self.fs.cat_file(self.path, start, size), size, self.identity)
+            self.requests += 1
+        return head, tail
+
+    def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """The bytes of each ``(start, end)`` range, exactly."""
+        out = []
+        for start, end in ranges:
+            data = self.fs.cat_file(self.path, start, end)
+            self.requests += 1
+            out.append(_exact(self.url, data, start, end))
+        return out
+
+
+class AsyncFetcher(Fetcher):
+    """A filesystem with an event loop (HTTP, S3): ranges fetched concurrently, a bounded
+    number in flight, transient failures retried with backoff."""
+
+    async def _range(self, spec: str) -> Piece:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        from fsspec.asyn import sync
+
+        return sync(self.fs.loop, make)
+
+    async def _retried(self, spec: str) -> Piece:
+        for attempt in range(ATTEMPTS):
+            try:
+                self.requests += 1
+                return await self._range(spec)
+            except (TimeoutError, Transient, ConnectionResetError) as exc:
+                if attempt == ATTEMPTS - 1:
+                    raise ConnectionError(f"{exc} (after {ATTEMPTS} attempts)") from exc
+            except Exception as exc:
+                if type(exc).__name__ == "ClientPayloadError" and attempt == ATTEMPTS - 1:
+                    raise RemoteError(f"{self.url}: truncated response ({exc})") from exc
+                if not _is_transient(exc) or attempt == ATTEMPTS - 1:
+                    raise
+            await asyncio.sleep(BACKOFF * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def edges(self, n: int) -> tuple[Piece, Piece | None]:
+        async def both() -> tuple[Piece, Piece]:
+            return await asyncio.gather(self._retried(f"bytes=0-{n - 1}"),
+                                        self._retried(f"bytes=-{n}"))  # fmt: skip
+
+        head, tail = self._run(both)
+        known = None not in (head.identity, tail.identity)
+        if head.size != tail.size or (known and head.identity != tail.identity):
+            raise FileChangedError(f"{self.url}: changed while it was opened")
+        self.identity = head.identity or tail.identity
+        if head.start + len(head.data) >= head.size:
+            return head, None
+        return head, tail
+
+    def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        async def all_of() -> list[Piece]:
+            limit = asyncio.Semaphore(IN_FLIGHT)
+
+            async def one(start: int, end: int) -> Piece:
+                async with limit:
+                    return await self._retried(f"bytes={start}-{end - 1}")
+
+            return await asyncio.gather(*(one(s, e) for s, e in ranges))
+
+        pieces = self._run(all_of)
+        return [_exact(self.url, p.data, s, e) for p, (s, e) in zip(pieces, ranges, strict=True)]
+
+
+class HttpFetcher(AsyncFetcher):
+    """An object on an HTTP(S) server (fsspec's ``HTTPFileSystem`` and its session)."""
+
+    async def _range(self, spec: str) -> Piece:
+        fs = self.fs
+        kw = dict(fs.kwargs)
+        headers = {**(kw.pop("headers", None) or {}), "Range": spec}
+        if self.identity is not None and self.identity.startswith(("\"", "W/")):
+            headers["If-Match"] = self.identity
+        session = await fs.set_session()
+        async with session.get(fs.encode_url(self.path), headers=headers, **kw) as r:
+            if r.status == 404:
+                raise FileNotFoundError(self.url)
+            if r.status in (401, 403):
+                raise PermissionError(self.url)
+            if r.status == 412:
+                raise FileChangedError.since_opened(self.url)
+            if r.status == 416:  # an empty object has no byte to range over
+                return Piece(0, b"", 0, r.headers.get("ETag"))
+            if r.status >= 500:
+                raise Transient(f"HTTP {r.status} {r.reason}")
+            if r.status not in (200, 206):
+                raise OSError(f"HTTP {r.status} {r.reason}")
+            identity = r.headers.get("ETag") or _modified(r.headers)
+            if r.status == 200:
+                length = r.content_length
+                if length is None or length > WHOLE_BODY_LIMIT:
+                    raise RemoteError(
+                        f"{self.url}: the server ignores Range requests (it answered {spec!r}"
+                        f" with the whole body, {length if length is not None else 'unknown'}"
+                        " bytes); not downloading it"
+                    )
+                data = await r.read()
+                return Piece(0, data, len(data), identity)
+            start, _, size = _content_range(self.url, r.headers.get("Content-Range", ""))
+            return Piece(start, await r.read(), size, identity)
+
+
+class S3Fetcher(AsyncFetcher):
+    """An object in S3 (s3fs's client, its retries and its error translation)."""
+
+    async def _range(self, spec: str) -> Piece:
+        bucket, key, version = self.fs.split_path(self.path)
+        kw: dict[str, Any] = {"Range": spec}
+        if version:
+            kw["VersionId"] = version
+        if self.identity is not None:
+            kw["IfMatch"] = self.identity
+        try:
+            resp = await self.fs._call_s3("get_object", Bucket=bucket, Key=key, **kw)
+        except OSError as exc:
+            if "PreconditionFailed" in str(exc) or "412" in str(exc):
+                raise FileChangedError.since_opened(self.url) from None
+            if any(k in str(exc) for k in ("InvalidRange", "416", "not satisfiable")):
+                return Piece(0, b"", 0, None)  # an empty object: no byte to range over
+            raise
+        try:
+            data = await resp["Body"].read()
+        finally:
+            resp["Body"].close()
+        identity = resp.get("ETag")
+        crange = resp.get("ContentRange")
+        if not crange:  # the whole object
+            return Piece(0, data, len(data), identity)
+        start, _, size = _content_range(self.url, crange)
+        return Piece(start, data, size, identity)
+
+
+def fetcher(fs: Any, path: str, url: str) -> Fetcher:
+    """The fetcher for ``path`` on ``fs``: our own ``Range`` requests for HTTP and S3, fsspec's
+    reads for the others."""
+    kind = type(fs).__name__
+    if kind == "HTTPFileSystem":
+        return HttpFetcher(fs, path, url)
+    if kind == "S3FileSystem":
+        return S3Fetcher(fs, path, url)
+    return Fetcher(fs, path, url)
+
+
+def cat_objects(fs: Any, paths: Sequence[str]) -> list[bytes | Exception]:
+    """Every object of ``paths`` whole (or the exception reading it raised): concurrently, a
+    bounded number in flight, where ``fs`` is asynchronous.  (fsspec's ``cat`` of a list
+    first asks about each path, which costs a request each.)"""
+    if not getattr(fs, "async_impl", False):
+        return [_or_error(fs.cat_file, p) for p in paths]
+    # s3fs would first ask each object's size (a HEAD) to fetch large ones in parts
+    options = {"max_concurrency": 1} if type(fs).__name__ == "S3FileSystem" else {}
+
+    async def all_of() -> list[bytes | Exception]:
+        limit = asyncio.Semaphore(IN_FLIGHT)
+
+        async def one(path: str) -> bytes | Exception:
+            async with limit:
+                try:
+                    return bytes(await fs._cat_file(path, **options))
+                except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
+                    return exc
+
+        return await asyncio.gather(*(one(p) for p in paths))
+
+    from fsspec.asyn import sync
+
+    return list(sync(fs.loop, all_of))
+
+
+def _or_error(read: Callable[[str], bytes], path: str) -> bytes | Exception:
+    try:
+        return bytes(read(path))
+    except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
+        return exc
+
+
+def coalesce(ranges: Sequence[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
+    """``(start, end)`` ``ranges`` sorted, those closer than ``gap`` bytes merged into one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start - merged[-1][1] <= gap:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def split(ranges: Sequence[tuple[int, int]], part: int) -> list[tuple[int, int]]:
+    """``ranges`` cut into parts of at most ``part`` bytes (requests made concurrently)."""
+    return [(s, min(s + part, end)) for start, end in ranges for s in range(start, end, part)]
+
+
+def _content_range(url: str, text: str) -> tuple[int, int, int]:
+    found = _CONTENT_RANGE.match(text.strip())
+    if found is None or found.group(3) == "*":
+        raise RemoteError(f"{url}: the server sent no usable Content-Range ({text!r})")
+    return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+def _exact(url: str, data: bytes, start: int, end: int) -> bytes:
+    if len(data) != end - start:
+        raise RemoteError(
+            f"{url}: truncated response: bytes {start}-{end - 1} came as {len(data)} bytes"
+        )
+    return data
+
+
+def _modified(headers: Any) -> str | None:
+    modified = headers.get("Last-Modified")
+    return f"{modified}/{headers.get('Content-Range', '').rpartition('/')[2]}" if modified else None
+
+
+def _identity_of(info: dict[str, Any]) -> str | None:
+    for key in ("ETag", "etag", "checksum"):
+        if info.get(key):
+            return str(info[key])
+    for key in ("mtime", "LastModified", "last_modified", "modified", "created"):
+        if info.get(key) is not None:
+            return f"{info[key]}/{info.get('size')}"
+    return None
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Connection failures of aiohttp that a retry may get past (not a refused connection
+    to a host that is down, which is reported at once)."""
+    name = type(exc).__name__
+    return name in {"ServerDisconnectedError", "ClientPayloadError", "ClientOSError"}
+
+
+__all__ = ["Fetcher", "Piece", "coalesce", "fetcher"]
