@@ -365,6 +365,7 @@ def convert(
     overwrite: bool = True,
     copy_chunks: bool = True,
     progress: Callable[[int], None] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Convert the container ``src`` (any format bloscpack reads) into ``dst`` in ``format``.
@@ -377,7 +378,8 @@ def convert(
     existing ``dst`` is replaced atomically, as :func:`bloscpack.save` replaces;
     ``overwrite=False`` refuses it.  A failed conversion leaves nothing.
     ``progress``, if given, is called with the number of uncompressed source bytes each step
-    has written (they add up to the source's size).
+    has written (they add up to the source's size).  ``dst`` may be a URL, configured by
+    ``storage_options``, as for :func:`bloscpack.save`.
 
     Returns a report: ``{"format", "source_format", "copied_chunks",
     "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
@@ -386,7 +388,8 @@ def convert(
     fmt = target_format(dst, format)
 
     def read(src_path: str) -> dict[str, Any]:
-        return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options)
+        return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options,
+                        storage_options)
 
     with sized_input(src) as src_path:
         return in_one_state(read, src_path)
@@ -419,6 +422,7 @@ def _convert(
     copy_chunks: bool,
     progress: Callable[[int], None] | None,
     options: dict[str, Any],
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`convert` from a file whose size is known."""
     source_format = detect(src_path)
@@ -429,7 +433,8 @@ def _convert(
         target = _make_target(fmt, source, options, copy_chunks)
         if progress is not None:
             target.progress = progress
-        with registry.staged_container(dst_path, overwrite) as path, engine.threads(nthreads):
+        staged = registry.staged_container(dst_path, overwrite, fmt, storage_options)
+        with staged as path, engine.threads(nthreads):
             target.write(path)
             source.close()
     finally:

@@ -18,6 +18,7 @@ from .files import (
     _progress_bar,
     _sized_input,
 )
+from .options import storage_options
 
 
 def cmd_convert(args: argparse.Namespace, console: Console) -> int:
@@ -43,7 +44,7 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         with _progress_bar(args, console, "convert", lambda: _array_nbytes(src)) as bar:
             report = convert(src, args.dst, fmt, overwrite=args.force,
                              copy_chunks=not args.recompress, progress=_advance(bar),
-                             **options)  # fmt: skip
+                             storage_options=storage_options(args), **options)  # fmt: skip
         report = console.unalias(report)
     if args.json:
         console.plain(json.dumps(report, indent=2))

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...errors import ArgumentError, FileNotFound, NotAContainer
 from ...io import PathLike, is_stream, run_inside
+from ...remote.upload import local_output
 from ..sframe import INDEX_FILE, SparseFrame, sniff_index_file
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
@@ -140,6 +141,8 @@ class Frame:
             raise ArgumentError(f"mode must be 'r', 'a' or 'w', got {mode!r}")
         self.mode = mode
         self._core: ContiguousFrame | SparseFrame
+        if mode != "r" and isinstance(source, (str, os.PathLike)):
+            source = local_output(source, "change" if mode == "a" else "write a frame to")
         if mode == "w":
             if offset:
                 raise ArgumentError("offset is for reading or changing an existing frame, not 'w'")
