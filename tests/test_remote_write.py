@@ -18,6 +18,7 @@ import blosc2
 import fsspec
 import numpy as np
 import pytest
+import s3fs
 
 import bloscpack
 from bloscpack.append import append
@@ -295,6 +296,86 @@ def test_a_failed_upload_leaves_no_readable_container(case, replacing, s3_write_
         assert message.endswith("the object there is unchanged" if replacing else
                                 "nothing was written")  # fmt: skip
     assert not list(tmp_path.glob("blpk-upload-*"))
+
+
+@pytest.mark.parametrize("first, then", [("b2nd", "sparse-b2nd"), ("sparse-b2nd", "b2nd")])
+def test_a_failed_upload_over_the_other_kind_says_so(first, then, s3_write_server,
+                                                      tmp_path, monkeypatch):  # fmt: skip
+    """A file replaced by a directory (or the reverse) is removed before the upload: a file
+    system cannot hold both under one name."""
+    url, so = s3_write_server.url("a.b2nd"), s3_write_server.storage_options
+    write(first, url, storage_options=so, scratch=tmp_path)
+    failing(monkeypatch, s3_write_server, 1 if then == "sparse-b2nd" else 0, OSError("gone"))
+    with pytest.raises(RemoteError, match=r"\(gone\); .*the container that was there"):
+        write(then, url, storage_options=so, scratch=tmp_path)
+    monkeypatch.undo()
+    fs = s3_write_server.filesystem()
+    assert fs.find(f"{s3_write_server.bucket}/a.b2nd") == []
+
+
+@pytest.mark.parametrize("case", ["sframe", "ctable"])
+def test_an_interrupted_upload_removes_what_it_wrote(case, s3_write_server, tmp_path,
+                                                     monkeypatch):  # fmt: skip
+    suffix = CASES[case][0]
+    failing(monkeypatch, s3_write_server, 3, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        write(case, s3_write_server.url("a" + suffix),
+              storage_options=s3_write_server.storage_options)  # fmt: skip
+    monkeypatch.undo()
+    assert s3_write_server.filesystem().find(f"{s3_write_server.bucket}/a{suffix}") == []
+
+
+@pytest.mark.parametrize("case", DIRECTORIES)
+def test_a_replaced_directory_stops_being_readable_first(case, s3_write_server, tmp_path,
+                                                         monkeypatch):  # fmt: skip
+    """Its metadata objects go before any of its objects is overwritten; the stale ones once
+    the new metadata is in place."""
+    suffix, array, options = CASES[case]
+    url, so = s3_write_server.url("a" + suffix), s3_write_server.storage_options
+    key = f"{s3_write_server.bucket}/a{suffix}"
+    big = np.resize(array, (len(array) * 3, *array.shape[1:]))
+    write_options = {k: v for k, v in options.items() if k != "sparse"}
+    if options.get("sparse"):
+        bloscpack.save(big, tmp_path / "big.blp")
+        bloscpack.convert(tmp_path / "big.blp", url, storage_options=so, **options)
+    else:
+        bloscpack.save(big, url, storage_options=so, **write_options)
+    fs = s3_write_server.filesystem()
+    old = fs.find(key)
+    events: list[tuple[str, object]] = []
+    rm, put_file = fs.rm, fs.put_file
+
+    def logged_rm(keys, *args, **kwargs):
+        events.append(("rm", sorted(keys)))
+        return rm(keys, *args, **kwargs)
+
+    def logged_put_file(local, key, *args, **kwargs):
+        events.append(("put", key))
+        return put_file(local, key, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "rm", logged_rm)
+    monkeypatch.setattr(fs, "put_file", logged_put_file)
+    write(case, url, storage_options=so, scratch=tmp_path)
+    fmt = "b2nd" if case == "sparse-b2nd" else registry.by_extension("a" + suffix).name
+    last = registry.published_last(fmt)
+    published = sorted(k for k in old if any(k.endswith("/" + t) for t in last))
+    assert events[0] == ("rm", published)
+    puts = [e[1] for e in events[1:-1]]
+    assert all(e[0] == "put" for e in events[1:-1]) and len(puts) == len(set(puts))
+    new = fs.find(key)
+    assert events[-1] == ("rm", sorted(set(old) - set(new)))
+    assert len(events[-1][1]) > 0
+
+
+def test_part_size_grows_with_the_object():
+    from bloscpack.remote import upload
+
+    fs = s3fs.S3FileSystem(anon=True, skip_instance_cache=True)
+    assert upload._part_options(fs, 10) == {"chunksize": upload.PART_SIZE,
+                                            "max_concurrency": upload.PARTS_AT_ONCE}  # fmt: skip
+    huge = upload.PART_SIZE * upload.MAX_PARTS * 3
+    assert upload._part_options(fs, huge)["chunksize"] * upload.MAX_PARTS >= huge
+    assert upload._part_options(fsspec.filesystem("memory"), huge) == {}
 
 
 def test_no_local_copy_is_left_behind(tmp_path, monkeypatch, s3_write_server):

@@ -29,9 +29,11 @@ from ..errors import BloscpackError, OutputExistsError, RemoteError, Unsupported
 from ..url import describe, filesystem, is_url, local_path, remote_errors
 
 #: Bytes sent per request of a large object's multipart upload, where the store has them.
-PART_SIZE = 16 * 1024 * 1024
-#: Parts of one object in flight at once (at most this many parts are in memory).
+PART_SIZE = 8 * 1024 * 1024
+#: Parts of one object in flight at once (the client holds about two copies of each).
 PARTS_AT_ONCE = 4
+#: Most parts one object may have (S3's limit): a larger object gets larger parts.
+MAX_PARTS = 10_000
 #: Objects of a directory container uploaded at once.
 UPLOADS_AT_ONCE = 8
 
@@ -67,15 +69,16 @@ def _objects(fs: Any, path: str) -> tuple[list[str], bool]:
     return ([path] if fs.exists(path) else []), False
 
 
-def _part_options(fs: Any) -> dict[str, Any]:
-    """What keeps a large object's upload in bounded memory, where ``fs.put_file`` takes it
-    (S3: the part size and the parts sent at once)."""
+def _part_options(fs: Any, size: int) -> dict[str, Any]:
+    """What keeps the upload of an object of ``size`` bytes in bounded memory, where
+    ``fs.put_file`` takes it (S3: the part size and the parts sent at once)."""
     put = getattr(fs, "_put_file", fs.put_file)
     try:
         accepted = inspect.signature(put).parameters
     except (TypeError, ValueError):
         return {}
-    wanted = {"chunksize": PART_SIZE, "max_concurrency": PARTS_AT_ONCE}
+    part = max(PART_SIZE, -(-size // MAX_PARTS))
+    wanted = {"chunksize": part, "max_concurrency": PARTS_AT_ONCE}
     return {k: v for k, v in wanted.items() if k in accepted}
 
 
@@ -111,6 +114,8 @@ class Upload:
             raise OutputExistsError(
                 f"{url}: holds objects that are not a Blosc container; not replacing them"
             )
+        #: Whether the old container was removed (or made unreadable) before the upload.
+        self.removed = False
 
     def _names(self, keys: Sequence[str]) -> list[str]:
         """The names of the objects ``keys`` relative to the destination."""
@@ -130,7 +135,9 @@ class Upload:
         try:
             _put_all(self.fs, [(built, self.target)])
         except BaseException as exc:
-            self._fail(exc, "the object there is unchanged" if self.old else "nothing was written")
+            self._fail(exc, "the object there is unchanged" if self.old else
+                       "the container that was there is removed" if self.removed else
+                       "nothing was written")  # fmt: skip
         return [self.target]
 
     def _upload_directory(self, built: str) -> list[str]:
@@ -143,25 +150,25 @@ class Upload:
         pairs = [(os.path.join(built, *name.split("/")), f"{self.target}/{name}")
                  for name in names]  # fmt: skip
         self._replace_other_kind(directory=True)
-        overwritten = bool(set(self.old) & {key for _, key in pairs})
-        if overwritten:  # the old container stops being readable before it is overwritten
+        if set(self.old) & {key for _, key in pairs}:  # the old one stops being readable first
             published = [k for k, n in zip(self.old, self._names(self.old), strict=True)
                          if rank(n, self.last)]  # fmt: skip
             with remote_errors(self.url):
                 _remove(self.fs, published)
+            self.removed = True
         ranks = [rank(name, self.last) for name in names]
-        first = [pair for pair, r in zip(pairs, ranks, strict=True) if r == 0]
-        batches = [first] + [[pair] for r in range(1, len(self.last) + 1)
-                             for pair, rank in zip(pairs, ranks, strict=True) if rank == r]
+        order = sorted(range(len(pairs)), key=ranks.__getitem__)
+        batches = [[pairs[i] for i in order if not ranks[i]]]  # at once, then one by one
+        batches += [[pairs[i]] for i in order if ranks[i]]
         sent: list[str] = []
         try:
             for batch in batches:
                 sent += [key for _, key in batch]
                 _put_all(self.fs, batch)
         except BaseException as exc:
-            left = _remove_quietly(self.fs, sent + (self.old if overwritten else []))
+            left = _remove_quietly(self.fs, sent + (self.old if self.removed else []))
             what = f"removed the {len(sent)} objects written"
-            if overwritten:
+            if self.removed:
                 what += " and the container that was there"
             if left:
                 what = f"could not remove {len(left)} of the objects written ({left[0]}, ...)"
@@ -182,15 +189,16 @@ class Upload:
         if self.old and self.old_is_dir != directory:
             with remote_errors(self.url):
                 _remove(self.fs, self.old)
-            self.old = []
+            self.old, self.removed = [], True
 
 
 def _put_all(fs: Any, pairs: Sequence[tuple[str, str]]) -> None:
     """Upload each local file of ``pairs`` to its key (several at once); the first error is
     raised once none is in flight (those not started are not)."""
-    options = _part_options(fs)
     with concurrent.futures.ThreadPoolExecutor(min(UPLOADS_AT_ONCE, len(pairs)) or 1) as pool:
-        futures = [pool.submit(fs.put_file, local, key, **options) for local, key in pairs]
+        futures = [pool.submit(fs.put_file, local, key,
+                               **_part_options(fs, os.path.getsize(local)))
+                   for local, key in pairs]  # fmt: skip
         try:
             for future in futures:
                 future.result()
@@ -262,6 +270,6 @@ def upload_writer(url: str, storage_options: Mapping[str, Any] | None = None, *,
 
 
 __all__ = [
-    "PART_SIZE", "PARTS_AT_ONCE", "UPLOADS_AT_ONCE", "Upload", "exists", "local_output", "rank",
-    "staged_upload", "upload_writer",
+    "MAX_PARTS", "PART_SIZE", "PARTS_AT_ONCE", "UPLOADS_AT_ONCE", "Upload", "exists",
+    "local_output", "rank", "staged_upload", "upload_writer",
 ]  # fmt: skip
