@@ -381,7 +381,8 @@ def convert(
     existing ``dst`` is replaced atomically, as :func:`bloscpack.save` replaces;
     ``overwrite=False`` refuses it.  A failed conversion leaves nothing.
     ``progress``, if given, is called with the number of uncompressed source bytes each step
-    has written (they add up to the source's size).
+    has written (they add up to the source's size).  ``dst`` may be a URL, configured by
+    ``storage_options``, as for :func:`bloscpack.save`.
 
     Returns a report: ``{"format", "source_format", "copied_chunks",
     "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
@@ -391,7 +392,7 @@ def convert(
 
     def read(src_path: Any, source_format: str | None = None) -> dict[str, Any]:
         return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options,
-                        source_format)  # fmt: skip
+                        source_format, storage_options)  # fmt: skip
 
     if is_url(src):
         with registry.opened_url(os.fspath(src), storage_options, whole=True) as (found, opened):
@@ -428,9 +429,10 @@ def _convert(
     progress: Callable[[int], None] | None,
     options: dict[str, Any],
     source_format: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`convert` from a file whose size is known (or an opened URL of
-    ``source_format``)."""
+    ``source_format``) to ``dst_path`` (a URL reached with ``storage_options``)."""
     source_format = source_format or detect(src_path)
     options = dict(options)
     nthreads = options.pop("nthreads", None)
@@ -439,7 +441,8 @@ def _convert(
         target = _make_target(fmt, source, options, copy_chunks)
         if progress is not None:
             target.progress = progress
-        with registry.staged_container(dst_path, overwrite) as path, engine.threads(nthreads):
+        staged = registry.staged_container(dst_path, overwrite, fmt, storage_options)
+        with staged as path, engine.threads(nthreads):
             target.write(path)
             source.close()
     finally:

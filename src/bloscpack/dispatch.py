@@ -30,7 +30,8 @@ FORMATS = tuple(registry.FORMATS)
 
 def save(
     array: Any, path: PathLike, format: str | None = None, *, overwrite: bool = True,
-    metadata: Mapping[str, Any] | None = None, **options: Any,
+    metadata: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None, **options: Any,
 ) -> None:  # fmt: skip
     """Save a numpy array to ``path``.  The format is ``format`` (``blp``, ``b2frame``,
     ``b2nd``, ``sframe`` or ``bcolz``), else the one the suffix of ``path`` names (``.blp``,
@@ -43,17 +44,19 @@ def save(
     JSON-able mapping stored with the array (every format holds it).  ``options``: the common
     ones (``codec``, ``clevel``, ``filters``, ``chunks``, ``chunk_size``, ``blocks``,
     ``nthreads``) mean the same in every format; the others are the format's own (see the
-    README's tables)."""
+    README's tables).  ``path`` may be a URL (``s3://bucket/key``, fsspec's; ``storage_options``
+    configure its file system): the container is built in a temporary local file or directory,
+    then uploaded (see the README, "Writing to URLs")."""
     fmt = registry.output_format(path, format).name
     if is_dataarray(array):
         array, metadata = dataarray_values(array, metadata)
     array = table_array(array) if is_dataframe(array) else np.asanyarray(array)
-    _write_staged(array, path, fmt, overwrite, metadata, False, options)
+    _write_staged(array, path, fmt, overwrite, metadata, False, options, storage_options)
 
 
 def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
-                  metadata: Mapping[str, Any] | None, raw: bool,
-                  options: dict[str, Any]) -> None:  # fmt: skip
+                  metadata: Mapping[str, Any] | None, raw: bool, options: dict[str, Any],
+                  storage_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
     """``array`` to ``path`` in ``fmt`` through one staged output: through the format's own
     ``save`` where it has one (a faster path), else (or with user ``metadata``) through its
     conversion target (``raw`` bytes: stored without numpy metadata)."""
@@ -64,7 +67,7 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
         registry.check_options(fmt, options, registry.keyword_options(writer, 2))
     with (
         engine.threads(nthreads),
-        registry.staged_container(path, overwrite) as build,
+        registry.staged_container(path, overwrite, fmt, storage_options) as build,
     ):
         if writer is not None and metadata is None:
             writer(array, build, **options)
@@ -137,14 +140,16 @@ def _verify(path: Any, fmt: str | None = None) -> dict[str, Any]:
 
 def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: str | None = None,
                   *, dtype: Any = None, shape: Any = None, overwrite: bool = True,
-                  metadata: Any = None, **options: Any) -> None:  # fmt: skip
+                  metadata: Any = None, storage_options: Mapping[str, Any] | None = None,
+                  **options: Any) -> None:  # fmt: skip
     """Compress the file ``src`` into ``dst``, in ``format`` or the one the suffix of ``dst``
     names (as :func:`save` chooses).  A ``.npy`` input is stored as an array (its dtype and
     shape kept), and so is a raw input given a ``dtype`` (and a ``shape``, default 1-d).
     Other input is raw bytes, which ``typesize`` (default 8) tells the filters the item size
     of: formats that store bytes as such keep them so, chunk by chunk as they are read (then
     ``src`` and ``dst`` may also be binary streams), the others store them as unsigned ints of
-    ``typesize`` bytes (default 1).  ``metadata`` and ``options`` as for :func:`save`."""
+    ``typesize`` bytes (default 1).  ``metadata``, ``options`` and a URL ``dst`` (with its
+    ``storage_options``) as for :func:`save`."""
     from . import ndarray as nd
 
     src_path, dst_path = (os.fspath(x) if isinstance(x, (str, os.PathLike)) else None
@@ -165,7 +170,8 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
         options["typesize"] = RAW_TYPESIZE if typesize is None else typesize
         dtype = np.dtype(np.uint8)
         if registry.streams_raw(found.name):
-            _own_path(src, dst, found.name, overwrite, metadata, options, dtype, (0,))
+            _own_path(src, dst, found.name, overwrite, metadata, options, dtype, (0,),
+                      storage_options)
             return
     elif raw:
         dtype = _unsigned(found.name, typesize)
@@ -175,7 +181,8 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
             header = np.load(sized, mmap_mode="r", allow_pickle=False)
             dtype, shape = header.dtype, header.shape
             del header
-            _own_path(sized, dst, found.name, overwrite, metadata, options, dtype, shape)
+            _own_path(sized, dst, found.name, overwrite, metadata, options, dtype, shape,
+                      storage_options)
         return
     if src_path is None or dst_path is None:
         raise ArgumentError(f"format {found.name!r} is written from a file to a file, not streams")
@@ -184,12 +191,13 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
             array = np.load(sized, mmap_mode="r", allow_pickle=False)
         else:
             array = nd.raw_array(sized, dtype, shape)
-        _write_staged(array, dst_path, found.name, overwrite, metadata, raw, options)
+        _write_staged(array, dst_path, found.name, overwrite, metadata, raw, options,
+                      storage_options)
 
 
 def _own_path(src: Any, dst: Any, fmt: str, overwrite: bool, metadata: Any,
-              options: dict[str, Any], dtype: np.dtype,
-              shape: tuple[int, ...]) -> None:  # fmt: skip
+              options: dict[str, Any], dtype: np.dtype, shape: tuple[int, ...],
+              storage_options: Mapping[str, Any] | None) -> None:  # fmt: skip
     """``src`` through the format's own ``compress_file`` (chunk by chunk as it is read)."""
     stream = registry.module(fmt).compress_file
     nthreads = options.pop("nthreads", None)
@@ -198,7 +206,9 @@ def _own_path(src: Any, dst: Any, fmt: str, overwrite: bool, metadata: Any,
     with contextlib.ExitStack() as stack:
         stack.enter_context(engine.threads(nthreads))
         if isinstance(dst, (str, os.PathLike)):
-            dst = stack.enter_context(registry.staged_container(dst, overwrite))
+            dst = stack.enter_context(
+                registry.staged_container(dst, overwrite, fmt, storage_options)
+            )
         stream(src, dst, metadata=metadata, **options)
 
 

@@ -8,6 +8,7 @@ import os
 from ..containers.bloscpack.args import (
     double_pretty_size,
 )
+from ..remote.upload import local_output
 from .console import EXIT_OK, CLIError, Console
 from .files import _check_input, _counting, _progress_bar, _read_metadata_file, _same_file
 from .options import EXTENSION
@@ -18,6 +19,7 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
     original, new = args.original_file, args.new_file
     if not args.no_check_extension and not original.endswith(EXTENSION):
         raise CLIError(f"original file '{original}' does not end with '{EXTENSION}'")
+    original = local_output(original, "append to")  # refused for a URL but file://
     _check_input(original, "original file")
     _check_input(new, "new file")
     if _same_file(original, new):

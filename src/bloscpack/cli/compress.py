@@ -18,6 +18,7 @@ from .files import (
     _copy_file,
     _counting,
     _input_stream,
+    _is_remote,
     _is_terminal,
     _output_format,
     _output_stream,
@@ -30,6 +31,7 @@ from .files import (
     _spool_input,
     _streamed,
 )
+from .options import storage_options
 
 #: Flags that set one format's own options, and the option (also the parsed argument's name).
 _OWN_FLAGS = (("-k", "checksum"), ("-o", "offsets"), ("--max-app-chunks", "max_app_chunks"))
@@ -84,12 +86,13 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
         target = scratch or out or out_file
         total = functools.partial(_input_nbytes, source, in_size)
         with _progress_bar(args, console, "compress", total) as bar, _counting(bar, "compress"):
-            compress_file(source, target, args.format, **options)
+            compress_file(source, target, args.format, storage_options=storage_options(args),
+                          **options)  # fmt: skip
         if out is not None:
             if scratch is not None:
                 _copy_file(scratch, out)
             out.flush()
-    if out is None:
+    if out is None and not _is_remote(out_file):
         out_size = _size_of(out_file)
         console.verbose(f"output file size: {double_pretty_size(out_size)}")
         if out_size and in_size is not None:

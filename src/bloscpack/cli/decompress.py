@@ -16,6 +16,8 @@ from .files import (
     _format_metadata,
     _input_name,
     _input_stream,
+    _is_remote,
+    _output_file,
     _progress_bar,
     _same_file,
     _size_of,
@@ -60,13 +62,11 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     console.verbose(f"input file is: '{in_file}'")
     console.verbose(f"output file is: '{out_file}'")
     npy = not to_stdout and out_file.endswith(".npy")
-    from ..io import atomic_write
-
     with contextlib.ExitStack() as stack:
         source: Any = in_file
         if _streamed(in_file):
             source = _stream_source(stack, console, in_file, npy)
-        out = _stdout() if to_stdout else stack.enter_context(atomic_write(out_file))
+        out = _stdout() if to_stdout else stack.enter_context(_output_file(out_file, args))
         metadata = _decompress_into(args, console, source, out, npy)
         out.flush()
     if metadata:
@@ -74,7 +74,7 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     if args.metadata_out is not None:
         _write_json(args.metadata_out, metadata)
         console.verbose(f"metadata saved to: '{args.metadata_out}'")
-    if not to_stdout:
+    if not to_stdout and not _is_remote(out_file):
         console.verbose(f"output file size: {double_pretty_size(_size_of(out_file))}")
     return EXIT_OK
 

@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..containers import registry as _registry
 from .console import EXIT_USAGE, PROG, STDIN_NAME, STDIO, CLIError, Console
-from .options import FORMAT_EXTENSIONS
+from .options import FORMAT_EXTENSIONS, storage_options
 
 if TYPE_CHECKING:
     from ..progress import ProgressBar
@@ -31,10 +31,19 @@ def _check_input(path: str, what: str = "input file") -> None:
 def _check_output(
     path: str, args: argparse.Namespace, console: Console, directory: str | None = None
 ) -> None:
-    """Refuse an existing output without ``-f``.  A FIFO or a device is written in place, with
-    or without ``-f``, unless ``directory`` (the format, when it writes a directory)."""
+    """Refuse an existing output without ``-f`` (a URL too: an object, or objects under it).  A
+    FIFO or a device is written in place, with or without ``-f``, unless ``directory`` (the
+    format, when it writes a directory)."""
     from ..io import is_written_in_place
 
+    if _is_remote(path):
+        from ..remote.upload import exists
+
+        if exists(path, storage_options(args)):
+            if not args.force:
+                raise CLIError(f"output file '{path}' exists!")
+            console.verbose(f"overwriting existing file: '{path}'")
+        return
     if is_written_in_place(path):
         if directory is not None:
             raise CLIError(f"'{path}' is not a regular file: {directory} writes a directory")
@@ -43,6 +52,28 @@ def _check_output(
         if not args.force:
             raise CLIError(f"output file '{path}' exists!")
         console.verbose(f"overwriting existing file: '{path}'")
+
+
+def _is_remote(path: str) -> bool:
+    """Whether ``path`` is a URL (``file://`` ones too: the library maps them to their path)."""
+    from ..url import is_url
+
+    return is_url(path)
+
+
+@contextlib.contextmanager
+def _output_file(path: str, args: argparse.Namespace) -> Iterator[IO[bytes]]:
+    """The output file ``path`` opened for writing through a temporary file: renamed into place
+    (:func:`bloscpack.io.atomic_write`), or for a URL uploaded as one object, when the block
+    succeeds."""
+    from ..io import atomic_write
+    from ..remote.upload import upload_writer
+    from ..url import local_path
+
+    options = storage_options(args)
+    local = local_path(path, options) if _is_remote(path) else path
+    with atomic_write(local) if local is not None else upload_writer(path, options) as out:
+        yield out
 
 
 def _read_metadata_file(path: str | None) -> Any:

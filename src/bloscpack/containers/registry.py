@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
 from ..io import ByteSource, Directory, PathLike, staged_output
 from ..remote.dirs import open_url
+from ..remote.upload import rank, staged_upload
 from ..url import is_url, local_path
 from .base import ContainerReader
 from .bloscpack.header import MAGIC as BLP_MAGIC
@@ -245,12 +246,36 @@ def holds_container(path: str) -> bool:
     return True
 
 
-def staged_container(path: PathLike, overwrite: bool = True
+def staged_container(path: PathLike, overwrite: bool = True, fmt: str | None = None,
+                     storage_options: Mapping[str, Any] | None = None,
                      ) -> contextlib.AbstractContextManager[str]:  # fmt: skip
     """:func:`bloscpack.io.staged_output` for a container of any format at ``path``: what is
     there is replaced if it is a file, an empty directory or a container (unless
-    ``overwrite`` is false), never if it is a directory of other files."""
+    ``overwrite`` is false), never if it is a directory of other files.  A URL (other than
+    ``file://``, which is its local path) is built locally and uploaded
+    (:func:`bloscpack.remote.upload.staged_upload`), the files ``fmt`` publishes last, last."""
+    if is_url(path):
+        local = local_path(os.fspath(path), storage_options)
+        if local is None:
+            return staged_upload(os.fspath(path), storage_options, overwrite=overwrite,
+                                 last=published_last(fmt), replaces=_holds_published)  # fmt: skip
+        path = local
     return staged_output(path, overwrite=overwrite, replaces=holds_container)
+
+
+def published_last(fmt: str | None) -> tuple[str, ...]:
+    """The files of a directory container in format ``fmt`` that make it readable, in the order
+    they are written last where files appear one by one (``/``-separated, relative)."""
+    if fmt is None:
+        return ()
+    return tuple(n.replace(os.sep, "/") for n in getattr(module(fmt), "PUBLISHED_LAST", ()))
+
+
+def _holds_published(names: Sequence[str]) -> bool:
+    """Whether the files ``names`` (relative to a directory) include those that make a
+    directory container of some format readable."""
+    tails = [tail for fmt in FORMATS for tail in published_last(fmt)]
+    return any(rank(name, tails) for name in names)
 
 
 def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:
@@ -373,5 +398,7 @@ __all__ = [
     "output_format",
     "stream_format",
     "stream_size",
+    "published_last",
+    "staged_container",
     "writer_options",
 ]

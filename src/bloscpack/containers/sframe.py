@@ -44,6 +44,9 @@ from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, sniff_
 from .frame.writer import FrameTarget, FrameWriter, OnePassWriter, own_options
 
 INDEX_FILE = "chunks.b2frame"
+#: The file that makes the directory readable (it indexes the others): written last where the
+#: files appear one by one (uploads to a URL).
+PUBLISHED_LAST = (INDEX_FILE,)
 
 
 def chunk_file_name(chunk_id: int) -> str:
@@ -475,6 +478,6 @@ ConversionTarget = SparseFrameTarget
 
 
 __all__ = [
-    "ConversionTarget", "SparseFrame", "SparseFrameTarget", "SparseFrameWriter", "chunk_file_name",
-    "info", "open_reader", "own_options", "sniff_dir", "verify",
+    "PUBLISHED_LAST", "ConversionTarget", "SparseFrame", "SparseFrameTarget", "SparseFrameWriter",
+    "chunk_file_name", "info", "open_reader", "own_options", "sniff_dir", "verify",
 ]  # fmt: skip

@@ -14,9 +14,9 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import TruncatedError, UnsupportedError
-from ..io import ByteSource, PathLike
-from ..url import filesystem, is_url, remote_errors
+from ..errors import TruncatedError
+from ..io import ByteSource
+from ..url import filesystem, remote_errors
 from .cache import Ranges, ranges_for
 from .fetch import Fetcher, coalesce, fetcher, split
 
@@ -145,14 +145,4 @@ class RemoteSource(ByteSource):
         self._whole = None
 
 
-def refuse_in_place(name: PathLike, what: str) -> None:
-    """Refuse ``what`` (appending, editing) on a container at a URL: those change files in
-    place, which objects at URLs are not."""
-    if is_url(name):
-        raise UnsupportedError(
-            f"{name}: {what} a container at a URL is not supported (it changes files in"
-            " place); download it, change the copy, and upload that"
-        )
-
-
-__all__ = ["EDGE_SIZE", "MIN_FETCH", "RemoteSource", "refuse_in_place"]
+__all__ = ["EDGE_SIZE", "MIN_FETCH", "RemoteSource"]

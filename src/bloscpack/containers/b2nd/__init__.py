@@ -9,6 +9,7 @@ and block shapes (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` wr
 :mod:`.jobs` runs their chunk jobs.
 """
 
+from ..sframe import PUBLISHED_LAST  # sparse=True: a sparse frame directory
 from .reader import (
     B2ndArray,
     B2ndReader,
@@ -25,7 +26,7 @@ from .reader import (
 from .writer import B2ndTarget, ConversionTarget, own_options, save, save_b2nd
 
 __all__ = [
-    "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info", "load", "load_b2nd",
-    "open_frame", "open_reader", "own_options", "read_b2nd_metalayer", "read_b2nd_selection",
-    "save", "save_b2nd", "sniff_b2nd", "verify",
+    "PUBLISHED_LAST", "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
+    "load", "load_b2nd", "open_frame", "open_reader", "own_options", "read_b2nd_metalayer",
+    "read_b2nd_selection", "save", "save_b2nd", "sniff_b2nd", "verify",
 ]  # fmt: skip

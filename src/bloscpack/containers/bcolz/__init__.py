@@ -23,6 +23,7 @@ from .append import append_bcolz
 from .attrs import BcolzAttrs
 from .layout import BLPK_HEADER as BLPK_HEADER
 from .layout import META_DIR as META_DIR
+from .layout import PUBLISHED_LAST as PUBLISHED_LAST
 from .layout import Cparams, blosc_typesize, default_chunklen, sniff_dir
 from .reader import (
     BcolzCarrayReader,

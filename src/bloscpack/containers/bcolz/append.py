@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
 from ...io import PathLike, atomic_write
-from ...remote.source import refuse_in_place
+from ...remote.upload import local_output
 from .layout import (
     BLPK_HEADER,
     SIZES_FILE,
@@ -151,10 +151,9 @@ def append_bcolz(path: PathLike, rows: Any) -> int:
     length is the table's), every file atomically: if the append is interrupted, the
     directory still reads as before it started.
     """
-    refuse_in_place(path, "appending to")
-    path = os.fspath(path)
+    root: str = os.fspath(local_output(path, "append to"))
     plans = [
-        _plan_append(reader, data, length) for reader, data, length in _prepare_appends(path, rows)
+        _plan_append(reader, data, length) for reader, data, length in _prepare_appends(root, rows)
     ]
     sizes = [_write_append_chunks(plan) for plan in plans]
     # sizes last; the first column's (which gives a ctable's length) after all the others

@@ -30,6 +30,10 @@ DATA_DIR = "data"
 META_DIR = "meta"
 SIZES_FILE = os.path.join(META_DIR, "sizes")
 STORAGE_FILE = os.path.join(META_DIR, "storage")
+#: The files that make a directory readable, in the order they are written last where the files
+#: appear one by one (uploads to a URL): a carray's (and a ctable column's) metadata, then the
+#: ctable's list of columns.  Chunk files and ``__attrs__`` come before them.
+PUBLISHED_LAST = (SIZES_FILE, STORAGE_FILE, ROOTDIRS_FILE)
 
 #: The 16-byte header bcolz writes before the Blosc chunk of every ``.blp`` file (never read).
 BLPK_HEADER = b"blpk" + bytes([1, 0, 0, 0]) + struct.pack("<q", 1)

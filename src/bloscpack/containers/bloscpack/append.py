@@ -51,7 +51,7 @@ from ...journal import (
     roll_back,
     write_journal,
 )
-from ...remote.source import refuse_in_place
+from ...remote.upload import local_output
 from .args import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,
@@ -335,7 +335,7 @@ def append(
     When ``orig_file`` holds a numpy array, the bytes must be whole rows of it (C order): its
     first axis grows, and its metadata says so.  ``new_file`` may also be a numpy array, of the
     file's dtype and trailing shape."""
-    refuse_in_place(orig_file, "appending to")
+    orig_file = local_output(orig_file, "append to")
     if is_stream(orig_file):
         raise ArgumentError(f"{os.fspath(orig_file)}: not a regular file, cannot be appended to")
     if isinstance(new_file, np.ndarray):

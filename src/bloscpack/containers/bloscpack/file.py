@@ -49,6 +49,7 @@ from ...errors import (
 )
 from ...io import ByteSource, PathLike, atomic_write, is_stream
 from ...journal import recover
+from ...remote.upload import local_output
 from ..target import check_user_metadata
 from .append import append_fp
 from .args import (
@@ -177,6 +178,8 @@ class BloscFile(io.BufferedIOBase):
         self._fp: IO[bytes] | None = None
         if isinstance(file, (str, os.PathLike)):
             self._path = os.fspath(file)
+            if self.mode != "rb":  # a URL is written by save or compress_file, not in place
+                self._path = local_output(self._path, "write" if self.mode == "wb" else "append to")
             self.name: str = self._path
         elif hasattr(file, "read" if self.mode == "rb" else "write"):
             self._fp = file

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...errors import ArgumentError, FileNotFound, NotAContainer
 from ...io import PathLike, is_stream, run_inside
-from ...remote.source import refuse_in_place
+from ...remote.upload import local_output
 from ..sframe import INDEX_FILE, SparseFrame, sniff_index_file
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
@@ -141,6 +141,8 @@ class Frame:
             raise ArgumentError(f"mode must be 'r', 'a' or 'w', got {mode!r}")
         self.mode = mode
         self._core: ContiguousFrame | SparseFrame
+        if mode != "r" and isinstance(source, (str, os.PathLike)):
+            source = local_output(source, "change" if mode == "a" else "write a frame to")
         if mode == "w":
             if offset:
                 raise ArgumentError("offset is for reading or changing an existing frame, not 'w'")
@@ -152,8 +154,6 @@ class Frame:
                 )
             if source is None:
                 raise ArgumentError("mode 'r'/'a' need a path or bytes")
-            if mode == "a" and not isinstance(source, (bytes, bytearray, memoryview)):
-                refuse_in_place(source, "changing")
             self._core = self._open(source, mode == "a", offset, sparse)
         self.meta = Meta(self._core)
         self.vlmeta = VLMeta(self._core)
