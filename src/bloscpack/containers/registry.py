@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, BloscpackError, NotAContainer, UnsupportedError
-from ..io import ByteSource, PathLike, staged_output
-from .base import ContainerReader
+from ..io import ByteSource, PathLike, StagedOutput, staged_output
+from .base import ArrayDescription, ContainerReader, ContainerWriter
 from .bloscpack.header import MAGIC as BLP_MAGIC
 from .frame.records import MAGIC as FRAME_MAGIC
 from .options import COMMON_OPTIONS, CompressionParams, check_options
@@ -234,6 +234,31 @@ def open_reader(source: Any, fmt: str, *, verify: bool = True,
     return reader
 
 
+def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
+                overwrite: bool = True, **options: Any) -> ContainerWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``fmt`` container at
+    ``path`` holding an array of ``dtype`` and ``shape`` (C order), its layout chosen now
+    from ``options`` (the common ones and the format's own, as :func:`bloscpack.save` takes
+    them), built in one staged output that replaces ``path`` as :func:`staged_container`
+    says."""
+    opener = getattr(module(fmt), "open_writer", None)
+    if opener is None:
+        raise UnsupportedError(f"format {fmt!r} has no array writer")
+    description = ArrayDescription(np.dtype(dtype), tuple(int(n) for n in shape))
+    own = writer_options(fmt, options, description.dtype, description.shape)
+    kinds = {p.kind for p in inspect.signature(opener).parameters.values()}
+    if inspect.Parameter.VAR_KEYWORD not in kinds:  # else the format checks them itself
+        check_options(fmt, own, keyword_options(opener, 2))
+    output = StagedOutput(path, overwrite=overwrite, replaces=holds_container)
+    output.open()
+    try:
+        writer: ContainerWriter = opener(output, description, **own)
+    except BaseException:
+        output.abort()
+        raise
+    return writer
+
+
 def writer_options(fmt: str, options: dict[str, Any], dtype: Any,
                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """``options`` for a writer of ``fmt`` (an array of ``dtype`` and ``shape``): the common
@@ -272,6 +297,7 @@ __all__ = [
     "module",
     "names",
     "open_reader",
+    "open_writer",
     "output_format",
     "writer_options",
 ]

@@ -1,21 +1,32 @@
-"""Dask arrays over any container (the optional extra ``dask``).
+"""Dask arrays over any container (the optional extra ``dask``), and dask arrays saved in
+parallel to any format.
 
 A graph holds the container's path, never an open file nor any data: each task reopens the
 container in the process that runs it (kept open per process, reopened when the file changes),
 so graphs pickle small and run on ``distributed`` workers in other processes or machines.
 Every task reads only the chunks (and blocks) its slice touches, through the lazy arrays of
 :func:`bloscpack.open`, which many threads may share.
+
+:func:`save_dask` cuts a dask array into the chunks of the new container's layout
+(:class:`~bloscpack.containers.base.ContainerWriter`); each task compresses one chunk (and,
+where chunks are files of their own, writes it into the staged directory), and this process
+appends them in order, a bounded number at a time, then commits.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
+from .. import engine
 from ..array import BloscArray
-from ..errors import ArgumentError
+from ..containers import registry
+from ..errors import ArgumentError, BloscpackError
 from ..io import PathLike
 from . import optional
 from .pandas import table_columns
@@ -98,4 +109,89 @@ def to_dask_dataframe(path: PathLike, columns: Any = None, rows: int | None = No
     return dd.from_map(_table_rows, parts, meta=meta, divisions=(*starts, max(length - 1, 0)))
 
 
-__all__ = ["storage_chunks", "to_dask", "to_dask_dataframe"]
+def is_dask_array(value: Any) -> bool:
+    """Whether ``value`` is a ``dask.array.Array`` (without importing dask)."""
+    return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
+
+
+def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
+              **options: Any) -> None:  # fmt: skip
+    """Save the dask ``array`` to ``path`` in ``fmt`` on the active scheduler (a
+    ``distributed.Client`` when one is active): the bytes :func:`bloscpack.save` writes for
+    the computed array.  The array is rechunked to the container's chunks; each task
+    compresses one (and stores it, in a directory format), at most a few per worker thread
+    wait to be appended, so memory stays flat whatever the array's size.  A failed or
+    cancelled computation leaves no output."""
+    dask = optional("dask", "dask")
+    name = os.fspath(path)
+    with engine.threads(options.pop("nthreads", None)):
+        writer = registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
+                                      **options)  # fmt: skip
+    with writer:
+        layout = writer.layout
+        # task rechunking: each chunk's task depends on the few blocks it takes, no barrier
+        with dask.config.set({"array.rechunk.method": "tasks"}):
+            data = array.reshape(-1) if layout.flat else array
+            blocks = data.rechunk(layout.chunks).to_delayed().ravel()
+        if len(blocks) != layout.nchunks:
+            raise ArgumentError(f"{path}: {len(blocks)} dask chunks for {layout.nchunks} chunks")
+        if writer.directory is not None:
+            store = dask.delayed(layout.store_chunk, pure=True)
+            tasks = [store(writer.directory, i, block) for i, block in enumerate(blocks)]
+            for i, stored in enumerate(_in_order(tasks, len(tasks), name)):
+                writer.append_stored(i, stored)
+        else:
+            compress = dask.delayed(layout.compress_chunk, pure=True)
+            tasks = [compress(i, block) for i, block in enumerate(blocks)]
+            for chunk in _in_order(tasks, None, name):
+                writer.append_chunk(chunk)
+
+
+def _in_order(tasks: Sequence[Any], window: int | None, name: str) -> Iterator[Any]:
+    """The results of the delayed ``tasks``, in order, with at most ``window`` (default: two
+    per worker thread) computed or computing and not yet taken.  A failure waits for the
+    tasks running, cancels the others and is raised (``name``: the output, for messages)."""
+    client = _active_client()
+    if client is None:
+        step = window or 2 * (os.cpu_count() or 1)
+        dask = optional("dask", "dask")
+        for start in range(0, len(tasks), step):
+            yield from dask.compute(*tasks[start : start + step])
+        return
+    distributed = optional("distributed", "dask")
+    window = window or 2 * max(1, sum(client.nthreads().values()))
+    source = iter(tasks)
+    pending = deque(client.compute(task) for task in islice(source, window))
+    try:
+        for index in range(len(tasks)):
+            distributed.wait(pending[0])
+            if pending[0].status == "cancelled":  # its result() would not say why
+                raise BloscpackError(f"{name}: the task of chunk {index} was cancelled (a worker"
+                                     " died?); nothing was written")  # fmt: skip
+            result = pending[0].result()
+            pending.popleft().release()
+            pending.extend(client.compute(task) for task in islice(source, 1))
+            yield result
+    finally:
+        if pending:
+            distributed.wait(list(pending), timeout=60, return_when="ALL_COMPLETED")
+            client.cancel(list(pending))
+
+
+def _active_client() -> Any:
+    """The ``distributed.Client`` dask computes on, if one is active (and no other scheduler
+    is set in dask's config)."""
+    dask = optional("dask", "dask")
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+__all__ = ["is_dask_array", "save_dask", "storage_chunks", "to_dask", "to_dask_dataframe"]
