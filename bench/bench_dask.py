@@ -111,7 +111,7 @@ def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
                ) -> list[tuple[str, dict[str, float]]]:  # fmt: skip
     """Each format's dask and local ``save`` times of a ``mib`` MiB random walk."""
     n = mib * MiB // 8
-    walk = da.random.default_rng(0).standard_normal(n, chunks=MiB // 2).cumsum()
+    walk = da.random.default_rng(0).standard_normal(n, chunks=MiB // 2).cumsum(axis=0)
     x = client.persist(walk)
     distributed.wait(x)
     a = x.compute()

@@ -114,16 +114,20 @@ def is_dask_array(value: Any) -> bool:
     return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
 
 
+#: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
+#: computed or waiting at a time, so memory stays flat whatever the array's size).
+BATCH_NBYTES = 32 * 2**20
+
+
 def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
               **options: Any) -> None:  # fmt: skip
     """Save the dask ``array`` to ``path`` in ``fmt`` on the active scheduler (a
     ``distributed.Client`` when one is active): the bytes :func:`bloscpack.save` writes for
     the computed array.  The array is rechunked to the container's chunks; each task
-    compresses one (and stores it, in a directory format), at most a few per worker thread
-    wait to be appended, so memory stays flat whatever the array's size.  A failed or
-    cancelled computation leaves no output."""
+    compresses one (and, in a directory format, writes its file), and this process appends
+    them in order, computed in batches of :data:`BATCH_NBYTES` (file formats: at most two
+    batches at a time).  A failed or cancelled computation leaves no output."""
     dask = optional("dask", "dask")
-    name = os.fspath(path)
     with engine.threads(options.pop("nthreads", None)):
         writer = registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
                                       **options)  # fmt: skip
@@ -135,47 +139,53 @@ def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
             blocks = data.rechunk(layout.chunks).to_delayed().ravel()
         if len(blocks) != layout.nchunks:
             raise ArgumentError(f"{path}: {len(blocks)} dask chunks for {layout.nchunks} chunks")
-        if writer.directory is not None:
+        if writer.directory is not None:  # the tasks write the chunks: all at once
             store = dask.delayed(layout.store_chunk, pure=True)
             tasks = [store(writer.directory, i, block) for i, block in enumerate(blocks)]
-            for i, stored in enumerate(_in_order(tasks, len(tasks), name)):
+            for i, stored in enumerate(_in_order(tasks, len(tasks), os.fspath(path))):
                 writer.append_stored(i, stored)
-        else:
-            compress = dask.delayed(layout.compress_chunk, pure=True)
-            tasks = [compress(i, block) for i, block in enumerate(blocks)]
-            for chunk in _in_order(tasks, None, name):
-                writer.append_chunk(chunk)
+            return
+        compress = dask.delayed(layout.compress_chunk, pure=True)
+        tasks = [compress(i, block) for i, block in enumerate(blocks)]
+        chunk_nbytes = int(np.prod(layout.chunks)) * max(array.dtype.itemsize, 1)
+        for chunk in _in_order(tasks, max(1, BATCH_NBYTES // chunk_nbytes), os.fspath(path)):
+            writer.append_chunk(chunk)
 
 
-def _in_order(tasks: Sequence[Any], window: int | None, name: str) -> Iterator[Any]:
-    """The results of the delayed ``tasks``, in order, with at most ``window`` (default: two
-    per worker thread) computed or computing and not yet taken.  A failure waits for the
-    tasks running, cancels the others and is raised (``name``: the output, for messages)."""
+def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
+    """The results of the delayed ``tasks``, in order, computed ``batch`` at a time (on a
+    ``distributed`` client, the next batch while this one's results are taken).  A failure
+    waits for the tasks running, cancels the others and is raised (``name``: the output, for
+    messages)."""
+    dask = optional("dask", "dask")
+    batches = [tasks[start : start + batch] for start in range(0, len(tasks), batch)]
     client = _active_client()
     if client is None:
-        step = window or 2 * (os.cpu_count() or 1)
-        dask = optional("dask", "dask")
-        for start in range(0, len(tasks), step):
-            yield from dask.compute(*tasks[start : start + step])
+        for part in batches:
+            yield from dask.compute(*part)
         return
     distributed = optional("distributed", "dask")
-    window = window or 2 * max(1, sum(client.nthreads().values()))
-    source = iter(tasks)
-    pending = deque(client.compute(task) for task in islice(source, window))
+    source = iter(batches)
+    pending = deque(client.compute(part) for part in islice(source, 2))
     try:
-        for index in range(len(tasks)):
-            distributed.wait(pending[0])
-            if pending[0].status == "cancelled":  # its result() would not say why
-                raise BloscpackError(f"{name}: the task of chunk {index} was cancelled (a worker"
-                                     " died?); nothing was written")  # fmt: skip
-            result = pending[0].result()
-            pending.popleft().release()
-            pending.extend(client.compute(task) for task in islice(source, 1))
-            yield result
+        done = 0
+        while pending:
+            futures = pending[0]
+            distributed.wait(futures)
+            for index, future in enumerate(futures, done):
+                if future.status == "cancelled":  # its result() would not say why
+                    raise BloscpackError(f"{name}: the task of chunk {index} was cancelled (a"
+                                         " worker died?); nothing was written")  # fmt: skip
+            results = client.gather(futures)
+            client.cancel(pending.popleft())
+            pending.extend(client.compute(part) for part in islice(source, 1))
+            done += len(results)
+            yield from results
     finally:
         if pending:
-            distributed.wait(list(pending), timeout=60, return_when="ALL_COMPLETED")
-            client.cancel(list(pending))
+            running = [future for futures in pending for future in futures]
+            distributed.wait(running, timeout=60)
+            client.cancel(running)
 
 
 def _active_client() -> Any:
@@ -194,4 +204,6 @@ def _active_client() -> Any:
         return None
 
 
-__all__ = ["is_dask_array", "save_dask", "storage_chunks", "to_dask", "to_dask_dataframe"]
+__all__ = [
+    "BATCH_NBYTES", "is_dask_array", "save_dask", "storage_chunks", "to_dask", "to_dask_dataframe",
+]  # fmt: skip
