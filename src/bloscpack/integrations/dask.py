@@ -26,6 +26,7 @@ import numpy as np
 from .. import engine
 from ..array import BloscArray
 from ..containers import registry
+from ..containers.base import chunk_regions
 from ..errors import ArgumentError, BloscpackError
 from ..io import PathLike
 from . import optional
@@ -114,42 +115,76 @@ def is_dask_array(value: Any) -> bool:
     return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
 
 
+#: The uncompressed bytes of the chunks one task compresses (fewer, larger tasks: the
+#: scheduler's cost per task would dominate with chunks of 1 MiB).
+TASK_NBYTES = 16 * 2**20
 #: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
 #: computed or waiting at a time, so memory stays flat whatever the array's size).
-BATCH_NBYTES = 32 * 2**20
+BATCH_NBYTES = 64 * 2**20
 
 
 def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
               **options: Any) -> None:  # fmt: skip
     """Save the dask ``array`` to ``path`` in ``fmt`` on the active scheduler (a
     ``distributed.Client`` when one is active): the bytes :func:`bloscpack.save` writes for
-    the computed array.  The array is rechunked to the container's chunks; each task
-    compresses one (and, in a directory format, writes its file), and this process appends
-    them in order, computed in batches of :data:`BATCH_NBYTES` (file formats: at most two
-    batches at a time).  A failed or cancelled computation leaves no output."""
+    the computed array.  The array is rechunked to runs of the container's chunks along its
+    last axis (about :data:`TASK_NBYTES` each); each task compresses those chunks (and, in a
+    directory format, writes their files), and this process appends them in order, computed
+    in batches of :data:`BATCH_NBYTES` (file formats: at most two batches at a time).  A
+    failed or cancelled computation leaves no output."""
     dask = optional("dask", "dask")
     with engine.threads(options.pop("nthreads", None)):
         writer = registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
                                       **options)  # fmt: skip
     with writer:
         layout = writer.layout
-        # task rechunking: each chunk's task depends on the few blocks it takes, no barrier
-        with dask.config.set({"array.rechunk.method": "tasks"}):
-            data = array.reshape(-1) if layout.flat else array
-            blocks = data.rechunk(layout.chunks).to_delayed().ravel()
-        if len(blocks) != layout.nchunks:
-            raise ArgumentError(f"{path}: {len(blocks)} dask chunks for {layout.nchunks} chunks")
-        if writer.directory is not None:  # the tasks write the chunks: all at once
-            store = dask.delayed(layout.store_chunk, pure=True)
-            tasks = [store(writer.directory, i, block) for i, block in enumerate(blocks)]
-            for i, stored in enumerate(_in_order(tasks, len(tasks), os.fspath(path))):
-                writer.append_stored(i, stored)
-            return
-        compress = dask.delayed(layout.compress_chunk, pure=True)
-        tasks = [compress(i, block) for i, block in enumerate(blocks)]
         chunk_nbytes = int(np.prod(layout.chunks)) * max(array.dtype.itemsize, 1)
-        for chunk in _in_order(tasks, max(1, BATCH_NBYTES // chunk_nbytes), os.fspath(path)):
-            writer.append_chunk(chunk)
+        per_task = max(1, TASK_NBYTES // chunk_nbytes)
+        if layout.flat and array.ndim > 1:  # whole rows first: reshape(-1) rechunks nothing
+            row = max(1, int(np.prod(array.shape[1:])))
+            rows = max(1, layout.chunks[0] * per_task // row)
+            array = array.rechunk((rows, *array.shape[1:]), method="tasks")
+        data = array.reshape(-1) if layout.flat else array
+        counts = [-(-n // c) for n, c in zip(data.shape, layout.chunks, strict=True)]
+        wide = (*layout.chunks[:-1], layout.chunks[-1] * per_task) if data.ndim else ()
+        # task rechunking: each task depends on the few blocks it takes, no barrier
+        blocks = data.rechunk(wide, method="tasks").to_delayed()
+        tasks = []
+        directory = writer.directory
+        for coords in np.ndindex(*blocks.shape):
+            start = (*coords[:-1], coords[-1] * per_task) if coords else ()
+            first = int(np.ravel_multi_index(start, counts)) if coords else 0
+            args = (layout, first, blocks[coords])
+            if directory is None:
+                tasks.append(dask.delayed(_compress_chunks, pure=True)(*args))
+            else:
+                tasks.append(dask.delayed(_store_chunks, pure=True)(*args, directory))
+        batch = len(tasks) if directory else max(1, BATCH_NBYTES // (chunk_nbytes * per_task))
+        appended = 0
+        for results in _in_order(tasks, batch, os.fspath(path)):
+            for result in results:
+                if directory is None:
+                    writer.append_chunk(result)
+                else:
+                    writer.append_stored(appended, result)
+                appended += 1
+        if appended != layout.nchunks:
+            raise ArgumentError(f"{path}: {appended} chunks computed, the layout has"
+                                f" {layout.nchunks}")  # fmt: skip
+
+
+def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
+    """The chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds,
+    compressed."""
+    regions = chunk_regions(block.shape, layout.chunks)
+    return [layout.compress_chunk(first + k, block[region]) for k, region in enumerate(regions)]
+
+
+def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
+    """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
+    regions = chunk_regions(block.shape, layout.chunks)
+    return [layout.store_chunk(directory, first + k, block[region])
+            for k, region in enumerate(regions)]  # fmt: skip
 
 
 def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
@@ -205,5 +240,6 @@ def _active_client() -> Any:
 
 
 __all__ = [
-    "BATCH_NBYTES", "is_dask_array", "save_dask", "storage_chunks", "to_dask", "to_dask_dataframe",
+    "BATCH_NBYTES", "TASK_NBYTES", "is_dask_array", "save_dask", "storage_chunks", "to_dask",
+    "to_dask_dataframe",
 ]  # fmt: skip
