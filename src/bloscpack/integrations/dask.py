@@ -127,39 +127,27 @@ def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
               **options: Any) -> None:  # fmt: skip
     """Save the dask ``array`` to ``path`` in ``fmt`` on the active scheduler (a
     ``distributed.Client`` when one is active): the bytes :func:`bloscpack.save` writes for
-    the computed array.  The array is rechunked to runs of the container's chunks along its
-    last axis (about :data:`TASK_NBYTES` each); each task compresses those chunks (and, in a
-    directory format, writes their files), and this process appends them in order, computed
-    in batches of :data:`BATCH_NBYTES` (file formats: at most two batches at a time).  A
-    failed or cancelled computation leaves no output."""
+    the computed array.  The array is rechunked to runs of the container's chunks
+    (:func:`_runs`); each task compresses a run (and, in a directory format, writes the chunk
+    files), and this process appends the chunks in order, computed in batches of
+    :data:`BATCH_NBYTES` (file formats: at most two batches at a time).  A failed or
+    cancelled computation leaves no output."""
     dask = optional("dask", "dask")
     with engine.threads(options.pop("nthreads", None)):
         writer = registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
                                       **options)  # fmt: skip
     with writer:
         layout = writer.layout
-        chunk_nbytes = int(np.prod(layout.chunks)) * max(array.dtype.itemsize, 1)
-        per_task = max(1, TASK_NBYTES // chunk_nbytes)
-        if layout.flat and array.ndim > 1:  # whole rows first: reshape(-1) rechunks nothing
-            row = max(1, int(np.prod(array.shape[1:])))
-            rows = max(1, layout.chunks[0] * per_task // row)
-            array = array.rechunk((rows, *array.shape[1:]), method="tasks")
-        data = array.reshape(-1) if layout.flat else array
-        counts = [-(-n // c) for n, c in zip(data.shape, layout.chunks, strict=True)]
-        wide = (*layout.chunks[:-1], layout.chunks[-1] * per_task) if data.ndim else ()
-        # task rechunking: each task depends on the few blocks it takes, no barrier
-        blocks = data.rechunk(wide, method="tasks").to_delayed()
-        tasks = []
+        blocks, firsts, nbytes = _runs(array, layout)
         directory = writer.directory
-        for coords in np.ndindex(*blocks.shape):
-            start = (*coords[:-1], coords[-1] * per_task) if coords else ()
-            first = int(np.ravel_multi_index(start, counts)) if coords else 0
-            args = (layout, first, blocks[coords])
+        tasks = []
+        for block, first in zip(blocks, firsts, strict=True):
             if directory is None:
-                tasks.append(dask.delayed(_compress_chunks, pure=True)(*args))
+                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
             else:
-                tasks.append(dask.delayed(_store_chunks, pure=True)(*args, directory))
-        batch = len(tasks) if directory else max(1, BATCH_NBYTES // (chunk_nbytes * per_task))
+                tasks.append(dask.delayed(_store_chunks, pure=True)(layout, first, block,
+                                                                   directory))  # fmt: skip
+        batch = len(tasks) if directory else max(1, BATCH_NBYTES // nbytes)
         appended = 0
         for results in _in_order(tasks, batch, os.fspath(path)):
             for result in results:
@@ -171,6 +159,38 @@ def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
         if appended != layout.nchunks:
             raise ArgumentError(f"{path}: {appended} chunks computed, the layout has"
                                 f" {layout.nchunks}")  # fmt: skip
+
+
+def _runs(array: Any, layout: Any) -> tuple[list[Any], list[int], int]:
+    """``array`` (flattened for a flat layout) cut into runs of consecutive chunks of
+    ``layout`` along the last axis its chunk grid cuts: as many as a dask chunk holds when
+    the dask chunks hold whole ones, else about :data:`TASK_NBYTES`.  Returns the runs (dask
+    delayed blocks, in order), the index of each one's first chunk, and the uncompressed bytes
+    of a run."""
+    chunk_nbytes = int(np.prod(layout.chunks)) * max(array.dtype.itemsize, 1)
+    per_task = max(1, TASK_NBYTES // chunk_nbytes)
+    if layout.flat and array.ndim > 1:  # whole rows first: reshape(-1) rechunks nothing
+        row = max(1, int(np.prod(array.shape[1:])))
+        rows = max(1, layout.chunks[0] * per_task // row)
+        array = array.rechunk((rows, *array.shape[1:]), method="tasks")
+    data = array.reshape(-1) if layout.flat else array
+    if not data.ndim:
+        return list(data.to_delayed().ravel()), [0], chunk_nbytes
+    counts = [-(-n // c) for n, c in zip(data.shape, layout.chunks, strict=True)]
+    axis = max((i for i, count in enumerate(counts) if count > 1), default=0)
+    own, rem = divmod(data.chunks[axis][0], layout.chunks[axis])
+    if not rem and own * chunk_nbytes <= 4 * TASK_NBYTES:  # the dask chunks' runs: no moves
+        per_task = own
+    wide = list(layout.chunks)
+    wide[axis] *= per_task
+    # task rechunking: each run depends on the few blocks it takes, no barrier
+    blocks = data.rechunk(tuple(wide), method="tasks").to_delayed()
+    firsts = []
+    for coords in np.ndindex(*blocks.shape):
+        start = list(coords)
+        start[axis] *= per_task
+        firsts.append(int(np.ravel_multi_index(start, counts)))
+    return list(blocks.ravel()), firsts, chunk_nbytes * per_task
 
 
 def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
