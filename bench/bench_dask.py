@@ -14,6 +14,12 @@ For each format, a float64 random walk saved with its default settings:
 whole stored chunks).  Each timing is the best of ``--repeat`` interleaved rounds; ratios are
 the other time / the ``chunks="auto"`` time (> 1: ``to_dask`` is faster).
 
+Then writes: ``bloscpack.save(x, p)`` of a ``--write-mib`` float64 random walk held by the
+workers (a persisted dask array in 4 MiB chunks; each worker compresses chunks, the directory
+formats' workers write their chunk files, this process appends the others in order) against
+``bloscpack.save(a, p)`` of the same numpy array in this process (all its C threads), each
+format's defaults; the ratio is the dask time / the local time (< 1: dask is faster).
+
     python bench/bench_dask.py --size-mib 256
     python bench/bench_dask.py                  # 2 GiB per file
 """
@@ -44,6 +50,8 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=2048, help="array size in MiB (2048)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per timing (3)")
     parser.add_argument("--dir", default=None, help="where to write (a temporary directory)")
+    parser.add_argument("--write-mib", type=int, default=256, help="array size of the writes"
+                        " in MiB (256)")  # fmt: skip
     args = parser.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-dask-"))
     rng = np.random.default_rng(0)
@@ -73,6 +81,7 @@ def main() -> None:
                 # python-blosc2 arrays do not pickle: dask runs them in this process only
                 fns["blosc2"] = lambda peer=peer: peer.sum().compute(scheduler="threads")
             rows.append((fmt, x.npartitions, graph, best_of(args.repeat, fns)))
+        writes = write_rows(root, args.write_mib, args.repeat, client)
     print(f"{args.size_mib} MiB float64 random walk, LocalCluster(n_workers=2,"
           f" threads_per_worker=1), best of {args.repeat}")  # fmt: skip
     print("| format | chunks | graph KiB | to_dask MB/s | chunks='auto' MB/s | load MB/s |"
@@ -85,9 +94,35 @@ def main() -> None:
         print(f"| {fmt} | {chunks} | {graph / 1024:.0f} | {mbs['to_dask']:,.0f} |"
               f" {mbs['auto']:,.0f} | {mbs['load']:,.0f} | {t['load'] / t['auto']:.2f} |"
               f" {peer} |")  # fmt: skip
+    print(f"\n{args.write_mib} MiB float64 random walk held by the workers, best of"
+          f" {args.repeat}")  # fmt: skip
+    print("| format | dask `save` (2 workers) MB/s | local `save` MB/s | dask time / local time |")
+    print("|---|---:|---:|---:|")
+    for fmt, t in writes:
+        mbs = {k: args.write_mib / v for k, v in t.items()}
+        print(f"| {fmt} | {mbs['dask']:,.0f} | {mbs['local']:,.0f} |"
+              f" {t['dask'] / t['local']:.2f} |")  # fmt: skip
     if args.dir is None:
         shutil.rmtree(root)
     os.sync()
+
+
+def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
+               ) -> list[tuple[str, dict[str, float]]]:  # fmt: skip
+    """Each format's dask and local ``save`` times of a ``mib`` MiB random walk."""
+    n = mib * MiB // 8
+    walk = da.random.default_rng(0).standard_normal(n, chunks=MiB // 2).cumsum(axis=0)
+    x = client.persist(walk)
+    distributed.wait(x)
+    a = x.compute()
+    rows = []
+    for fmt, f in registry.FORMATS.items():
+        fns = {
+            "dask": lambda f=f: bloscpack.save(x, root / f"w-dask{f.extension}"),
+            "local": lambda f=f: bloscpack.save(a, root / f"w-local{f.extension}"),
+        }
+        rows.append((fmt, best_of(repeat, fns)))
+    return rows
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import io
 import math
 import mmap
@@ -46,6 +47,7 @@ from .containers.registry import (
 )
 from .containers.registry import module as format_module
 from .errors import (
+    ArgumentError,
     BloscpackError,
     FileNotFound,
     IntegrityError,
@@ -734,8 +736,9 @@ class BloscArray:
     ``len()``, ``a[index]`` (integers, slices with any step, ``...``, one index per axis;
     field names of a ctable), ``numpy.asarray(a)``, iteration over the first axis.  Also:
     ``chunks`` (the box one stored chunk holds, or None), ``iter_chunks()``, ``metadata``,
-    ``format``, ``path``, ``info()``, ``close()`` and use as a context manager.  Arrays opened
-    by path (or from bytes) can be pickled: they are reopened on unpickling.  Python's
+    ``format``, ``path``, ``info()``, ``to_dask()``, ``close()`` and use as a context
+    manager.  Arrays opened by path (or from bytes) can be pickled: they are reopened on
+    unpickling.  Python's
     operators (``==``, ``+``, ``bool()``, ...) raise ``TypeError``: read the data first
     (``a[...] == 5``); numpy functions read it through ``__array__``.
     """
@@ -898,6 +901,18 @@ class BloscArray:
                             cache=options.get("cache")) as (fmt, again):  # fmt: skip
                 return {"format": fmt, **format_module(fmt).info(again)}
         return {"format": self.format, **format_module(self.format).info(self._view)}
+
+    def to_dask(self, chunks: Any = None) -> Any:
+        """The container as a ``dask.array.Array`` (a ctable: a dict of one per column), as
+        :func:`bloscpack.to_dask` gives it for :attr:`path` (a ctable column: that column's
+        array).  Arrays opened from bytes or a file object have no path to give tasks."""
+        self._check_open()
+        if self.path is None:
+            raise ArgumentError("only an array opened by path becomes a dask array")
+        dask = importlib.import_module("bloscpack.integrations.dask")  # a layer above this one
+        if isinstance(self._key, str):
+            return dask.to_dask(self.path, chunks, columns=[self._key])[self._key]
+        return dask.to_dask(self.path, chunks, columns=self._options.get("columns"))
 
     def __len__(self) -> int:
         if not self.shape:

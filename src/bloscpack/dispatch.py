@@ -13,10 +13,12 @@ import numpy as np
 from . import engine
 from .array import BloscArray
 from .containers import registry
+from .containers.base import write_array
 from .containers.options import RAW_TYPESIZE
 from .containers.registry import detect
 from .convert import write_new_array
 from .errors import ArgumentError
+from .integrations.dask import is_dask_array, save_dask
 from .integrations.dataarray import dataarray_values, is_dataarray
 from .integrations.pandas import is_dataframe, table_array
 from .io import PathLike, sized_input
@@ -33,7 +35,7 @@ def save(
     metadata: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None, **options: Any,
 ) -> None:  # fmt: skip
-    """Save a numpy array to ``path``.  The format is ``format`` (``blp``, ``b2frame``,
+    """Save a numpy (or dask) array to ``path``.  The format is ``format`` (``blp``, ``b2frame``,
     ``b2nd``, ``sframe`` or ``bcolz``), else the one the suffix of ``path`` names (``.blp``,
     ``.b2frame``, ``.b2nd``, ``.b2sframe``, ``.bcolz``), else ``blp``.  An existing ``path`` (a
     file, an empty directory or a container) is replaced atomically, as ``numpy.save``
@@ -46,8 +48,16 @@ def save(
     ``nthreads``) mean the same in every format; the others are the format's own (see the
     README's tables).  ``path`` may be a URL (``s3://bucket/key``, fsspec's; ``storage_options``
     configure its file system): the container is built in a temporary local file or directory,
-    then uploaded (see the README, "Writing to URLs")."""
+    then uploaded (see the README, "Writing to URLs").  A dask array is written in parallel on
+    the active scheduler, the same bytes as the computed array gives
+    (:func:`bloscpack.integrations.dask.save_dask`)."""
     fmt = registry.output_format(path, format).name
+    if is_dask_array(array) and array.size:
+        if metadata is not None:
+            raise ArgumentError("metadata= is not taken with a dask array")
+        save_dask(array, path, fmt, overwrite=overwrite, storage_options=storage_options,
+                  **options)  # fmt: skip
+        return
     if is_dataarray(array):
         array, metadata = dataarray_values(array, metadata)
     array = table_array(array) if is_dataframe(array) else np.asanyarray(array)
@@ -58,10 +68,20 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
                   metadata: Mapping[str, Any] | None, raw: bool, options: dict[str, Any],
                   storage_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
     """``array`` to ``path`` in ``fmt`` through one staged output: through the format's own
-    ``save`` where it has one (a faster path), else (or with user ``metadata``) through its
-    conversion target (``raw`` bytes: stored without numpy metadata)."""
+    ``save`` where it has one (a faster path), else its array writer
+    (:func:`~bloscpack.containers.registry.open_writer`), else (or with user ``metadata``, or
+    ``raw`` bytes, stored without numpy metadata) through its conversion target."""
     nthreads = options.pop("nthreads", None)
-    writer = getattr(registry.module(fmt), "save", None)
+    found = registry.module(fmt)
+    writer = getattr(found, "save", None)
+    if writer is None and metadata is None and not raw and hasattr(found, "open_writer"):
+        with (
+            engine.threads(nthreads),
+            registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
+                                 storage_options=storage_options, **options) as new,  # fmt: skip
+        ):
+            write_array(new, array)
+        return
     if writer is not None and metadata is None:
         options = registry.writer_options(fmt, options, array.dtype, array.shape)
         registry.check_options(fmt, options, registry.keyword_options(writer, 2))

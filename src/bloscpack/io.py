@@ -14,7 +14,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, Self
 
 try:
     import fcntl
@@ -528,7 +528,31 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
             os.fsync(fh.fileno())
 
 
-class StagedOutput:
+class CommitsOnSuccess:
+    """A block that ends in :meth:`commit` when it succeeds and in :meth:`abort` when it fails
+    (entering it calls :meth:`enter`: nothing, or opening what the block builds)."""
+
+    def enter(self) -> None:
+        """What entering the block does first."""
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.enter()
+        return self
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class StagedOutput(CommitsOnSuccess):
     """A file or a directory built at :attr:`path`, a private name beside the destination,
     that :meth:`commit` moves into place (replacing what is there) and :meth:`abort` removes:
     a failed or interrupted write leaves nothing behind and the destination untouched.  A
@@ -595,15 +619,8 @@ class StagedOutput:
             if self._work:
                 shutil.rmtree(self._work, ignore_errors=True)
 
-    def __enter__(self) -> StagedOutput:
+    def enter(self) -> None:
         self.open()
-        return self
-
-    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
-        if kind is None:
-            self.commit()
-        else:
-            self.abort()
 
 
 def _check_replaceable(destination: PathLike, overwrite: bool,

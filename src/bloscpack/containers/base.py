@@ -1,15 +1,16 @@
-"""The container protocol: what every format's reader gives the layers above it.
+"""The container protocol: what every format's reader and writer give the layers above it.
 
 A container is an ordered sequence of Blosc chunks plus metadata.  Each format implements
-:class:`ContainerReader` once (``open_reader`` in its module, found through
-:mod:`bloscpack.containers.registry`); the lazy arrays, conversions and integrations are written
+:class:`ContainerReader` once (``open_reader`` in its module) and, if it writes arrays,
+:class:`ContainerWriter` (``open_writer``), both found through
+:mod:`bloscpack.containers.registry`; the lazy arrays, conversions and integrations are written
 against this protocol and name no format.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
@@ -19,6 +20,7 @@ from .. import engine
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader
 from ..errors import FormatError, IntegrityError
+from ..io import CommitsOnSuccess, StagedOutput
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -272,7 +274,122 @@ class ReaderBase:
         self.close()
 
 
+class ChunkLayout(Protocol):
+    """How a new container cuts its array into chunks, chosen before anything is written.
+    Picklable and pure, so that any process can compress chunk ``index`` (and, in a format that
+    keeps chunks in files of their own, store it in the staged directory)."""
+
+    nchunks: int
+    flat: bool  # chunks hold runs of the flattened (C-order) array, else boxes of the array
+    chunks: tuple[int, ...]  # the items (flat) or the box one chunk holds (less at the ends)
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> Buffer:
+        """Chunk ``index``, whose items are ``data``, compressed (the same bytes anywhere)."""
+        ...
+
+    def store_chunk(self, directory: str, index: int, data: np.ndarray) -> Any:
+        """Directory formats: compress chunk ``index`` into its file in the staged
+        ``directory``; returns what :meth:`ContainerWriter.append_stored` takes."""
+        ...
+
+
+class ContainerWriter(Protocol):
+    """A new container of an array whose layout was chosen up front, built in one
+    :class:`~bloscpack.io.StagedOutput`: chunks are appended in order, :meth:`commit` writes
+    what follows them and moves the container into place, :meth:`abort` leaves nothing.
+    Directory formats also take chunks that tasks stored in :attr:`directory` themselves."""
+
+    layout: ChunkLayout
+    directory: str | None  # where tasks may store chunk files (directory formats)
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> Buffer:
+        """:meth:`ChunkLayout.compress_chunk`."""
+        ...
+
+    def append_chunk(self, chunk: Buffer) -> None:
+        """Append the next chunk (compressed)."""
+        ...
+
+    def append_stored(self, index: int, stored: Any) -> None:
+        """Append chunk ``index``, which :meth:`ChunkLayout.store_chunk` stored already."""
+        ...
+
+    def commit(self) -> None:
+        ...
+
+    def abort(self) -> None:
+        ...
+
+    def __enter__(self) -> Self:
+        ...
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        ...
+
+
+class WriterBase(CommitsOnSuccess):
+    """What writers share: one staged output, committed when the writer's own end
+    (:meth:`_finish`) is written, removed on :meth:`abort`; a block commits or aborts."""
+
+    layout: Any
+    directory: str | None = None
+
+    def __init__(self, output: StagedOutput) -> None:
+        self.output = output
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> Buffer:
+        return self.layout.compress_chunk(index, data)
+
+    def append_stored(self, index: int, stored: Any) -> None:
+        raise NotImplementedError("this format stores its chunks in one file")
+
+    def _finish(self) -> None:
+        """Write what follows the chunks."""
+
+    def _discard(self) -> None:
+        """Let go of what :meth:`_finish` would have completed."""
+
+    def commit(self) -> None:
+        try:
+            self._finish()
+            self.output.commit()
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        try:
+            self._discard()
+        finally:
+            self.output.abort()
+
+
+def chunk_regions(shape: tuple[int, ...], chunks: tuple[int, ...]
+                  ) -> Iterator[tuple[slice, ...]]:  # fmt: skip
+    """The boxes of ``shape`` that chunks of ``chunks`` cut it into, in C order."""
+    counts = [-(-n // c) if n else 0 for n, c in zip(shape, chunks, strict=True)]
+    for coords in np.ndindex(*counts):
+        yield tuple(slice(i * c, min((i + 1) * c, n))
+                    for i, c, n in zip(coords, chunks, shape, strict=True))  # fmt: skip
+
+
+def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
+    """Append every chunk of the in-memory ``array`` to ``writer``: compressed
+    :func:`~bloscpack.engine.get_nthreads` at a time, one C thread each (so the bytes never
+    depend on the thread count), appended in order."""
+    layout = writer.layout
+    data = np.ascontiguousarray(array).reshape(-1) if layout.flat else array
+    regions = enumerate(chunk_regions(data.shape, layout.chunks))
+
+    def compress(item: tuple[int, tuple[slice, ...]]) -> Buffer:
+        return layout.compress_chunk(item[0], data[item[1]])
+
+    for chunk in engine.map_in_order(compress, regions, engine.get_nthreads()):
+        writer.append_chunk(chunk)
+
+
 __all__ = [
-    "NUMPY_KEYS", "ArrayDescription", "ChunkSizes", "ContainerReader", "ReaderBase",
-    "StoredMetadata", "check_chunk_nbytes",
+    "NUMPY_KEYS", "ArrayDescription", "ChunkLayout", "ChunkSizes", "ContainerReader",
+    "ContainerWriter", "ReaderBase", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
+    "chunk_regions", "write_array",
 ]  # fmt: skip

@@ -295,8 +295,17 @@ def array_to_chunk(
     if grid.ndim == 0:
         chunk[0] = array[()]
         return
+    box_to_chunk(array[grid.chunk_region(coords)], grid, coords, chunk)
+
+
+def box_to_chunk(
+    region: np.ndarray, grid: ChunkGrid, coords: Sequence[int], chunk: np.ndarray
+) -> None:
+    """:func:`array_to_chunk` from ``region``, the box of the array chunk ``coords`` holds."""
+    if grid.ndim == 0:
+        chunk[0] = region[()]
+        return
     valid = grid.chunk_valid(coords)
-    region = array[grid.chunk_region(coords)]
     if valid != grid.ext_chunk:
         chunk.view(np.uint8).fill(0)
     if grid.blocks_in_order:

@@ -6,9 +6,10 @@ name they stand for."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +90,14 @@ def check_options(fmt: str, options: Iterable[str], known: Iterable[str]) -> Non
             f"unknown option(s) for format {fmt!r}: {', '.join(unknown)};"
             f" known: {', '.join(sorted(known))}"
         )
+
+
+def save_options(fmt: str, save: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` as ``save(array, path, **options)`` (a writer of ``fmt``) takes them,
+    with its defaults for the others; unknown names refused."""
+    params = list(inspect.signature(save).parameters.values())[2:]
+    check_options(fmt, options, [p.name for p in params])
+    return {p.name: options.get(p.name, p.default) for p in params}
 
 
 def parse_filters(value: Any) -> tuple[int, ...] | None:

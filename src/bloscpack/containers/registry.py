@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
-from ..io import ByteSource, Directory, PathLike, staged_output
+from ..io import ByteSource, Directory, PathLike, StagedOutput
 from ..remote.dirs import open_url
-from ..remote.upload import rank, staged_upload
+from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
-from .base import ContainerReader
+from .base import ArrayDescription, ContainerReader, ContainerWriter
 from .bloscpack.header import MAGIC as BLP_MAGIC
 from .frame.records import MAGIC as FRAME_MAGIC
 from .options import COMMON_OPTIONS, CompressionParams, check_options
@@ -246,21 +246,31 @@ def holds_container(path: str) -> bool:
     return True
 
 
+@contextlib.contextmanager
 def staged_container(path: PathLike, overwrite: bool = True, fmt: str | None = None,
                      storage_options: Mapping[str, Any] | None = None,
-                     ) -> contextlib.AbstractContextManager[str]:  # fmt: skip
-    """:func:`bloscpack.io.staged_output` for a container of any format at ``path``: what is
+                     ) -> Iterator[str]:  # fmt: skip
+    """A :class:`~bloscpack.io.StagedOutput` for a container of any format at ``path``: what is
     there is replaced if it is a file, an empty directory or a container (unless
     ``overwrite`` is false), never if it is a directory of other files.  A URL (other than
     ``file://``, which is its local path) is built locally and uploaded
-    (:func:`bloscpack.remote.upload.staged_upload`), the files ``fmt`` publishes last, last."""
+    (:class:`bloscpack.remote.upload.StagedUpload`), the files ``fmt`` publishes last, last."""
+    with _staged(path, overwrite, fmt, storage_options) as output:
+        yield output.path
+
+
+def _staged(path: PathLike, overwrite: bool, fmt: str | None,
+            storage_options: Mapping[str, Any] | None) -> StagedOutput | StagedUpload:  # fmt: skip
+    """The staged output of a ``fmt`` container at ``path``, not opened yet: what
+    :func:`staged_container` gives as a block."""
     if is_url(path):
         local = local_path(os.fspath(path), storage_options)
         if local is None:
-            return staged_upload(os.fspath(path), storage_options, overwrite=overwrite,
-                                 last=published_last(fmt), replaces=_holds_published)  # fmt: skip
+            upload = Upload(os.fspath(path), storage_options, overwrite=overwrite,
+                            last=published_last(fmt), replaces=_holds_published)  # fmt: skip
+            return StagedUpload(upload)
         path = local
-    return staged_output(path, overwrite=overwrite, replaces=holds_container)
+    return StagedOutput(path, overwrite=overwrite, replaces=holds_container)
 
 
 def published_last(fmt: str | None) -> tuple[str, ...]:
@@ -353,6 +363,32 @@ def open_reader(source: Any, fmt: str, *, verify: bool = True,
     return reader
 
 
+def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
+                overwrite: bool = True, storage_options: Mapping[str, Any] | None = None,
+                **options: Any) -> ContainerWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``fmt`` container at
+    ``path`` holding an array of ``dtype`` and ``shape`` (C order), its layout chosen now
+    from ``options`` (the common ones and the format's own, as :func:`bloscpack.save` takes
+    them), built in one staged output that replaces ``path`` as :func:`staged_container`
+    says."""
+    opener = getattr(module(fmt), "open_writer", None)
+    if opener is None:
+        raise UnsupportedError(f"format {fmt!r} has no array writer")
+    description = ArrayDescription(np.dtype(dtype), tuple(int(n) for n in shape))
+    own = writer_options(fmt, options, description.dtype, description.shape)
+    kinds = {p.kind for p in inspect.signature(opener).parameters.values()}
+    if inspect.Parameter.VAR_KEYWORD not in kinds:  # else the format checks them itself
+        check_options(fmt, own, keyword_options(opener, 2))
+    output = _staged(path, overwrite, fmt, storage_options)
+    output.open()
+    try:
+        writer: ContainerWriter = opener(output, description, **own)
+    except BaseException:
+        output.abort()
+        raise
+    return writer
+
+
 def writer_options(fmt: str, options: dict[str, Any], dtype: Any,
                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """``options`` for a writer of ``fmt`` (an array of ``dtype`` and ``shape``): the common
@@ -395,6 +431,7 @@ __all__ = [
     "module",
     "names",
     "open_reader",
+    "open_writer",
     "output_format",
     "stream_format",
     "stream_size",

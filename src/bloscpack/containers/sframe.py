@@ -37,11 +37,19 @@ from ..io import (
     staged_output,
     start_writeback,
 )
+from .base import ArrayDescription, WriterBase
 from .frame.edit import FrameBase
 from .frame.params import CParams, compress_vlmeta, new_frame_image
 from .frame.reader import FrameReader, unopened_report
-from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, sniff_sparse
-from .frame.writer import FrameTarget, FrameWriter, OnePassWriter, own_options
+from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, marker_of, sniff_sparse
+from .frame.writer import (
+    FrameLayout,
+    FrameTarget,
+    FrameWriter,
+    OnePassWriter,
+    array_layout,
+    own_options,
+)
 
 INDEX_FILE = "chunks.b2frame"
 #: The file that makes the directory readable (it indexes the others): written last where the
@@ -283,6 +291,22 @@ class SparseFrame(FrameBase):
         self._id_next = chunk_id + 1
         return chunk_id
 
+    def append_stored(self, head: bytes, name: str | None) -> None:
+        """Append the chunk whose header is ``head`` and whose file a task wrote as ``name``
+        in the directory (renamed to the chunk's id here); ``name`` None: a special chunk,
+        stored as its index marker."""
+
+        def adopt() -> int:
+            assert name is not None
+            chunk_id = self._next_id()
+            os.replace(os.path.join(self.path, name), self.chunk_path(chunk_id))
+            self._id_next = chunk_id + 1
+            self._unsynced = True
+            return chunk_id
+
+        with self.exclusive():
+            self._insert(self.nchunks, ChunkHeader.parse(head), adopt, "append")
+
     def _place_update(
         self, offsets: np.ndarray, pos: int, old_cbytes: int, data: memoryview | None
     ) -> int:
@@ -391,6 +415,57 @@ class SparseFrameWriter(OnePassWriter):
             self._staged.abort()
 
 
+class SparseLayout(FrameLayout):
+    """A sparse frame's chunks of an array: those of a contiguous frame, each stored in a
+    file of its own by whoever compresses it."""
+
+    def store_chunk(self, directory: str, index: int, data: Any) -> tuple[bytes, str | None]:
+        """Compress chunk ``index`` into a file of ``directory`` named after the index (its
+        id is given on :meth:`SparseFrame.append_stored`); returns its header and the file
+        name (None for a special chunk, which has no file)."""
+        chunk = self.compress_chunk(index, data)
+        header = ChunkHeader.parse(chunk)
+        if marker_of(header) is not None:
+            return bytes(chunk[:BLOSC2_HEADER_SIZE]), None
+        name = f"{index:08X}.part"
+        with open(os.path.join(directory, name), "xb") as fh:
+            fh.write(memoryview(chunk)[: header.cbytes])
+        return bytes(chunk[:BLOSC2_HEADER_SIZE]), name
+
+
+class SparseArrayWriter(WriterBase):
+    """A new sparse frame of an array (:func:`open_writer`)."""
+
+    def __init__(self, output: StagedOutput, layout: SparseLayout,
+                 vlmeta: list[tuple[str, bytes]], nthreads: int) -> None:  # fmt: skip
+        super().__init__(output)
+        self.layout = layout
+        self.directory = output.path
+        _new_frame_dir(self.directory, layout.cparams, None, (), vlmeta, nthreads, ())
+        self.frame = SparseFrame(self.directory, writable=True, defer_appends=True)
+
+    def append_chunk(self, chunk: Any) -> None:
+        self.frame.append_chunk(chunk)
+
+    def append_stored(self, index: int, stored: Any) -> None:
+        self.frame.append_stored(*stored)
+
+    def _finish(self) -> None:
+        self.frame.close()
+
+    def _discard(self) -> None:
+        self.frame._release_dir()
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription,
+                **options: Any) -> SparseArrayWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new sparse frame of the
+    array ``description`` at ``output.path``: the chunks and metadata of a contiguous frame."""
+    layout, vlmeta, nthreads = array_layout("sframe", description, options)
+    sparse = SparseLayout(layout.cparams, layout.nchunks, layout.chunks)
+    return SparseArrayWriter(output, sparse, vlmeta, nthreads)
+
+
 def _new_frame_dir(
     path: str, cparams: CParams, chunksize: int | None, metalayers: Sequence[tuple[str, bytes]],
     vlmeta: Sequence[tuple[str, bytes]], nthreads: int, vlmeta_chunks: Sequence[tuple[str, bytes]],
@@ -479,5 +554,5 @@ ConversionTarget = SparseFrameTarget
 
 __all__ = [
     "PUBLISHED_LAST", "ConversionTarget", "SparseFrame", "SparseFrameTarget", "SparseFrameWriter",
-    "chunk_file_name", "info", "open_reader", "own_options", "sniff_dir", "verify",
+    "chunk_file_name", "info", "open_reader", "open_writer", "own_options", "sniff_dir", "verify",
 ]  # fmt: skip

@@ -1,21 +1,33 @@
-"""Dask arrays over any container (the optional extra ``dask``).
+"""Dask arrays over any container (the optional extra ``dask``), and dask arrays saved in
+parallel to any format.
 
 A graph holds the container's path, never an open file nor any data: each task reopens the
 container in the process that runs it (kept open per process, reopened when the file changes),
 so graphs pickle small and run on ``distributed`` workers in other processes or machines.
 Every task reads only the chunks (and blocks) its slice touches, through the lazy arrays of
 :func:`bloscpack.open`, which many threads may share.
+
+:func:`save_dask` cuts a dask array into the chunks of the new container's layout
+(:class:`~bloscpack.containers.base.ContainerWriter`); each task compresses one chunk (and,
+where chunks are files of their own, writes it into the staged directory), and this process
+appends them in order, a bounded number at a time, then commits.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
+from .. import engine
 from ..array import BloscArray
-from ..errors import ArgumentError
+from ..containers import registry
+from ..containers.base import chunk_regions
+from ..errors import ArgumentError, BloscpackError
 from ..io import PathLike
 from ..url import is_url
 from . import optional
@@ -101,4 +113,158 @@ def to_dask_dataframe(path: PathLike, columns: Any = None, rows: int | None = No
     return dd.from_map(_table_rows, parts, meta=meta, divisions=(*starts, max(length - 1, 0)))
 
 
-__all__ = ["storage_chunks", "to_dask", "to_dask_dataframe"]
+def is_dask_array(value: Any) -> bool:
+    """Whether ``value`` is a ``dask.array.Array`` (without importing dask)."""
+    return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
+
+
+#: The uncompressed bytes of the chunks one task compresses (fewer, larger tasks: the
+#: scheduler's cost per task would dominate with chunks of 1 MiB).
+TASK_NBYTES = 16 * 2**20
+#: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
+#: computed or waiting at a time, so memory stays flat whatever the array's size).
+BATCH_NBYTES = 64 * 2**20
+
+
+def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
+              storage_options: Mapping[str, Any] | None = None,
+              **options: Any) -> None:  # fmt: skip
+    """Save the dask ``array`` to ``path`` in ``fmt`` on the active scheduler (a
+    ``distributed.Client`` when one is active): the bytes :func:`bloscpack.save` writes for
+    the computed array.  The array is rechunked to runs of the container's chunks
+    (:func:`_runs`); each task compresses a run (and, in a directory format, writes the chunk
+    files), and this process appends the chunks in order, computed in batches of
+    :data:`BATCH_NBYTES` (file formats: at most two batches at a time).  A failed or
+    cancelled computation leaves no output.  ``path`` may be a URL (``storage_options`` reach
+    it): the container is built locally, then uploaded."""
+    dask = optional("dask", "dask")
+    with engine.threads(options.pop("nthreads", None)):
+        writer = registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
+                                      storage_options=storage_options, **options)  # fmt: skip
+    with writer:
+        layout = writer.layout
+        blocks, firsts, nbytes = _runs(array, layout)
+        directory = writer.directory
+        tasks = []
+        for block, first in zip(blocks, firsts, strict=True):
+            if directory is None:
+                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
+            else:
+                tasks.append(dask.delayed(_store_chunks, pure=True)(layout, first, block,
+                                                                   directory))  # fmt: skip
+        batch = len(tasks) if directory else max(1, BATCH_NBYTES // nbytes)
+        appended = 0
+        for results in _in_order(tasks, batch, os.fspath(path)):
+            for result in results:
+                if directory is None:
+                    writer.append_chunk(result)
+                else:
+                    writer.append_stored(appended, result)
+                appended += 1
+        if appended != layout.nchunks:
+            raise ArgumentError(f"{path}: {appended} chunks computed, the layout has"
+                                f" {layout.nchunks}")  # fmt: skip
+
+
+def _runs(array: Any, layout: Any) -> tuple[list[Any], list[int], int]:
+    """``array`` (flattened for a flat layout) cut into runs of consecutive chunks of
+    ``layout`` along the last axis its chunk grid cuts: as many as a dask chunk holds when
+    the dask chunks hold whole ones, else about :data:`TASK_NBYTES`.  Returns the runs (dask
+    delayed blocks, in order), the index of each one's first chunk, and the uncompressed bytes
+    of a run."""
+    chunk_nbytes = int(np.prod(layout.chunks)) * max(array.dtype.itemsize, 1)
+    per_task = max(1, TASK_NBYTES // chunk_nbytes)
+    if layout.flat and array.ndim > 1:  # whole rows first: reshape(-1) rechunks nothing
+        row = max(1, int(np.prod(array.shape[1:])))
+        rows = max(1, layout.chunks[0] * per_task // row)
+        array = array.rechunk((rows, *array.shape[1:]), method="tasks")
+    data = array.reshape(-1) if layout.flat else array
+    if not data.ndim:
+        return list(data.to_delayed().ravel()), [0], chunk_nbytes
+    counts = [-(-n // c) for n, c in zip(data.shape, layout.chunks, strict=True)]
+    axis = max((i for i, count in enumerate(counts) if count > 1), default=0)
+    own, rem = divmod(data.chunks[axis][0], layout.chunks[axis])
+    if not rem and own * chunk_nbytes <= 4 * TASK_NBYTES:  # the dask chunks' runs: no moves
+        per_task = own
+    wide = list(layout.chunks)
+    wide[axis] *= per_task
+    # task rechunking: each run depends on the few blocks it takes, no barrier
+    blocks = data.rechunk(tuple(wide), method="tasks").to_delayed()
+    firsts = []
+    for coords in np.ndindex(*blocks.shape):
+        start = list(coords)
+        start[axis] *= per_task
+        firsts.append(int(np.ravel_multi_index(start, counts)))
+    return list(blocks.ravel()), firsts, chunk_nbytes * per_task
+
+
+def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
+    """The chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds,
+    compressed."""
+    regions = chunk_regions(block.shape, layout.chunks)
+    return [layout.compress_chunk(first + k, block[region]) for k, region in enumerate(regions)]
+
+
+def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
+    """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
+    regions = chunk_regions(block.shape, layout.chunks)
+    return [layout.store_chunk(directory, first + k, block[region])
+            for k, region in enumerate(regions)]  # fmt: skip
+
+
+def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
+    """The results of the delayed ``tasks``, in order, computed ``batch`` at a time (on a
+    ``distributed`` client, the next batch while this one's results are taken).  A failure
+    waits for the tasks running, cancels the others and is raised (``name``: the output, for
+    messages)."""
+    dask = optional("dask", "dask")
+    batches = [tasks[start : start + batch] for start in range(0, len(tasks), batch)]
+    client = _active_client()
+    if client is None:
+        for part in batches:
+            yield from dask.compute(*part)
+        return
+    distributed = optional("distributed", "dask")
+    source = iter(batches)
+    pending = deque(client.compute(part) for part in islice(source, 2))
+    try:
+        done = 0
+        while pending:
+            futures = pending[0]
+            distributed.wait(futures)
+            for index, future in enumerate(futures, done):
+                if future.status == "cancelled":  # its result() would not say why
+                    raise BloscpackError(f"{name}: the task of chunk {index} was cancelled (a"
+                                         " worker died?); nothing was written")  # fmt: skip
+            results = client.gather(futures)
+            client.cancel(pending.popleft())
+            pending.extend(client.compute(part) for part in islice(source, 1))
+            done += len(results)
+            yield from results
+    finally:
+        if pending:
+            running = [future for futures in pending for future in futures]
+            distributed.wait(running, timeout=60)
+            client.cancel(running)
+
+
+def _active_client() -> Any:
+    """The ``distributed.Client`` dask computes on, if one is active (and no other scheduler
+    is set in dask's config)."""
+    dask = optional("dask", "dask")
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+__all__ = [
+    "BATCH_NBYTES", "TASK_NBYTES", "is_dask_array", "save_dask", "storage_chunks", "to_dask",
+    "to_dask_dataframe",
+]  # fmt: skip

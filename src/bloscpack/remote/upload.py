@@ -21,11 +21,13 @@ import concurrent.futures
 import contextlib
 import inspect
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from ..errors import BloscpackError, OutputExistsError, RemoteError, UnsupportedError
+from ..io import CommitsOnSuccess
 from ..url import describe, filesystem, is_url, local_path, remote_errors
 
 #: Bytes sent per request of a large object's multipart upload, where the store has them.
@@ -243,18 +245,50 @@ def _cause(exc: BaseException) -> str:
     return describe(exc)
 
 
+class StagedUpload(CommitsOnSuccess):
+    """An :class:`Upload` with the interface of :class:`~bloscpack.io.StagedOutput`:
+    :meth:`open` makes a local temporary directory to build in (:attr:`path`), :meth:`commit`
+    uploads what was built, :meth:`abort` leaves the URL as it was."""
+
+    def __init__(self, upload: Upload) -> None:
+        self.upload = upload
+        self._work = ""
+        #: Where to build the output once :meth:`open` has made its directory.
+        self.path = ""
+
+    def open(self) -> str:
+        """Make the local directory to build in; returns :attr:`path`."""
+        self._work = tempfile.mkdtemp(prefix="blpk-upload-")
+        self.path = os.path.join(self._work, "new")
+        return self.path
+
+    def commit(self) -> None:
+        """Upload what was built at :attr:`path`, then remove it."""
+        try:
+            self.upload.commit(self.path)
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Remove what was built (nothing is uploaded)."""
+        if self._work:
+            shutil.rmtree(self._work, ignore_errors=True)
+            self._work = ""
+
+    def enter(self) -> None:
+        self.open()
+
+
 @contextlib.contextmanager
 def staged_upload(
     url: str, storage_options: Mapping[str, Any] | None = None, *, overwrite: bool = True,
     last: Sequence[str] = (), replaces: Callable[[list[str]], bool] | None = None,
 ) -> Iterator[str]:  # fmt: skip
-    """An :class:`Upload` to ``url`` as a block: the local path to build at (in a temporary
-    directory), uploaded when the block succeeds; removed when the block ends."""
+    """A :class:`StagedUpload` to ``url`` as a block: the local path to build at, uploaded
+    when the block succeeds; removed when the block ends."""
     upload = Upload(url, storage_options, overwrite=overwrite, last=last, replaces=replaces)
-    with tempfile.TemporaryDirectory(prefix="blpk-upload-") as work:
-        built = os.path.join(work, "new")
-        yield built
-        upload.commit(built)
+    with StagedUpload(upload) as staged:
+        yield staged.path
 
 
 @contextlib.contextmanager
@@ -270,6 +304,6 @@ def upload_writer(url: str, storage_options: Mapping[str, Any] | None = None, *,
 
 
 __all__ = [
-    "MAX_PARTS", "PART_SIZE", "PARTS_AT_ONCE", "UPLOADS_AT_ONCE", "Upload", "exists",
-    "local_output", "rank", "staged_upload", "upload_writer",
+    "MAX_PARTS", "PART_SIZE", "PARTS_AT_ONCE", "UPLOADS_AT_ONCE", "StagedUpload", "Upload",
+    "exists", "local_output", "rank", "staged_upload", "upload_writer",
 ]  # fmt: skip

@@ -1,5 +1,6 @@
-"""Writing python-blosc2 NDArrays: :func:`save_b2nd` (a numpy array) and :class:`B2ndTarget`
-(another container's data, for :func:`bloscpack.convert`), as ``.b2nd`` files or sparse frame
+"""Writing python-blosc2 NDArrays: :func:`save_b2nd` (a numpy array), :func:`open_writer` (an
+array's :class:`~bloscpack.containers.base.ContainerWriter`) and :class:`B2ndTarget` (another
+container's data, for :func:`bloscpack.convert`), as ``.b2nd`` files or sparse frame
 directories."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,11 +17,12 @@ from ... import engine
 from ...blosc.header import ChunkHeader, Filter, Special
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError
-from ...io import PathLike, staged_output
-from ..frame.params import SPLITMODE_NAMES, CParams
+from ...io import PathLike, StagedOutput, staged_output
+from ..base import ArrayDescription
+from ..frame.params import CParams
 from ..frame.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
-from ..frame.writer import FrameTarget, FrameWriter, packed_user
-from ..grid import ChunkGrid, array_to_chunk
+from ..frame.writer import FrameArrayWriter, FrameTarget, FrameWriter, packed_user
+from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
 from ..options import CompressionParams, rows_of
 from ..sframe import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
 from ..target import Target, kept_metalayers, marker_fits, row_flat, take_options
@@ -65,27 +68,90 @@ def b2nd_cparams(
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class B2ndLayout:
+    """An NDArray's chunks: the boxes of ``grid``, padded to whole blocks (in block order),
+    compressed with ``params``."""
+
+    grid: ChunkGrid
+    params: CParams
+    dtype: np.dtype
+    flat = False
+
+    @property
+    def nchunks(self) -> int:
+        return self.grid.nchunks
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return tuple(self.grid.chunks)
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> bytearray:
+        """Chunk ``index`` of its box ``data``, with one C thread (as :func:`save_b2nd` when
+        it compresses several chunks at a time)."""
+        chunk = np.empty(self.grid.chunk_nbytes // max(self.dtype.itemsize, 1), self.dtype)
+        box_to_chunk(np.asarray(data), self.grid, self.grid.chunk_coords(index), chunk)
+        return self.params.compress(chunk.view(np.uint8), nthreads=1)
+
+
+def new_layout(
+    shape: tuple[int, ...], dtype: np.dtype, chunks: Sequence[int] | None,
+    blocks: Sequence[int] | None, codec: str | int, clevel: int, filters: Sequence[int] | None,
+    filters_meta: Sequence[int] | None, splitmode: str, meta: Mapping[str, Any] | None,
+) -> tuple[B2ndLayout, list[tuple[str, bytes]]]:  # fmt: skip
+    """The layout and metalayers of a new NDArray of ``shape`` and ``dtype``: chunk and block
+    shapes default to python-blosc2's choice, ``meta`` adds msgpack metalayers after
+    ``b2nd``."""
+    dtype_to_string(dtype)  # refuses dtypes holding Python objects
+    if chunks is not None:
+        chunks = tuple(int(c) for c in chunks)
+    if blocks is not None:
+        blocks = tuple(int(b) for b in blocks)
+    chunks, blocks = default_chunks_blocks(shape, dtype.itemsize, chunks, blocks)
+    layer = B2ndMeta.from_array_params(shape, chunks, blocks, dtype)
+    grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
+    params = b2nd_cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
+    metalayers = [(METALAYER_NAME, layer.pack())]
+    metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
+    return B2ndLayout(grid, params, dtype), metalayers
+
+
+def open_writer(
+    output: StagedOutput, description: ArrayDescription, *, chunks: Sequence[int] | None = None,
+    blocks: Sequence[int] | None = None, codec: str | int = "zstd", clevel: int = 5,
+    filters: Sequence[int] | None = None, filters_meta: Sequence[int] | None = None,
+    splitmode: str = "auto", meta: Mapping[str, Any] | None = None,
+    vlmeta: Mapping[str, Any] | None = None,
+) -> FrameArrayWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.b2nd`` file of the
+    array ``description`` at ``output.path``: the bytes :func:`save_b2nd` writes."""
+    layout, metalayers = new_layout(description.shape, description.dtype, chunks, blocks, codec,
+                                    clevel, filters, filters_meta, splitmode, meta)  # fmt: skip
+    vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
+    frame = FrameWriter(
+        output.path, layout.params, chunksize=layout.grid.chunk_nbytes, metalayers=metalayers,
+        vlmeta=vl, nthreads=engine.get_nthreads(), in_place=True,
+    )  # fmt: skip
+    return FrameArrayWriter(output, layout, frame)
+
+
 def _compressed_chunks(
     array: np.ndarray, grid: ChunkGrid, params: CParams, workers: int | None
 ) -> Iterator[bytearray]:
     """The compressed chunks of ``array`` in frame order: straight from the array's memory
     when a chunk is exactly its bytes there, else through a padded scratch buffer.  With
     ``workers=None``, :func:`bloscpack.engine.get_nthreads` chunks are compressed at a time
-    with one C thread each (faster than all C threads on one chunk, and deterministic)."""
+    with one C thread each (faster than all C threads on one chunk, and deterministic: the
+    bytes of :meth:`B2ndLayout.compress_chunk`)."""
     c_threads = None
     if workers is None:
         workers = engine.get_nthreads() if grid.nchunks > 1 else 1
-        c_threads = 1 if workers > 1 else None
+        c_threads = 1
     flat = array.reshape(-1).view(np.uint8) if array.flags.c_contiguous and array.ndim else None
     scratch = ScratchPool(grid.chunk_nbytes // array.dtype.itemsize, array.dtype)
-    split = SPLITMODE_NAMES[params.splitmode]
 
     def compress(source: Any) -> bytearray:
-        return engine.compress_blosc2(
-            source, typesize=params.typesize, clevel=params.clevel, codec=params.codec,
-            filters=params.filters, filters_meta=params.filters_meta, splitmode=split,
-            blocksize=grid.block_nbytes, nthreads=c_threads,
-        )  # fmt: skip
+        return params.compress(source, nthreads=c_threads)
 
     def compress_chunk(n: int) -> bytearray:
         coords = grid.chunk_coords(n)
@@ -138,18 +204,9 @@ def save_b2nd(
     metalayers after ``b2nd``; ``vlmeta`` adds variable-length metalayers.  The output appears
     atomically: a failed save leaves nothing behind."""
     array = np.asarray(array)
-    dtype = array.dtype
-    dtype_to_string(dtype)  # refuses dtypes holding Python objects
-    if chunks is not None:
-        chunks = tuple(int(c) for c in chunks)
-    if blocks is not None:
-        blocks = tuple(int(b) for b in blocks)
-    chunks, blocks = default_chunks_blocks(array.shape, dtype.itemsize, chunks, blocks)
-    layer = B2ndMeta.from_array_params(array.shape, chunks, blocks, dtype)
-    grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
-    params = b2nd_cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
-    metalayers = [(METALAYER_NAME, layer.pack())]
-    metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
+    layout, metalayers = new_layout(array.shape, array.dtype, chunks, blocks, codec, clevel,
+                                    filters, filters_meta, splitmode, meta)  # fmt: skip
+    grid, params = layout.grid, layout.params
     vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
     threads = engine.get_nthreads()  # recorded in the header, as python-blosc2 does
     with staged_output(path, replaces=sniff_dir, what=SPARSE_FRAME) as build:

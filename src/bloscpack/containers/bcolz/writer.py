@@ -1,6 +1,8 @@
 """Writing new bcolz directories as bcolz does: :class:`CarrayWriter` and :class:`CtableWriter`
 chunk by chunk, :func:`save_bcolz` (staged under a temporary name, renamed when complete, flushed
-to disk if ``durable``), the conversion target (:class:`BcolzTarget`) and :func:`own_options`."""
+to disk if ``durable``), :func:`open_writer` (a carray's
+:class:`~bloscpack.containers.base.ContainerWriter`), the conversion target
+(:class:`BcolzTarget`) and :func:`own_options`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import functools
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,8 +19,16 @@ import numpy as np
 from ... import ndarray as nd
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, ObjectNumpyArrayRejection
-from ...io import PathLike, fsync_directory, is_written_in_place, staged_output, start_writeback
-from ..options import CompressionParams, chunk_rows, rows_of, shuffle_only
+from ...io import (
+    PathLike,
+    StagedOutput,
+    fsync_directory,
+    is_written_in_place,
+    staged_output,
+    start_writeback,
+)
+from ..base import ArrayDescription, WriterBase
+from ..options import CompressionParams, chunk_rows, rows_of, save_options, shuffle_only
 from ..target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
 from .attrs import _attrs_blob
 from .layout import (
@@ -121,6 +132,16 @@ def _fsync_tree(rootdir: str) -> None:
         fsync_directory(dirpath)
 
 
+def _store(rootdir: str, index: int, chunk: Any, durable: bool) -> None:
+    """Write chunk file ``index``: bcolz's 16-byte header, then the Blosc chunk."""
+    with open(_chunk_file(rootdir, index), "wb") as fh:
+        fh.write(BLPK_HEADER)
+        fh.write(chunk)
+        if durable:  # the disk writes it while the next chunks are compressed
+            fh.flush()
+            start_writeback(fh.fileno())
+
+
 class CarrayWriter:
     """Writes a new carray directory at ``rootdir`` (which must not exist) as bcolz does.
 
@@ -195,15 +216,13 @@ class CarrayWriter:
         self._write_chunk(_compress_chunk(rows, self.cparams), len(rows))
 
     def _write_chunk(self, chunk: Any, rows: int) -> None:
-        """Write the next chunk file: bcolz's 16-byte header, then the Blosc chunk."""
-        with open(_chunk_file(self.rootdir, self.nchunks), "wb") as fh:
-            fh.write(BLPK_HEADER)
-            fh.write(chunk)
-            if self.durable:  # the disk writes it while the next chunks are compressed
-                fh.flush()
-                start_writeback(fh.fileno())
+        _store(self.rootdir, self.nchunks, chunk, self.durable)
+        self.add_stored(rows, _chunk_cbytes(chunk))
+
+    def add_stored(self, rows: int, cbytes: int) -> None:
+        """Count the next chunk (``rows`` rows, ``cbytes`` compressed), whose file is written."""
         if rows == self.chunklen:
-            self.cbytes += _chunk_cbytes(chunk)
+            self.cbytes += cbytes
         self.nchunks += 1
         self.nrows += rows
 
@@ -349,6 +368,73 @@ def save_bcolz(
         )  # fmt: skip
         table.append_rows(data)
         table.close()
+
+
+@dataclass(frozen=True)
+class CarrayLayout:
+    """A carray's chunks: ``chunks[0]`` rows each (the leftover, last, fewer), compressed as
+    ``cparams`` say."""
+
+    cparams: Cparams
+    nchunks: int
+    chunks: tuple[int, ...]
+    durable: bool
+    flat = False
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> bytes:
+        return _compress_chunk(np.asarray(data), self.cparams)
+
+    def store_chunk(self, directory: str, index: int, data: np.ndarray) -> tuple[int, int]:
+        """Compress chunk ``index`` into its file under ``directory``; returns its rows and
+        compressed size."""
+        chunk = self.compress_chunk(index, data)
+        _store(directory, index, chunk, self.durable)
+        return len(data), _chunk_cbytes(chunk)
+
+
+class BcolzWriter(WriterBase):
+    """A new carray directory of an array (:func:`open_writer`)."""
+
+    def __init__(self, output: StagedOutput, description: ArrayDescription,
+                 options: dict[str, Any]) -> None:  # fmt: skip
+        kw = save_options("bcolz", save_bcolz, options)
+        dtype = description.dtype
+        if dtype.names is not None:
+            raise ArgumentError("a structured array (a ctable) is written by save, not by an"
+                                " array writer")  # fmt: skip
+        super().__init__(output)
+        cparams = Cparams.make(kw["clevel"], kw["shuffle"], kw["codec"] or kw["cname"],
+                               kw["quantize"])  # fmt: skip
+        _attrs_blob(kw["attrs"])
+        shape = description.shape
+        data = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: the layout needs none
+        chunklen, expected = _column_layout(data, chunklen=kw["chunklen"],
+                                            expectedlen=kw["expectedlen"], cparams=cparams,
+                                            dflt=kw["dflt"])  # fmt: skip
+        self.directory = output.path
+        self._carray = CarrayWriter(
+            self.directory, dtype, shape[1:], chunklen, cparams, expectedlen=expected,
+            dflt=kw["dflt"], attrs=kw["attrs"], durable=kw["durable"],
+        )  # fmt: skip
+        nchunks = -(-shape[0] // chunklen)
+        self.layout = CarrayLayout(cparams, nchunks, (chunklen, *shape[1:]), kw["durable"])
+
+    def append_chunk(self, chunk: Any) -> None:
+        self._carray.append_chunk(chunk)
+
+    def append_stored(self, index: int, stored: Any) -> None:
+        self._carray.add_stored(*stored)
+
+    def _finish(self) -> None:
+        self._carray.close()
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription,
+                **options: Any) -> BcolzWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new carray directory of the
+    array ``description`` at ``output.path`` (``options``: those of :func:`save_bcolz`): the
+    files :func:`save_bcolz` writes."""
+    return BcolzWriter(output, description, options)
 
 
 def _column_dflts(dflt: Any, names: Sequence[str]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Writing a ``.blp`` file: chunk compression, :class:`BloscpackWriter` (header, metadata
 section and offsets exactly as bloscpack 0.16 wrote them), the in-place metadata rewrite, the
-writer's options for conversions (:func:`own_options`, :class:`BlpTarget`), and the packing
-pipeline of the 0.16 functions and :func:`save_blp`.
+writer's options for conversions (:func:`own_options`, :class:`BlpTarget`), the packing
+pipeline of the 0.16 functions and :func:`save_blp`, and :func:`open_writer` (an array's
+:class:`~bloscpack.containers.base.ContainerWriter`, the same bytes as :func:`save_blp`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
@@ -25,9 +27,9 @@ from ...errors import (
     NoMetadataFound,
     TruncatedError,
 )
-from ...io import PathLike, atomic_write
-from ..base import NUMPY_KEYS
-from ..options import CompressionParams, chunk_nbytes, parse_size, shuffle_only
+from ...io import PathLike, StagedOutput, atomic_write
+from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
+from ..options import CompressionParams, chunk_nbytes, parse_size, save_options, shuffle_only
 from ..target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
 from .args import (
     DEFAULT_CHECKSUM,
@@ -489,9 +491,27 @@ def pack(
     """Cut ``size`` bytes into chunks (``chunks(nchunks, chunk_size, last_chunk)`` yields
     their bytes), compress them and write the container to ``out``.  Everything that can be
     checked is checked before the first byte is written."""
+    writer = new_writer(size, out, chunk_size, metadata, blosc_args, bloscpack_args,
+                        metadata_args)  # fmt: skip
+    header = writer.header
+    nchunks = header.nchunks
+    with contextlib.closing(
+        compress_chunks(chunks(nchunks, header.chunk_size, header.last_chunk), blosc_args, nchunks)
+    ) as compressed:
+        for chunk in compressed:
+            writer.write_chunk(chunk, trusted=True)
+    writer.close()
+
+
+def new_writer(
+    size: int, out: IO[bytes], chunk_size: str | int, metadata: Any, blosc_args: BloscArgs,
+    bloscpack_args: BloscpackArgs, metadata_args: MetadataArgs | None,
+) -> BloscpackWriter:  # fmt: skip
+    """The writer of a container of ``size`` bytes cut into chunks of ``chunk_size`` (its
+    header says how many), once the arguments are checked."""
     nchunks, chunk_size, last_chunk = calculate_nchunks(size, chunk_size)
     check_blosc_args(blosc_args)
-    writer = BloscpackWriter(
+    return BloscpackWriter(
         out,
         chunk_size=chunk_size,
         last_chunk=last_chunk,
@@ -503,12 +523,6 @@ def pack(
         metadata=metadata,
         metadata_args=metadata_args,
     )
-    with contextlib.closing(
-        compress_chunks(chunks(nchunks, chunk_size, last_chunk), blosc_args, nchunks)
-    ) as compressed:
-        for chunk in compressed:
-            writer.write_chunk(chunk, trusted=True)
-    writer.close()
 
 
 def buffer_chunks(buffer: Buffer) -> Callable[[int, int, int], Iterator[memoryview]]:
@@ -643,3 +657,72 @@ def save_blp(
     )
     write_file(path, lambda out: pack_ndarray(array, out, chunk_size, blosc_args, bloscpack_args,
                                               metadata_args))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BlpLayout:
+    """A ``.blp`` file's chunks of an array: runs of ``chunks[0]`` items compressed as
+    ``blosc_args`` ask, one C thread each (as :func:`compress_chunks` compresses them)."""
+
+    blosc_args: BloscArgs
+    nchunks: int
+    chunks: tuple[int, ...]
+    flat = True
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> bytes | bytearray:
+        view = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if self.blosc_args.blosc_version == 2:
+            return compress_chunk(view, self.blosc_args, nthreads=1)
+        settings = _blosc1_settings(self.blosc_args)
+        with engine.blosc1_compressor(**settings, concurrent=True) as compress:
+            return compress(view)
+
+
+class BlpWriter(WriterBase):
+    """A new ``.blp`` file of an array (:func:`open_writer`)."""
+
+    def __init__(self, output: StagedOutput, description: ArrayDescription,
+                 options: dict[str, Any]) -> None:  # fmt: skip
+        kw = save_options("blp", save_blp, options)
+        super().__init__(output)
+        blosc_args = BloscArgs.from_options(
+            kw["cname"], kw["codec"], clevel=kw["clevel"], shuffle=kw["shuffle"],
+            blosc_version=kw["blosc_version"], filters=kw["filters"],
+            filters_meta=kw["filters_meta"], use_dict=kw["use_dict"], blocksize=kw["blocksize"],
+        )  # fmt: skip
+        bloscpack_args = BloscpackArgs(offsets=kw["offsets"], checksum=kw["checksum"],
+                                       max_app_chunks=kw["max_app_chunks"])  # fmt: skip
+        dtype = description.dtype
+        blosc_args.typesize = nd.chunk_typesize(dtype, blosc_args.blosc_version)
+        size = dtype.itemsize * int(np.prod(description.shape, dtype=np.int64))
+        chunk_size = array_chunk_size(kw["chunk_size"], size, dtype.itemsize)
+        spec = nd.ArraySpec(dtype, description.shape, description.order)
+        self._fh = open(output.path, "xb")  # noqa: SIM115 (open until commit or abort)
+        try:
+            self._writer = new_writer(size, self._fh, chunk_size, numpy_metadata(spec),
+                                      blosc_args, bloscpack_args, kw["metadata_args"])  # fmt: skip
+        except BaseException:
+            self._fh.close()
+            raise
+        header = self._writer.header
+        items = header.chunk_size // max(dtype.itemsize, 1)
+        self.layout = BlpLayout(blosc_args, header.nchunks, (max(items, 1),))
+
+    def append_chunk(self, chunk: Any) -> None:
+        self._writer.write_chunk(chunk, trusted=True)
+
+    def _finish(self) -> None:
+        self._writer.close()
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+
+    def _discard(self) -> None:
+        self._fh.close()
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription,
+                **options: Any) -> BlpWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.blp`` file of the
+    array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`)."""
+    return BlpWriter(output, description, options)

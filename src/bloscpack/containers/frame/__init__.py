@@ -19,6 +19,7 @@ from .writer import (
     FrameTarget,
     FrameWriter,
     OnePassWriter,
+    open_writer,
     own_options,
     packed_user,
     save_bytes,
@@ -27,6 +28,6 @@ from .writer import (
 __all__ = [
     "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
     "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info", "load_bytes",
-    "open_reader", "own_options", "packed_user", "read_all", "save_bytes", "sniff", "verify",
-    "vlmeta_items",
+    "open_reader", "open_writer", "own_options", "packed_user", "read_all", "save_bytes",
+    "sniff", "verify", "vlmeta_items",
 ]  # fmt: skip

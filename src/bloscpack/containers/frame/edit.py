@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -155,17 +155,22 @@ class FrameBase(FrameCore):
         if not 0 <= pos <= self.nchunks:
             raise IndexError(f"insert position {pos} out of range 0..{self.nchunks}")
         data, header = check_new_chunk(chunk)
+        self._insert(pos, header, lambda: self._store_new(data), op)
+        return self.nchunks
+
+    def _insert(self, pos: int, header: ChunkHeader, store: Callable[[], int], op: str) -> None:
+        """Insert the chunk of ``header`` before chunk ``pos`` (``store()`` stores its bytes
+        and returns its index entry, unless it is a special chunk, which becomes a marker)."""
         chunksize = self._chunksize_after(op, pos, header.nbytes)
         vl = self._vl_blocks() or (self.nchunks == 0 and header.vl_blocks)
         cbytes = self.header.cbytes
         entry = marker_of(header)
         if entry is None:
-            entry = self._store_new(data)
-            cbytes += len(data)
+            entry = store()
+            cbytes += header.cbytes
         offsets = self._offsets_with(pos, entry)
         self._commit(offsets, self.header.nbytes + header.nbytes, cbytes, chunksize, vl,
                      appended=op == "append")  # fmt: skip
-        return self.nchunks
 
     @_edit
     def update_chunk(self, pos: int, chunk: Any) -> int:

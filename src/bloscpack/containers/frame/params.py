@@ -85,13 +85,14 @@ class CParams:
             blocksize=header.blocksize, use_dict=header.use_dict,
         )  # fmt: skip
 
-    def compress(self, data: Any) -> bytearray:
-        """Compress ``data`` into one chunk with these parameters."""
+    def compress(self, data: Any, nthreads: int | None = None) -> bytearray:
+        """Compress ``data`` into one chunk with these parameters (``nthreads`` C threads,
+        default :func:`~bloscpack.engine.get_nthreads`)."""
         return engine.compress_blosc2(
             data, typesize=self.typesize, clevel=self.clevel, codec=self.codec,
             filters=self.filters, filters_meta=self.filters_meta, codec_meta=self.codec_meta,
             splitmode=SPLITMODE_NAMES[self.splitmode], blocksize=self.blocksize,
-            use_dict=self.use_dict,
+            use_dict=self.use_dict, nthreads=nthreads,
         )  # fmt: skip
 
     def stune(self) -> dict[str, Any]:

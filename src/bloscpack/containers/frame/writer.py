@@ -1,19 +1,23 @@
 """New frames: the one-pass :class:`FrameWriter` (chunks streamed to a temporary file renamed
-into place, or bytes in memory), :func:`save_bytes`, and :class:`FrameTarget`, which writes
+into place, or bytes in memory), :func:`save_bytes`, :func:`open_writer` (an array's
+:class:`~bloscpack.containers.base.ContainerWriter`) and :class:`FrameTarget`, which writes
 another container's data (:func:`bloscpack.convert`) as a frame."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Self
+from dataclasses import dataclass
+from typing import IO, Any, Self
 
 import numpy as np
 
+from ... import ndarray as nd
 from ...blosc.header import MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
-from ...io import PathLike, atomic_write
-from ..base import NUMPY_KEYS
+from ...io import PathLike, StagedOutput, atomic_write
+from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size
 from ..target import (
     FRAME_CHUNK_NBYTES,
@@ -79,13 +83,15 @@ class FrameWriter(OnePassWriter):
     in memory (:meth:`close` returns its bytes).
 
     The result is byte-identical to appending the same chunks one by one with C-Blosc2
-    (header ``nthreads`` fields aside, which are given here).
+    (header ``nthreads`` fields aside, which are given here).  ``in_place``: ``path`` is new
+    and private already (a staged output), written directly.
     """
 
     def __init__(
         self, path: PathLike | None, cparams: CParams, *, chunksize: int | None = None,
         metalayers: Sequence[tuple[str, bytes]] = (), vlmeta: Sequence[tuple[str, bytes]] = (),
         nthreads: int = 1, vlmeta_chunks: Sequence[tuple[str, bytes]] = (),
+        in_place: bool = False,
     ) -> None:  # fmt: skip
         self.cparams = cparams
         vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
@@ -102,7 +108,9 @@ class FrameWriter(OnePassWriter):
         self._last_nbytes = 0
         self._vl_blocks = False
         self._path = path
-        self._cm: Any = atomic_write(path) if path is not None else None
+        self._cm: Any = None
+        if path is not None:
+            self._cm = _new_file(path) if in_place else atomic_write(path)
         self._fh: Any = self._cm.__enter__() if self._cm is not None else None
         self._buffer = bytearray()
         self._out(empty[: head.header_len])
@@ -171,6 +179,15 @@ class FrameWriter(OnePassWriter):
             err = RuntimeError("frame write aborted")
             with contextlib.suppress(RuntimeError):
                 self._cm.__exit__(RuntimeError, err, None)
+
+
+@contextlib.contextmanager
+def _new_file(path: PathLike) -> Iterator[IO[bytes]]:
+    """The new file ``path``, on disk when the block succeeds."""
+    with open(path, "xb") as fh:
+        yield fh
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 DEFAULT_CHUNKSIZE = 4 * 1024 * 1024
@@ -299,6 +316,75 @@ class FrameTarget(Target):
         with FrameWriter(path, cparams, chunksize=chunksize, metalayers=metalayers,
                          vlmeta=vlmeta, nthreads=nthreads) as writer:  # fmt: skip
             yield writer.append_chunk
+
+
+@dataclass(frozen=True)
+class FrameLayout:
+    """A frame's chunks of an array: runs of ``chunks[0]`` items, compressed with ``cparams``
+    (one C thread, so the bytes never depend on the thread count)."""
+
+    cparams: CParams
+    nchunks: int
+    chunks: tuple[int, ...]
+    flat = True
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> bytearray:
+        return self.cparams.compress(np.ascontiguousarray(data).view(np.uint8), nthreads=1)
+
+
+def array_layout(fmt: str, description: ArrayDescription, options: dict[str, Any]
+                 ) -> tuple[FrameLayout, list[tuple[str, bytes]], int]:  # fmt: skip
+    """The layout, the vlmetalayers (the numpy metadata) and the header's ``nthreads`` of a
+    new frame of the array ``description`` (``options``: :attr:`FrameTarget.OPTIONS`)."""
+    opts = take_options(options, FrameTarget.OPTIONS, fmt)
+    itemsize = max(description.dtype.itemsize, 1)
+    typesize = opts.pop("typesize") or min(itemsize, 255)
+    nthreads = int(opts.pop("nthreads"))
+    size = opts.pop("chunksize")
+    size = FRAME_CHUNK_NBYTES if size is None else int(size)
+    if size < 1:
+        raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
+    try:
+        cparams = CParams.make(typesize=typesize, **opts)
+    except BloscpackError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ArgumentError(str(exc)) from None
+    items = max(1, size // itemsize)
+    nitems = int(np.prod(description.shape, dtype=np.int64))
+    layout = FrameLayout(cparams, -(-nitems // items), (items,))
+    spec = nd.ArraySpec(description.dtype, description.shape, description.order)
+    vlmeta = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
+    return layout, vlmeta, nthreads
+
+
+class FrameArrayWriter(WriterBase):
+    """A new contiguous frame of an array, written by ``frame`` at ``output.path``, its chunks
+    those of ``layout`` (:func:`open_writer`, also for NDArrays)."""
+
+    def __init__(self, output: StagedOutput, layout: Any, frame: FrameWriter) -> None:
+        super().__init__(output)
+        self.layout = layout
+        self._frame = frame
+
+    def append_chunk(self, chunk: Any) -> None:
+        self._frame.append_chunk(chunk)
+
+    def _finish(self) -> None:
+        self._frame.close()
+
+    def _discard(self) -> None:
+        self._frame.abort()
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription,
+                **options: Any) -> FrameArrayWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new frame of the array
+    ``description`` at ``output.path``: flat chunks, the numpy metadata as vlmetalayers."""
+    layout, vlmeta, nthreads = array_layout("b2frame", description, options)
+    frame = FrameWriter(output.path, layout.cparams, vlmeta=vlmeta, nthreads=nthreads,
+                        in_place=True)  # fmt: skip
+    return FrameArrayWriter(output, layout, frame)
 
 
 ConversionTarget = FrameTarget

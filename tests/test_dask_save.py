@@ -1,0 +1,201 @@
+"""``bloscpack.save(dask_array, ...)``: every format written in parallel on a real
+``distributed`` cluster of worker processes, byte for byte what saving the computed array
+writes, readable by the reference implementations; failures leave nothing behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers import registry
+from bloscpack.errors import ArgumentError
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+FORMATS = list(registry.FORMATS)
+ARRAY = np.cumsum(np.arange(1_200_000, dtype="<f8") % 7).reshape(1500, 800)
+ARRAY[:1100] = 0  # whole chunks of zeros: special chunks (frame index markers)
+OPTIONS = {"chunk_size": "1M"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    # a task whose worker dies fails at once (not retried on the other workers)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None, silence_logs=50,
+        )  # fmt: skip
+        with cluster, distributed.Client(cluster) as connected:
+            yield connected
+
+
+def path_of(root: Path, fmt: str, name: str = "a") -> Path:
+    return root / f"{name}{registry.FORMATS[fmt].extension}"
+
+
+def contents(path: Path) -> dict[str, bytes]:
+    """A file's bytes, or every file of a directory by its relative name."""
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+def odd_chunks(array: np.ndarray) -> da.Array:
+    """A dask array whose chunks match no format's storage chunks."""
+    return da.from_array(array, chunks=(333, 301))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_bytes_of_numpy_save(client, tmp_path, fmt):
+    expected, written = path_of(tmp_path, fmt, "np"), path_of(tmp_path, fmt, "da")
+    bloscpack.save(ARRAY, expected, **OPTIONS)
+    bloscpack.save(odd_chunks(ARRAY), written, **OPTIONS)
+    assert contents(written) == contents(expected)
+    np.testing.assert_array_equal(bloscpack.load(written), ARRAY)
+    assert sorted(os.listdir(tmp_path)) == sorted([expected.name, written.name])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_default_options_and_the_local_scheduler(tmp_path, fmt):
+    a = np.random.default_rng(1).integers(0, 1000, (400, 300, 7), dtype="<i4")
+    expected, written = path_of(tmp_path, fmt, "np"), path_of(tmp_path, fmt, "da")
+    bloscpack.save(a, expected)
+    with dask.config.set(scheduler="threads"):
+        bloscpack.save(da.from_array(a, chunks=(50, 100, 3)), written)
+    assert contents(written) == contents(expected)
+
+
+@pytest.mark.parametrize("fmt", ["b2nd", "b2frame", "sframe"])
+def test_python_blosc2_reads_them(client, tmp_path, fmt):
+    blosc2 = pytest.importorskip("blosc2")
+    path = path_of(tmp_path, fmt)
+    bloscpack.save(odd_chunks(ARRAY), path, **OPTIONS)
+    stored = blosc2.open(str(path))
+    if fmt == "b2nd":
+        np.testing.assert_array_equal(stored[:], ARRAY)
+    else:
+        assert bytes(stored[:]) == ARRAY.tobytes()
+
+
+def test_bcolz_reads_it(client, tmp_path):
+    bcolz = pytest.importorskip("bcolz")
+    path = path_of(tmp_path, "bcolz")
+    bloscpack.save(odd_chunks(ARRAY), path, **OPTIONS)
+    np.testing.assert_array_equal(bcolz.open(str(path), mode="r")[:], ARRAY)
+
+
+def test_b2nd_chunk_boxes(client, tmp_path):
+    expected, written = path_of(tmp_path, "b2nd", "np"), path_of(tmp_path, "b2nd", "da")
+    options = {"chunks": (400, 300), "blocks": (100, 64)}
+    bloscpack.save(ARRAY, expected, **options)
+    bloscpack.save(odd_chunks(ARRAY), written, **options)
+    assert written.read_bytes() == expected.read_bytes()
+
+
+def _die_on_chunk(block: np.ndarray, kill: int, block_info: dict | None = None) -> np.ndarray:
+    if block_info is not None and block_info[0]["chunk-location"][0] == kill:
+        os._exit(1)
+    return block
+
+
+def _fail_on_chunk(block: np.ndarray, kill: int, block_info: dict | None = None) -> np.ndarray:
+    if block_info is not None and block_info[0]["chunk-location"][0] == kill:
+        raise ValueError("no data for this chunk")
+    return block
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_failed_task_leaves_the_old_container(client, tmp_path, fmt):
+    path = path_of(tmp_path, fmt)
+    bloscpack.save(ARRAY[:10], path)
+    before = contents(path)
+    x = odd_chunks(ARRAY).map_blocks(_fail_on_chunk, 2, dtype=ARRAY.dtype)
+    with pytest.raises(ValueError, match="no data for this chunk"):
+        bloscpack.save(x, path, **OPTIONS)
+    assert contents(path) == before
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_overwrite_false_refuses_before_computing(client, tmp_path):
+    path = path_of(tmp_path, "blp")
+    bloscpack.save(ARRAY[:10], path)
+    with pytest.raises(bloscpack.OutputExistsError):
+        bloscpack.save(odd_chunks(ARRAY), path, overwrite=False)
+
+
+def test_metadata_is_refused(tmp_path):
+    with pytest.raises(ArgumentError, match="metadata"):
+        bloscpack.save(odd_chunks(ARRAY), tmp_path / "a.blp", metadata={"a": 1})
+
+
+def test_an_empty_dask_array(tmp_path):
+    path = tmp_path / "a.b2nd"
+    bloscpack.save(da.zeros((0, 5), chunks=2), path)
+    assert bloscpack.load(path).shape == (0, 5)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bloscarray_to_dask(client, tmp_path, fmt):
+    path = path_of(tmp_path, fmt)
+    bloscpack.save(ARRAY, path, **OPTIONS)
+    with bloscpack.open(path) as lazy:
+        x = lazy.to_dask()
+    y = bloscpack.to_dask(path)
+    assert x.chunks == y.chunks
+    np.testing.assert_array_equal(client.compute(x).result(), ARRAY)
+
+
+def test_bloscarray_to_dask_of_a_table_column(tmp_path):
+    table = np.zeros(1000, dtype=[("a", "<i8"), ("b", "<f4")])
+    table["a"] = np.arange(1000)
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(table, path)
+    with bloscpack.open(path) as lazy:
+        assert set(lazy.to_dask()) == {"a", "b"}
+        column = lazy["a"].to_dask()
+    with dask.config.set(scheduler="threads"):
+        np.testing.assert_array_equal(column.compute(), table["a"])
+
+
+def test_bloscarray_from_bytes_has_no_dask_array(tmp_path):
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY[:10], path)
+    with bloscpack.open(path.read_bytes()) as lazy, pytest.raises(ArgumentError):
+        lazy.to_dask()
+
+
+# last: the cluster restarts the killed workers meanwhile
+@pytest.mark.parametrize("fmt", ["sframe", "b2nd"])  # a directory, a file
+def test_a_killed_worker_leaves_no_container(client, tmp_path, fmt):
+    x = odd_chunks(ARRAY).map_blocks(_die_on_chunk, 3, dtype=ARRAY.dtype)
+    with pytest.raises((distributed.KilledWorker, bloscpack.BloscpackError)):
+        bloscpack.save(x, path_of(tmp_path, fmt), **OPTIONS)
+    assert os.listdir(tmp_path) == []  # no container, no staged temporary
+    client.wait_for_workers(2, timeout=180)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_to_a_url(tmp_path, fmt):
+    """Built locally in parallel, then uploaded: the objects hold what a local save writes."""
+    fsspec = pytest.importorskip("fsspec")
+    expected = path_of(tmp_path, fmt, "np")
+    bloscpack.save(ARRAY, expected, **OPTIONS)
+    url = f"memory://dask-save/{expected.name}"
+    with dask.config.set(scheduler="threads"):
+        bloscpack.save(odd_chunks(ARRAY), url, **OPTIONS)
+    fs = fsspec.filesystem("memory")
+    root = url.removeprefix("memory://")
+    if fs.isdir(root):
+        uploaded = {p.removeprefix(f"/{root}/"): fs.cat(p) for p in fs.find(root)}
+    else:
+        uploaded = {"": fs.cat(root)}
+    assert uploaded == contents(expected)
+    np.testing.assert_array_equal(bloscpack.load(url), ARRAY)
+    fs.rm(root, recursive=True)
