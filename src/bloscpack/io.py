@@ -25,6 +25,7 @@ from .errors import (
     ArgumentError,
     FileChangedError,
     FileNotFound,
+    FormatError,
     OutputExistsError,
     TruncatedError,
 )
@@ -403,6 +404,33 @@ class ByteSource:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def open_member(path: str, root: str | None = None) -> int:
+    """A read-only descriptor of the member file ``path`` of a directory container: a regular
+    file (never a directory, a FIFO or a device, which would fail, hang or never end), inside
+    ``root`` when given (a symbolic link may point only inside the container).  A missing
+    file raises ``FileNotFoundError``; anything else wrong a :class:`FormatError` naming it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO or a device"
+            raise FormatError(f"{path}: is {kind}, not a regular file")
+        if root is not None:
+            inside = os.path.realpath(root)
+            if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+                raise FormatError(f"{path}: a symbolic link out of the container")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Directory:

@@ -34,6 +34,7 @@ from ..io import (
     atomic_write,
     file_identity,
     fsync_directory,
+    open_member,
     staged_output,
     start_writeback,
 )
@@ -134,7 +135,7 @@ class SparseFrame(FrameBase):
             except FileNotFoundError:
                 raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
         try:
-            with open(self._index_path, "rb") as fh:
+            with os.fdopen(open_member(self._index_path, self.path), "rb") as fh:
                 self._identity = file_identity(os.fstat(fh.fileno()))
                 return fh.read()
         except FileNotFoundError:
@@ -239,7 +240,8 @@ class SparseFrame(FrameBase):
     def _read_chunk_file(self, entry: int) -> bytes:
         if self.remote is not None:
             return self.remote.read_bytes(chunk_file_name(entry))
-        with self.consistent(), open(self.chunk_path(entry), "rb") as fh:
+        path = self.chunk_path(entry)
+        with self.consistent(), os.fdopen(open_member(path, self.path), "rb") as fh:
             return fh.read()
 
     def _stored_chunk(self, i: int, entry: int) -> bytes:

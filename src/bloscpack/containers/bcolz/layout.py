@@ -22,7 +22,7 @@ import numpy as np
 from ... import engine
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, BloscpackError, FormatError, TruncatedError
-from ...io import Directory, PathLike
+from ...io import Directory, PathLike, open_member
 
 ATTRS_FILE = "__attrs__"
 ROOTDIRS_FILE = "__rootdirs__"
@@ -73,7 +73,7 @@ ReadWhole = Callable[[int], bytes]
 
 
 def _read_file(path: str, limit: int) -> bytes:
-    with open(path, "rb") as fh:
+    with os.fdopen(open_member(path), "rb") as fh:
         if os.fstat(fh.fileno()).st_size > limit:
             raise ValueError(f"larger than {limit} bytes")
         return fh.read()

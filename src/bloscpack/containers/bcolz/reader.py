@@ -23,7 +23,7 @@ from ...errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ...io import ByteSource, Directory, PathLike
+from ...io import ByteSource, Directory, PathLike, open_member
 from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
 from .attrs import BcolzAttrs
 from .layout import (
@@ -48,12 +48,11 @@ from .layout import (
 
 
 def _open_fd(path: str) -> int:
+    """The chunk file ``path`` (``<root>/data/__N.blp``), a regular file inside the carray."""
     try:
-        return os.open(path, os.O_RDONLY)
+        return open_member(path, os.path.dirname(os.path.dirname(path)))
     except FileNotFoundError:
         raise FormatError(f"{path}: chunk file missing") from None
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot open chunk file ({exc.strerror})") from None
 
 
 def _fd_chunk_header(fd: int, path: str) -> ChunkHeader:
@@ -90,6 +89,8 @@ def _chunk_member(index: int) -> str:
 def open_chunk_file(path: str, data: bytes | None = None) -> tuple[ByteSource, ChunkHeader]:
     """Open a ``.blp`` chunk file (or its bytes ``data``, ``path`` naming them): its source and
     the header of the Blosc chunk at byte 16."""
+    if data is None:
+        os.close(_open_fd(path))  # a regular file inside the carray, or a FormatError
     try:
         source = ByteSource(path) if data is None else ByteSource(data, name=path)
     except FileNotFound:
