@@ -580,6 +580,11 @@ class CommitsOnSuccess:
             self.abort()
 
 
+#: What the open :class:`StagedOutput` objects of this process build (their ``path``).
+_BUILDING: set[str] = set()
+_BUILDING_LOCK = threading.Lock()
+
+
 class StagedOutput(CommitsOnSuccess):
     """A file or a directory built at :attr:`path`, a private name beside the destination,
     that :meth:`commit` moves into place (replacing what is there) and :meth:`abort` removes:
@@ -591,15 +596,21 @@ class StagedOutput(CommitsOnSuccess):
     refused with ``OutputExistsError`` if ``overwrite`` is false; a directory is replaced only
     if it is empty or ``replaces(path)`` says it is a container (``what``: which, for the
     message), never a directory of other files; the directory the destination goes in must
-    exist."""
+    exist.
+
+    A destination that is itself what another open :class:`StagedOutput` of this process
+    builds (a format's own writer called inside the one staged output of ``save``) is built in
+    place: the enclosing output already moves it into place or removes it."""
 
     def __init__(self, destination: PathLike, *, overwrite: bool = True,
                  replaces: Callable[[str], bool] | None = None,
                  what: str = "a Blosc container") -> None:  # fmt: skip
         self.name = os.fspath(destination)
         self.target = os.path.abspath(destination)
-        self.in_place = is_written_in_place(self.target)
-        if not self.in_place:
+        with _BUILDING_LOCK:
+            self.nested = self.target in _BUILDING
+        self.in_place = not self.nested and is_written_in_place(self.target)
+        if not self.in_place and not self.nested:
             _check_replaceable(destination, overwrite, replaces, what)
         self._work = ""
         #: Where to build the output once :meth:`open` has made its directory.
@@ -609,6 +620,9 @@ class StagedOutput(CommitsOnSuccess):
     def open(self) -> str:
         """Make the private directory (its name is known before it exists, so that an
         interruption at any point leaves nothing behind); returns :attr:`path`."""
+        if self.nested:
+            self.path = self.target
+            return self.path
         parent = tempfile.gettempdir() if self.in_place else os.path.dirname(self.target)
         prefix = os.path.join(parent, f".{os.path.basename(self.target)}.")
         while True:
@@ -621,10 +635,14 @@ class StagedOutput(CommitsOnSuccess):
                 self.abort()
                 raise
             self.path = os.path.join(self._work, "new")
+            with _BUILDING_LOCK:
+                _BUILDING.add(self.path)
             return self.path
 
     def commit(self) -> None:
         """Move what was built at :attr:`path` to the destination (durably)."""
+        if self.nested:
+            return
         try:
             if self.in_place:
                 if os.path.isdir(self.path):
@@ -642,8 +660,10 @@ class StagedOutput(CommitsOnSuccess):
 
     def abort(self) -> None:
         """Remove what was built (the destination is left as it was)."""
-        if not self._done:
+        if not self._done and not self.nested:
             self._done = True
+            with _BUILDING_LOCK:
+                _BUILDING.discard(self.path)
             if self._work:
                 shutil.rmtree(self._work, ignore_errors=True)
 
