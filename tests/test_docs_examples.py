@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from s3_server import _moto_server  # noqa: F401 - the session's S3 server, used by remote pages
+
+pytest_plugins = ["s3_server"]  # the session's S3 server (_moto_server), for remote pages
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
