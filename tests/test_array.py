@@ -7,6 +7,7 @@ import io
 import math
 import os
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -210,8 +211,12 @@ def test_description(cube):
     assert (array.ndim, array.size, array.nbytes) == (3, CUBE.size, CUBE.nbytes)
     assert len(array) == 13
     assert array.format == expected_format(fmt)
-    assert repr(array).startswith(f"<BloscArray {array.format} ")
-    assert f"shape=(13, 11, 7) dtype=int32 chunks={array.chunks}>" in repr(array)
+    assert re.fullmatch(
+        rf"<BloscArray {array.format} shape=\(13, 11, 7\) dtype=int32"
+        rf" chunks={re.escape(str(array.chunks))} codec=\w+ clevel=(\d|\?) ratio=\d+\.\d\d"
+        rf" '{re.escape(os.fspath(array.path))}'>",
+        repr(array),
+    ), repr(array)
 
 
 def test_whole_array_and_dtype_conversion(cube):

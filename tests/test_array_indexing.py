@@ -443,3 +443,50 @@ def test_threads_share_one_array(tmp_path, fmt):
         for t in threads:
             t.join()
     assert not errors, errors[0]
+
+
+# --- repr ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fmt", "clevel"), [("blp", "?"), ("b2frame", "3"), ("b2nd", "3"),
+                                             ("sframe", "3"), ("bcolz", "3")])  # fmt: skip
+def test_repr_has_the_same_fields_for_every_format(tmp_path, fmt, clevel):
+    a = np.zeros((1000, 100))
+    a[::7] = np.arange(100)
+    path = tmp_path / f"x.{fmt}"
+    bloscpack.save(a, path, format=fmt, chunks=(250, 100), codec="zstd", clevel=3)
+    if FORMATS[fmt].directory:
+        stored = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    else:
+        stored = path.stat().st_size
+    ratio = f"{a.nbytes / stored:.2f}"
+    with bloscpack.open(path) as lazy:
+        assert repr(lazy) == (
+            f"<BloscArray {fmt} shape=(1000, 100) dtype=float64 chunks=(250, 100) codec=zstd"
+            f" clevel={clevel} ratio={ratio} '{path}'>"
+        )
+        assert repr(lazy.oindex) == f"<oindex of {lazy!r}>"
+    assert repr(lazy).endswith(f"ratio={ratio} '{path}' (closed)>")  # what was read stays
+    with bloscpack.open(path) as lazy:
+        pass
+    assert repr(lazy).endswith(" codec=? clevel=? ratio=? " f"'{path}' (closed)>")
+
+
+def test_repr_of_bytes_chunks_and_columns(tmp_path):
+    values = np.arange(5000, dtype="<u4")
+    chunk = bytes(engine.compress_blosc2(values, typesize=4, codec="lz4"))
+    with bloscpack.open(chunk) as lazy:
+        assert repr(lazy) == (
+            f"<BloscArray chunk shape=(20000,) dtype=uint8 chunks=(20000,) codec=lz4 clevel=?"
+            f" ratio={20000 / len(chunk):.2f} '<bytes>'>"
+        )
+    table = np.zeros(300, dtype=[("a", "<i4"), ("b", "<f8")])
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(table, path, chunks=100, codec="blosclz", clevel=9)
+    stored = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    with bloscpack.open(path) as lazy:
+        ratio = f"{table.nbytes / stored:.2f}"  # the container's, for a column too
+        assert repr(lazy["b"]) == (
+            f"<BloscArray bcolz shape=(300,) dtype=float64 chunks=(100,) codec=blosclz"
+            f" clevel=9 ratio={ratio} '{path}'['b']>"
+        )

@@ -36,7 +36,13 @@ import numpy as np
 from . import engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
-from .containers.base import ArrayDescription, ChunkSizes, ContainerReader, check_chunk_nbytes
+from .containers.base import (
+    ArrayDescription,
+    ChunkSizes,
+    Compression,
+    ContainerReader,
+    check_chunk_nbytes,
+)
 from .containers.registry import (
     describe,
     detect,
@@ -846,6 +852,7 @@ class BloscArray:
     """
 
     _parent: BloscArray | None = None  # the array a derived view (a ctable column) reads from
+    _summary: tuple[Compression, int | None] | None = None  # see _compression()
 
     def __init__(self, source: Any, *, verify: bool = True,
                  columns: Sequence[str] | None = None,
@@ -1022,13 +1029,51 @@ class BloscArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        where = self.path or self.url or "<file object>"
+        """What the array is, the same fields for every format (``?`` where the container
+        does not record one):
+        ``<BloscArray b2nd shape=(1000, 1000) dtype=float64 chunks=(100, 1000) codec=zstd
+        clevel=5 ratio=4.21 'x.b2nd'>``.  ``ratio``: the container's uncompressed bytes over
+        the bytes it occupies (its file, or the files of its directory)."""
+        where = self.path or self.url or ("<bytes>" if self._from_bytes else "<file object>")
         field = f"[{self._key!r}]" if self._key is not None else ""
+        compression, stored = self._compression()
+        total = (self if self._parent is None else self._parent).nbytes
+        ratio = f"{total / stored:.2f}" if stored else "?"
+        clevel = "?" if compression.clevel is None else compression.clevel
         state = " (closed)" if self._closed else ""
         return (
-            f"<BloscArray {self.format} {where!r}{field} shape={self.shape} dtype={self.dtype}"
-            f" chunks={self.chunks}{state}>"
+            f"<BloscArray {self.format} shape={self.shape} dtype={self.dtype}"
+            f" chunks={self.chunks} codec={compression.codec or '?'} clevel={clevel}"
+            f" ratio={ratio} {where!r}{field}{state}>"
         )
+
+    def _compression(self) -> tuple[Compression, int | None]:
+        """The container's codec and level, and the bytes it occupies (None where unknown:
+        a directory at a URL), read once (a chunk header at most)."""
+        if self._summary is None:
+            if self._closed:
+                return Compression(), None
+            owner = self if self._parent is None else self._parent
+            try:
+                with self._consistent():
+                    compression = owner._reader.compression()
+            except (BloscpackError, OSError):  # a damaged first chunk: described unknown
+                compression = Compression()
+            self._summary = (compression, self._stored_nbytes())
+        return self._summary
+
+    def _stored_nbytes(self) -> int | None:
+        if self._source is not None:
+            return self._source.size()
+        if self._view is not None:
+            return self._view.nbytes
+        if self.path is not None and os.path.isdir(self.path):
+            return sum(
+                os.lstat(os.path.join(top, name)).st_size
+                for top, _, names in os.walk(self.path)
+                for name in names
+            )
+        return None
 
     # --- reading ---------------------------------------------------------------------------
 
