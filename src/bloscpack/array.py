@@ -70,10 +70,12 @@ from .selection import (
     AxisPoints,
     AxisSelection,
     OrthogonalPlan,
+    ascending_order,
     axis_of,
     chunk_ranges,
     contiguous_range,
     flat_indices,
+    flat_span,
     group_by_chunk,
     normalize_index,
     plan_index,
@@ -87,6 +89,9 @@ CONCURRENT_CHUNKS = 16
 
 #: Largest number of items whose flat positions are planned at once for a strided selection.
 GATHER_BATCH_ITEMS = 1 << 20
+#: A part of a selection holding at least 1 / DENSE_SPAN of the items from its first to its
+#: last (in the layout) is read as that run, then its items taken; sparser ones are gathered.
+DENSE_SPAN = 4
 #: A strided read of a chunk decodes at most this many separate runs of blocks, unless the runs
 #: hold less than half of the blocks they span.
 MAX_BLOCK_RUNS = 16
@@ -148,6 +153,11 @@ def _allocate(shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
         raise UnsupportedError(
             f"{name}: cannot allocate an array of shape {shape} and dtype {dtype} ({exc})"
         ) from None
+
+
+def _span(s: Axis) -> int:
+    """How many items the box around the selected ones holds along an axis."""
+    return int(s.points[-1] - s.points[0]) + 1 if isinstance(s, AxisPoints) else len(s)
 
 
 def _full_selection(selection: tuple[Axis, ...], shape: tuple[int, ...]) -> bool:
@@ -291,7 +301,7 @@ class FlatStore:
             yield from group_by_chunk(flat, self.chunk_units)
             return
         flat = flat.ravel()
-        order = np.argsort(flat, kind="stable")
+        order = ascending_order(flat)
         ordered = flat[order]
         chunks = np.searchsorted(self.ubounds, ordered, side="right") - 1
         cuts = np.flatnonzero(np.diff(chunks)) + 1
@@ -367,8 +377,13 @@ class FlatStore:
             run = contiguous_range(part, shape)
             if run is not None:
                 self.read_run(*run, piece)
+                continue
+            first, last = flat_span(part, shape)
+            flat = flat_indices(part, shape)
+            if last - first < DENSE_SPAN * count:
+                piece[...] = self.read_units(first, last + 1)[flat.reshape(-1) - first]
             else:
-                self.gather(flat_indices(part, shape), piece)
+                self.gather(flat, piece)
 
     def read_units(self, first: int, stop: int) -> np.ndarray:
         """Units ``[first, stop)`` of the layout as a new 1-d array of the unit dtype."""
@@ -460,7 +475,11 @@ class FlatStore:
             runs = [(int(p[0]) * unit, (int(p[-1]) + 1) * unit) for p in np.split(units, cuts)]
         elif kind == ChunkKind.REGULAR and 0 < unit <= bs and hi - lo > bs:
             starts = units.astype(np.int64) * unit
-            blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
+            first_block = lo // bs
+            marks = np.zeros((hi - 1) // bs - first_block + 1, dtype=bool)
+            marks[starts // bs - first_block] = True
+            marks[(starts + unit - 1) // bs - first_block] = True  # units across two blocks
+            blocks = np.flatnonzero(marks) + first_block
             cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
             if len(cuts) < MAX_BLOCK_RUNS or len(blocks) * 2 < blocks[-1] - blocks[0] + 1:
                 # a unit across a block boundary needs both blocks, which then share a run:
@@ -613,26 +632,28 @@ class B2ndStore:
         return out
 
     def read(self, selection: tuple[Axis, ...]) -> np.ndarray:
-        """The selected items as a new array: item by item when few, else box by box (with
+        """The selected items as a new array: item by item when few (or when index arrays
+        pick under 1 / DENSE_SPAN of the box around their points), else box by box (with
         index arrays: a box per chunk they touch, around their points in it)."""
         if _full_selection(selection, self.shape):
             return self.array.read(_allocate(self.shape, self.dtype, self.name))
         count = math.prod(len(s) for s in selection)
-        if self._frame_items is not None and 0 < count <= SMALL_SELECTION_ITEMS:
+        points = any(isinstance(s, AxisPoints) for s in selection)
+        if self._frame_items is not None and count > 0 and (
+            count <= SMALL_SELECTION_ITEMS
+            or (points and DENSE_SPAN * count < math.prod(map(_span, selection)))
+        ):  # few items, or index arrays whose points are sparse: item by item
             out = _allocate(result_shape(selection), self.dtype, self.name)
-            units = out.reshape(-1).view(self._frame_items.unit_dtype)
-            self._frame_items.gather(self._frame_positions(selection), units)
+            self._frame_items.gather_items(self._frame_positions(selection).reshape(-1), out)
             return out
-        if any(isinstance(s, AxisPoints) for s in selection):
-            box = self._read_by_chunks(selection)
-        else:
-            box = self._read_box(selection)  # type: ignore[arg-type]
+        read = self._read_by_chunks if points else self._read_box
+        box = read(selection)  # type: ignore[arg-type]  # (no index arrays: ranges only)
         return box[tuple(0 if s.drop else slice(None) for s in selection) + (Ellipsis,)]
 
     def _read_by_chunks(self, selection: tuple[Axis, ...]) -> np.ndarray:
-        """The box of ``selection`` (dropped axes kept), where the points of each index array
-        are read a chunk at a time: per chunk they touch, the box from its first to its last
-        point there, never the box around all of them."""
+        """The box of ``selection`` (dense index arrays: see :meth:`read`; dropped axes kept),
+        where the points of each index array are read a chunk at a time: per chunk they
+        touch, the box from its first to its last point there."""
         out = _allocate(tuple(len(s) for s in selection), self.dtype, self.name)
         if not out.size:
             return out

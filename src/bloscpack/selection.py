@@ -162,6 +162,18 @@ def contiguous_range(
     return first, first + count
 
 
+def flat_span(selection: tuple[Axis, ...], shape: tuple[int, ...]) -> tuple[int, int]:
+    """The C-order flat item numbers of the first and the last item a (non-empty) selection
+    holds, computed without materialising indices."""
+    first = last = 0
+    for s, n in zip(selection, shape, strict=True):
+        ends = (s.points[0], s.points[-1]) if isinstance(s, AxisPoints) else (
+            s.start, s.start + (len(s) - 1) * s.step)
+        first = first * n + int(min(ends))
+        last = last * n + int(max(ends))
+    return first, last
+
+
 def flat_indices(
     selection: tuple[Axis, ...], shape: tuple[int, ...], order: str = "C"
 ) -> np.ndarray:
@@ -184,13 +196,20 @@ def chunk_ranges(first: int, stop: int, chunk_items: int) -> Iterator[tuple[int,
         item = end
 
 
+def ascending_order(flat: np.ndarray) -> np.ndarray:
+    """Positions that sort the 1-d ``flat`` (stable); no sorting when it is sorted already."""
+    if len(flat) < 2 or bool(np.all(flat[1:] >= flat[:-1])):
+        return np.arange(len(flat))
+    return np.argsort(flat, kind="stable")
+
+
 def group_by_chunk(
     flat: np.ndarray, chunk_items: int
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """For each chunk touched by ``flat`` (any shape): ``(chunk, positions, items)`` where
     ``positions`` index ``flat.ravel()`` and ``items`` are item numbers inside the chunk."""
     flat = flat.ravel()
-    order = np.argsort(flat, kind="stable")
+    order = ascending_order(flat)
     ordered = flat[order]
     chunks = ordered // chunk_items
     bounds = np.flatnonzero(np.diff(chunks)) + 1
