@@ -2,7 +2,8 @@
 container (``.blp``, Blosc2 contiguous and sparse frames, b2nd arrays, bcolz carrays and
 ctables, single Blosc chunks).
 
-Opening reads only headers, metadata and chunk indices.  Indexing reads only the chunks a
+Opening reads only headers, metadata and chunk indices.  Indexing (``a[...]``, ``a.oindex``,
+``a.vindex``: see :func:`bloscpack.selection.plan_index`) reads only the chunks a
 selection touches and, inside a chunk, decodes only the blocks it needs: flat layouts (.blp,
 raw frames, bcolz, chunks) are planned with :mod:`bloscpack.selection` and decoded with
 :func:`bloscpack.engine.getitem_into`, straight into the result for contiguous runs; b2nd arrays
@@ -862,14 +863,20 @@ class BloscArray:
     :func:`bloscpack.open`.
 
     Attributes and methods follow numpy: ``shape``, ``dtype``, ``ndim``, ``size``, ``nbytes``,
-    ``len()``, ``a[index]`` (integers, slices with any step, ``...``, one index per axis;
-    field names of a ctable), ``numpy.asarray(a)``, iteration over the first axis.  Also:
-    ``chunks`` (the box one stored chunk holds, or None), ``iter_chunks()``, ``metadata``,
-    ``format``, ``path``, ``info()``, ``to_dask()``, ``close()`` and use as a context
-    manager.  Arrays opened by path (or from bytes) can be pickled: they are reopened on
-    unpickling.  Python's
-    operators (``==``, ``+``, ``bool()``, ...) raise ``TypeError``: read the data first
-    (``a[...] == 5``); numpy functions read it through ``__array__``.
+    ``len()``, ``a[index]`` (integers, slices with any step, ``...``, ``None``, one integer
+    array or boolean mask: numpy's result; field names of a ctable), ``a.oindex[...]``
+    (orthogonal selection, like zarr's), ``a.vindex[...]`` (points), ``numpy.asarray(a)``,
+    iteration over the first axis.  Every selection reads only the chunks, and the blocks,
+    holding selected items.  Also: ``chunks`` (the box one stored chunk holds, or None),
+    ``iter_chunks()``, ``metadata``, ``format``, ``path``, ``info()``, ``to_dask()``,
+    ``close()`` and use as a context manager.  Arrays opened by path (or from bytes) can be
+    pickled: they are reopened on unpickling.
+
+    Nothing is computed lazily: Python's operators (``==``, ``+``, ``bool()``, ...) raise
+    ``TypeError`` and numpy's methods (``astype``, ``T``, ``transpose``, ``sum``, ...)
+    ``AttributeError``, each saying to read the data first (``a[...] == 5``,
+    ``np.asarray(a).T``) or to compute out of core with ``to_dask()``; numpy's functions
+    (``np.sum(a)``) read the whole array through ``__array__``.
     """
 
     _parent: BloscArray | None = None  # the array a derived view (a ctable column) reads from
