@@ -7,6 +7,7 @@ import io
 import math
 import os
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +27,13 @@ from bloscpack.containers.bcolz import save_bcolz
 from bloscpack.containers.bloscpack import save_blp
 from bloscpack.containers.frame.api import Frame
 from bloscpack.engine import compress_blosc2
-from bloscpack.errors import ArgumentError, BloscpackError, IntegrityError, NotAContainer
+from bloscpack.errors import (
+    ArgumentError,
+    BloscpackError,
+    IntegrityError,
+    NotAContainer,
+    SelectionError,
+)
 
 CHUNK_ITEMS = 96  # items per chunk of the flat layouts written here (many chunks)
 BLOCK_ITEMS = 16  # items per block (several blocks per chunk)
@@ -204,8 +211,12 @@ def test_description(cube):
     assert (array.ndim, array.size, array.nbytes) == (3, CUBE.size, CUBE.nbytes)
     assert len(array) == 13
     assert array.format == expected_format(fmt)
-    assert repr(array).startswith(f"<BloscArray {array.format} ")
-    assert f"shape=(13, 11, 7) dtype=int32 chunks={array.chunks}>" in repr(array)
+    assert re.fullmatch(
+        rf"<BloscArray {array.format} shape=\(13, 11, 7\) dtype=int32"
+        rf" chunks={re.escape(str(array.chunks))} codec=\w+ clevel=(\d|\?) ratio=\d+\.\d\d"
+        rf" '{re.escape(os.fspath(array.path))}'>",
+        repr(array),
+    ), repr(array)
 
 
 def test_whole_array_and_dtype_conversion(cube):
@@ -497,13 +508,17 @@ def test_bad_indices(tmp_path):
         for index, message in [
             (13, "index 13 is out of bounds for axis 0 with size 13"),
             ((0, 0, 0, 0), "too many indices for array: array is 3-dimensional, but 4 were"),
-            (1.5, "only integers, slices and '...' are valid indices, got float"),
-            (True, "boolean indices are not supported"),
-            (None, "np.newaxis \\(None\\) is not supported"),
-            ([1, 2], "only integers, slices and '...' are valid indices, got list"),
+            (1.5, r"only integers, slices, '...', None \(np.newaxis\) and integer or boolean"
+                  r" arrays are valid indices, got the float 1.5: use int\(1.5\)$"),
+            (True, r"a boolean scalar \(True\) is not a valid index here: use None"),
+            ([1, 20], "index 20 is out of bounds for axis 0 with size 13"),
+            (([1, 2], [3, 4]), r"a\[...\] with 2 array indices: numpy would broadcast them"),
         ]:
-            with pytest.raises(IndexError, match=message):
+            with pytest.raises(SelectionError, match=message):
                 array[index]
+        # None (np.newaxis) and an index array are numpy's
+        same(array[None, 2], CUBE[None, 2])
+        same(array[[1, 2]], CUBE[[1, 2]])
 
 
 def test_not_a_container(tmp_path):

@@ -2,7 +2,8 @@
 container (``.blp``, Blosc2 contiguous and sparse frames, b2nd arrays, bcolz carrays and
 ctables, single Blosc chunks).
 
-Opening reads only headers, metadata and chunk indices.  Indexing reads only the chunks a
+Opening reads only headers, metadata and chunk indices.  Indexing (``a[...]``, ``a.oindex``,
+``a.vindex``: see :func:`bloscpack.selection.plan_index`) reads only the chunks a
 selection touches and, inside a chunk, decodes only the blocks it needs: flat layouts (.blp,
 raw frames, bcolz, chunks) are planned with :mod:`bloscpack.selection` and decoded with
 :func:`bloscpack.engine.getitem_into`, straight into the result for contiguous runs; b2nd arrays
@@ -23,6 +24,7 @@ import contextlib
 import functools
 import importlib
 import io
+import itertools
 import math
 import mmap
 import os
@@ -35,7 +37,13 @@ import numpy as np
 from . import engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
-from .containers.base import ArrayDescription, ChunkSizes, ContainerReader, check_chunk_nbytes
+from .containers.base import (
+    ArrayDescription,
+    ChunkSizes,
+    Compression,
+    ContainerReader,
+    check_chunk_nbytes,
+)
 from .containers.registry import (
     describe,
     detect,
@@ -56,12 +64,22 @@ from .errors import (
 from .io import ByteSource, Directory, PathLike, shared_lock
 from .journal import in_one_state, recover
 from .selection import (
+    NUMPY,
+    ORTHOGONAL,
+    POINTS,
+    Axis,
+    AxisPoints,
     AxisSelection,
+    OrthogonalPlan,
+    ascending_order,
+    axis_of,
     chunk_ranges,
     contiguous_range,
     flat_indices,
+    flat_span,
     group_by_chunk,
     normalize_index,
+    plan_index,
     result_shape,
 )
 from .url import is_url, local_path
@@ -72,6 +90,9 @@ CONCURRENT_CHUNKS = 16
 
 #: Largest number of items whose flat positions are planned at once for a strided selection.
 GATHER_BATCH_ITEMS = 1 << 20
+#: A part of a selection holding at least 1 / DENSE_SPAN of the items from its first to its
+#: last (in the layout) is read as that run, then its items taken; sparser ones are gathered.
+DENSE_SPAN = 4
 #: A strided read of a chunk decodes at most this many separate runs of blocks, unless the runs
 #: hold less than half of the blocks they span.
 MAX_BLOCK_RUNS = 16
@@ -104,8 +125,13 @@ class Store(Protocol):
         """The shape of the box one stored chunk holds, or None."""
         ...
 
-    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+    def read(self, selection: tuple[Axis, ...]) -> np.ndarray:
         """The selected items as a new array of ``result_shape(selection)``."""
+        ...
+
+    def read_points(self, coords: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The items at ``coords`` (one int64 array per axis, non-negative, in range) as a new
+        1-d array."""
         ...
 
     def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
@@ -130,16 +156,22 @@ def _allocate(shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
         ) from None
 
 
-def _full_selection(selection: tuple[AxisSelection, ...], shape: tuple[int, ...]) -> bool:
+def _span(s: Axis) -> int:
+    """How many items the box around the selected ones holds along an axis."""
+    return int(s.points[-1] - s.points[0]) + 1 if isinstance(s, AxisPoints) else len(s)
+
+
+def _full_selection(selection: tuple[Axis, ...], shape: tuple[int, ...]) -> bool:
     return all(
-        s.start == 0 and s.step == 1 and s.stop == n and not s.drop
+        isinstance(s, AxisSelection) and s.start == 0 and s.step == 1 and s.stop == n
+        and not s.drop
         for s, n in zip(selection, shape, strict=True)
     )
 
 
 def _batches(
-    selection: tuple[AxisSelection, ...], limit: int, offset: int = 0
-) -> Iterator[tuple[tuple[AxisSelection, ...], int]]:
+    selection: tuple[Axis, ...], limit: int, offset: int = 0
+) -> Iterator[tuple[tuple[Axis, ...], int]]:
     """Split ``selection`` into parts of at most ``limit`` items (or single lines), each a run
     of the result in C order: ``(part, offset of its first item in the result)``."""
     total = math.prod(len(s) for s in selection)
@@ -151,10 +183,7 @@ def _batches(
     inner = total // len(s)
     per = max(1, limit // inner)
     for j in range(0, len(s), per):
-        n = min(per, len(s) - j)
-        start = s.start + j * s.step
-        part = selection[:axis] + (AxisSelection(start, start + n * s.step, s.step, s.drop),)
-        part += selection[axis + 1 :]
+        part = selection[:axis] + (s.part(j, min(per, len(s) - j)),) + selection[axis + 1 :]
         if inner > limit:
             yield from _batches(part, limit, offset + j * inner)
         else:
@@ -273,7 +302,7 @@ class FlatStore:
             yield from group_by_chunk(flat, self.chunk_units)
             return
         flat = flat.ravel()
-        order = np.argsort(flat, kind="stable")
+        order = ascending_order(flat)
         ordered = flat[order]
         chunks = np.searchsorted(self.ubounds, ordered, side="right") - 1
         cuts = np.flatnonzero(np.diff(chunks)) + 1
@@ -284,7 +313,7 @@ class FlatStore:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+    def read(self, selection: tuple[Axis, ...]) -> np.ndarray:
         """The selected items as a new array (only the chunks, and blocks, they touch are
         decoded)."""
         shape = self.shape
@@ -301,6 +330,26 @@ class FlatStore:
             self._fill(selection, shape, out.reshape(-1).view(self.unit_dtype))
         return out.T if self.order == "F" else out
 
+    def read_points(self, coords: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The items at ``coords`` as a new 1-d array: per chunk, the blocks holding them."""
+        count = len(coords[0]) if coords else 1
+        out = _allocate((count,), self.dtype, self.name)
+        if count and self.dtype.itemsize:
+            flat = np.ravel_multi_index(coords, self.shape, order=self.order)  # type: ignore[call-overload]
+            self.gather_items(np.asarray(flat, dtype=np.int64), out)
+        return out
+
+    def gather_items(self, flat: np.ndarray, out: np.ndarray) -> None:
+        """``out[k] = item flat[k]`` (item numbers of the layout, 1-d), a batch at a time."""
+        k = self.per_item
+        units = out.reshape(-1).view(self.unit_dtype)
+        step = max(1, GATHER_BATCH_ITEMS // k)
+        within = np.arange(k, dtype=np.int64)
+        for j in range(0, len(flat), step):
+            part = flat[j : j + step]
+            wanted = part if k == 1 else (part[:, None] * k + within).reshape(-1)
+            self.gather(wanted, units[j * k : (j + len(part)) * k])
+
     def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
         """The item at ``coords`` (non-negative, in range) as a 0-d array."""
         if self.order == "C":
@@ -316,7 +365,7 @@ class FlatStore:
             self.read_run(first, first + self.per_item, out.reshape(-1).view(self.unit_dtype))
         return out
 
-    def _fill(self, selection: tuple[AxisSelection, ...], shape: tuple[int, ...],
+    def _fill(self, selection: tuple[Axis, ...], shape: tuple[int, ...],
               dest: np.ndarray) -> None:  # fmt: skip
         """Fill ``dest`` (units, C order of the result) with the C-order ``selection``."""
         run = contiguous_range(selection, shape)
@@ -329,8 +378,13 @@ class FlatStore:
             run = contiguous_range(part, shape)
             if run is not None:
                 self.read_run(*run, piece)
+                continue
+            first, last = flat_span(part, shape)
+            flat = flat_indices(part, shape)
+            if last - first < DENSE_SPAN * count:
+                piece[...] = self.read_units(first, last + 1)[flat.reshape(-1) - first]
             else:
-                self.gather(flat_indices(part, shape), piece)
+                self.gather(flat, piece)
 
     def read_units(self, first: int, stop: int) -> np.ndarray:
         """Units ``[first, stop)`` of the layout as a new 1-d array of the unit dtype."""
@@ -422,7 +476,11 @@ class FlatStore:
             runs = [(int(p[0]) * unit, (int(p[-1]) + 1) * unit) for p in np.split(units, cuts)]
         elif kind == ChunkKind.REGULAR and 0 < unit <= bs and hi - lo > bs:
             starts = units.astype(np.int64) * unit
-            blocks = np.union1d(starts // bs, (starts + unit - 1) // bs)
+            first_block = lo // bs
+            marks = np.zeros((hi - 1) // bs - first_block + 1, dtype=bool)
+            marks[starts // bs - first_block] = True
+            marks[(starts + unit - 1) // bs - first_block] = True  # units across two blocks
+            blocks = np.flatnonzero(marks) + first_block
             cuts = np.flatnonzero(np.diff(blocks) != 1) + 1
             if len(cuts) < MAX_BLOCK_RUNS or len(blocks) * 2 < blocks[-1] - blocks[0] + 1:
                 # a unit across a block boundary needs both blocks, which then share a run:
@@ -537,20 +595,33 @@ class B2ndStore:
             items = grid.nchunks * grid.chunk_nbytes // self.dtype.itemsize
             self._frame_items = FlatStore(reader, ArrayDescription(self.dtype, (items,)))
 
-    def _frame_positions(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+    def _axis_positions(self, indices: Sequence[np.ndarray]) -> Iterator[np.ndarray]:
+        """Per axis, what each index along it adds to an item's number in the frame's chunks
+        (chunks, then blocks in C order, then items in C order inside a block)."""
+        for index, (chunk, block, per_chunk, per_block, per_item) in zip(
+            indices, self.grid.item_steps, strict=True
+        ):
+            within = index % chunk
+            yield (
+                index // chunk * per_chunk + within // block * per_block + within % block * per_item
+            )
+
+    def _frame_positions(self, selection: tuple[Axis, ...]) -> np.ndarray:
         """Item numbers in the frame's chunks of the selected items (box shape, C order)."""
         ndim = len(self.shape)
         positions = np.zeros((1,) * ndim, dtype=np.int64)
-        for axis, (s, (chunk, block, per_chunk, per_block, per_item)) in enumerate(
-            zip(selection, self.grid.item_steps, strict=True)
-        ):
-            index = s.indices()
-            within = index % chunk
-            part = (
-                index // chunk * per_chunk + within // block * per_block + within % block * per_item
-            )
+        parts = self._axis_positions([s.indices() for s in selection])
+        for axis, part in enumerate(parts):
             positions = positions + part.reshape([-1 if a == axis else 1 for a in range(ndim)])
         return positions
+
+    def read_points(self, coords: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The items at ``coords`` as a new 1-d array: per chunk, the blocks holding them."""
+        out = _allocate((len(coords[0]),), self.dtype, self.name)
+        if len(out) and self._frame_items is not None:
+            positions = sum(self._axis_positions(coords), np.zeros(len(out), np.int64))
+            self._frame_items.gather_items(positions, out)
+        return out
 
     def read_item(self, coords: tuple[int, ...]) -> np.ndarray:
         """The item at ``coords`` (non-negative, in range) as a 0-d array."""
@@ -561,16 +632,58 @@ class B2ndStore:
         self._frame_items.read_run(position, position + 1, out.reshape(-1).view(self.dtype))
         return out
 
-    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
-        """The selected items as a new array: item by item when few, else box by box."""
+    def read(self, selection: tuple[Axis, ...]) -> np.ndarray:
+        """The selected items as a new array: item by item when few (or when index arrays
+        pick under 1 / DENSE_SPAN of the box around their points), else box by box (with
+        index arrays: a box per chunk they touch, around their points in it)."""
         if _full_selection(selection, self.shape):
             return self.array.read(_allocate(self.shape, self.dtype, self.name))
         count = math.prod(len(s) for s in selection)
-        if self._frame_items is not None and 0 < count <= SMALL_SELECTION_ITEMS:
+        points = any(isinstance(s, AxisPoints) for s in selection)
+        if self._frame_items is not None and count > 0 and (
+            count <= SMALL_SELECTION_ITEMS
+            or (points and DENSE_SPAN * count < math.prod(map(_span, selection)))
+        ):  # few items, or index arrays whose points are sparse: item by item
             out = _allocate(result_shape(selection), self.dtype, self.name)
-            units = out.reshape(-1).view(self._frame_items.unit_dtype)
-            self._frame_items.gather(self._frame_positions(selection), units)
+            self._frame_items.gather_items(self._frame_positions(selection).reshape(-1), out)
             return out
+        read = self._read_by_chunks if points else self._read_box
+        box = read(selection)  # type: ignore[arg-type]  # (no index arrays: ranges only)
+        return box[tuple(0 if s.drop else slice(None) for s in selection) + (Ellipsis,)]
+
+    def _read_by_chunks(self, selection: tuple[Axis, ...]) -> np.ndarray:
+        """The box of ``selection`` (dense index arrays: see :meth:`read`; dropped axes kept),
+        where the points of each index array are read a chunk at a time: per chunk they
+        touch, the box from its first to its last point there."""
+        out = _allocate(tuple(len(s) for s in selection), self.dtype, self.name)
+        if not out.size:
+            return out
+        pieces: list[list[tuple[slice, Axis, np.ndarray | None]]] = []
+        for axis, s in enumerate(selection):
+            if not isinstance(s, AxisPoints):
+                pieces.append([(slice(None), s, None)])
+                continue
+            points = s.points
+            cuts = [0, *(np.flatnonzero(np.diff(points // self.chunks[axis])) + 1), len(points)]
+            axis_pieces: list[tuple[slice, Axis, np.ndarray | None]] = []
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                group = points[a:b]
+                first, last = int(group[0]), int(group[-1])
+                span = AxisSelection(first, last + 1, 1, False)
+                axis_pieces.append((slice(a, b), span, None if last - first + 1 == len(group)
+                                    else group - first))  # fmt: skip
+            pieces.append(axis_pieces)
+        for combo in itertools.product(*pieces):
+            box = self._read_box(tuple(span for _, span, _ in combo))  # type: ignore[misc]
+            for axis, (_, _, within) in enumerate(combo):
+                if within is not None:
+                    box = np.take(box, within, axis=axis)
+            out[tuple(place for place, _, _ in combo)] = box
+        return out
+
+    def _read_box(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+        """The box of ``selection`` (ranges; dropped axes kept with length 1) as a new array:
+        only the chunks, and in them the block runs, it touches."""
         boxes: list[slice] = []
         flips: list[slice] = []
         for s in selection:
@@ -588,7 +701,7 @@ class B2ndStore:
         box_shape = tuple(len(s) for s in selection)
         out = _allocate(box_shape, self.dtype, self.name)
         self.array.read_selection(tuple(boxes), out=out[tuple(flips)])
-        return out[tuple(0 if s.drop else slice(None) for s in selection) + (Ellipsis,)]
+        return out
 
     def iter_chunks(self) -> Iterator[np.ndarray]:
         """Each chunk's region of the array (edge chunks are smaller), in frame order."""
@@ -642,7 +755,12 @@ class TableStore:
         """Row ``coords[0]`` as a 0-d structured array."""
         return self.read((AxisSelection(coords[0], coords[0] + 1, 1, True),))
 
-    def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
+    def read_points(self, coords: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The rows ``coords[0]`` as a structured array, column by column."""
+        rows, positions = np.unique(coords[0], return_inverse=True)
+        return self.read((axis_of(rows),))[positions.reshape(-1)]
+
+    def read(self, selection: tuple[Axis, ...]) -> np.ndarray:
         """The selected rows as a structured array, column by column."""
         out = _allocate(result_shape(selection), self.dtype, self.name)
         for name in self.names:
@@ -714,18 +832,30 @@ def _map_file(fileobj: Any) -> tuple[memoryview, Any]:
 # --- the lazy array -----------------------------------------------------------------------
 
 
-def _has_ellipsis(index: Any) -> bool:
-    items = index if isinstance(index, tuple) else (index,)
-    return any(i is Ellipsis for i in items)
+class Indexer:
+    """``a.oindex`` and ``a.vindex``: index them (``a.oindex[[1, 5], :]``) to read a
+    selection of ``a``."""
+
+    def __init__(self, array: BloscArray, mode: str) -> None:
+        self._array, self._mode = array, mode
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._array._read(index, self._mode)
+
+    def __repr__(self) -> str:
+        return f"<{self._mode} of {self._array!r}>"
 
 
-def _check_index_types(index: Any) -> None:
-    items = index if isinstance(index, tuple) else (index,)
-    for i in items:
-        if isinstance(i, (bool, np.bool_)):
-            raise IndexError("boolean indices are not supported by BloscArray")
-        if i is None:
-            raise IndexError("np.newaxis (None) is not supported by BloscArray")
+#: numpy methods and attributes a lazy array does not pretend to have (each would read and
+#: compute on the whole array): accessing one raises an ``AttributeError`` that says how.
+NUMPY_ONLY = frozenset({
+    "T", "mT", "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype",
+    "byteswap", "choose", "clip", "compress", "conj", "conjugate", "copy", "cumprod", "cumsum",
+    "diagonal", "dot", "fill", "flat", "flatten", "imag", "item", "max", "mean", "min",
+    "nonzero", "partition", "prod", "ptp", "ravel", "real", "repeat", "reshape", "round",
+    "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take", "tobytes", "tofile",
+    "tolist", "trace", "transpose", "var", "view",
+})  # fmt: skip
 
 
 class BloscArray:
@@ -733,17 +863,24 @@ class BloscArray:
     :func:`bloscpack.open`.
 
     Attributes and methods follow numpy: ``shape``, ``dtype``, ``ndim``, ``size``, ``nbytes``,
-    ``len()``, ``a[index]`` (integers, slices with any step, ``...``, one index per axis;
-    field names of a ctable), ``numpy.asarray(a)``, iteration over the first axis.  Also:
-    ``chunks`` (the box one stored chunk holds, or None), ``iter_chunks()``, ``metadata``,
-    ``format``, ``path``, ``info()``, ``to_dask()``, ``close()`` and use as a context
-    manager.  Arrays opened by path (or from bytes) can be pickled: they are reopened on
-    unpickling.  Python's
-    operators (``==``, ``+``, ``bool()``, ...) raise ``TypeError``: read the data first
-    (``a[...] == 5``); numpy functions read it through ``__array__``.
+    ``len()``, ``a[index]`` (integers, slices with any step, ``...``, ``None``, one integer
+    array or boolean mask: numpy's result; field names of a ctable), ``a.oindex[...]``
+    (orthogonal selection, like zarr's), ``a.vindex[...]`` (points), ``numpy.asarray(a)``,
+    iteration over the first axis.  Every selection reads only the chunks, and the blocks,
+    holding selected items.  Also: ``chunks`` (the box one stored chunk holds, or None),
+    ``iter_chunks()``, ``metadata``, ``format``, ``path``, ``info()``, ``to_dask()``,
+    ``close()`` and use as a context manager.  Arrays opened by path (or from bytes) can be
+    pickled: they are reopened on unpickling.
+
+    Nothing is computed lazily: Python's operators (``==``, ``+``, ``bool()``, ...) raise
+    ``TypeError`` and numpy's methods (``astype``, ``T``, ``transpose``, ``sum``, ...)
+    ``AttributeError``, each saying to read the data first (``a[...] == 5``,
+    ``np.asarray(a).T``) or to compute out of core with ``to_dask()``; numpy's functions
+    (``np.sum(a)``) read the whole array through ``__array__``.
     """
 
     _parent: BloscArray | None = None  # the array a derived view (a ctable column) reads from
+    _summary: tuple[Compression, int | None] | None = None  # see _compression()
 
     def __init__(self, source: Any, *, verify: bool = True,
                  columns: Sequence[str] | None = None,
@@ -920,13 +1057,51 @@ class BloscArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        where = self.path or self.url or "<file object>"
+        """What the array is, the same fields for every format (``?`` where the container
+        does not record one):
+        ``<BloscArray b2nd shape=(1000, 1000) dtype=float64 chunks=(100, 1000) codec=zstd
+        clevel=5 ratio=4.21 'x.b2nd'>``.  ``ratio``: the container's uncompressed bytes over
+        the bytes it occupies (its file, or the files of its directory)."""
+        where = self.path or self.url or ("<bytes>" if self._from_bytes else "<file object>")
         field = f"[{self._key!r}]" if self._key is not None else ""
+        compression, stored = self._compression()
+        total = (self if self._parent is None else self._parent).nbytes
+        ratio = f"{total / stored:.2f}" if stored else "?"
+        clevel = "?" if compression.clevel is None else compression.clevel
         state = " (closed)" if self._closed else ""
         return (
-            f"<BloscArray {self.format} {where!r}{field} shape={self.shape} dtype={self.dtype}"
-            f" chunks={self.chunks}{state}>"
+            f"<BloscArray {self.format} shape={self.shape} dtype={self.dtype}"
+            f" chunks={self.chunks} codec={compression.codec or '?'} clevel={clevel}"
+            f" ratio={ratio} {where!r}{field}{state}>"
         )
+
+    def _compression(self) -> tuple[Compression, int | None]:
+        """The container's codec and level, and the bytes it occupies (None where unknown:
+        a directory at a URL), read once (a chunk header at most)."""
+        if self._summary is None:
+            if self._closed:
+                return Compression(), None
+            owner = self if self._parent is None else self._parent
+            try:
+                with self._consistent():
+                    compression = owner._reader.compression()
+            except (BloscpackError, OSError):  # a damaged first chunk: described unknown
+                compression = Compression()
+            self._summary = (compression, self._stored_nbytes())
+        return self._summary
+
+    def _stored_nbytes(self) -> int | None:
+        if self._source is not None:
+            return self._source.size()
+        if self._view is not None:
+            return self._view.nbytes
+        if self.path is not None and os.path.isdir(self.path):
+            return sum(
+                os.lstat(os.path.join(top, name)).st_size
+                for top, _, names in os.walk(self.path)
+                for name in names
+            )
+        return None
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -934,16 +1109,25 @@ class BloscArray:
         if self._closed:
             raise ValueError("I/O operation on a closed BloscArray")
 
-    def _read(self, index: Any) -> np.ndarray:
+    def _read(self, index: Any, mode: str = NUMPY) -> Any:
+        """What ``index`` selects, read the ``mode`` way (see :func:`plan_index`)."""
         self._check_open()
-        _check_index_types(index)
+        plan = plan_index(index, self.shape, mode)
         with self._consistent():
-            return self._store.read(normalize_index(index, self.shape))
+            if isinstance(plan, OrthogonalPlan):
+                data = self._store.read(plan.selection)
+            else:
+                data = self._store.read_points(plan.coords)
+        return plan.finish(data)
 
     def __getitem__(self, index: Any) -> Any:
         """``a[index]`` with numpy's result: an array, or a numpy scalar when every axis is
-        indexed by an integer and there is no ``...``.  A field name (or list of names) of a
-        ctable gives a lazy array of those columns; of other structured arrays, the field."""
+        indexed by an integer and there is no ``...``.  Integers, slices (any step), ``...``,
+        ``None`` and one integer array or boolean mask (numpy's result, axis placement
+        included); two or more arrays raise :class:`~bloscpack.errors.SelectionError` (numpy
+        broadcasts them together: say :attr:`oindex` or :attr:`vindex`).  A field name (or
+        list of names) of a ctable gives a lazy array of those columns; of other structured
+        arrays, the field."""
         if isinstance(index, str) or (
             isinstance(index, list) and index and all(isinstance(i, str) for i in index)
         ):
@@ -953,10 +1137,32 @@ class BloscArray:
             self._check_open()
             with self._consistent():
                 return self._store.read_item(coords)[()]
-        result = self._read(index)
-        if result.ndim == 0 and not _has_ellipsis(index):
-            return result[()]
-        return result
+        return self._read(index)
+
+    @property
+    def oindex(self) -> Indexer:
+        """Orthogonal selection, like zarr's ``oindex``: ``a.oindex[[1, 5, 9], mask]`` takes
+        the rows 1, 5, 9 and the columns where ``mask`` is true (every combination).  Per axis:
+        an integer, a slice, a 1-d integer array or a 1-d boolean mask; also ``...`` and
+        ``None``.  Only the chunks (and blocks) holding selected items are read."""
+        return Indexer(self, ORTHOGONAL)
+
+    @property
+    def vindex(self) -> Indexer:
+        """Point selection, like zarr's ``vindex``: ``a.vindex[rows, cols]`` picks the items
+        ``(rows[k], cols[k])`` (integer arrays, one per axis, broadcast together: numpy's
+        ``a[rows, cols]``), ``a.vindex[mask]`` those where a boolean mask of ``a``'s shape is
+        true.  Only the chunks (and blocks) holding the points are read."""
+        return Indexer(self, POINTS)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in NUMPY_ONLY:
+            raise AttributeError(
+                f"'BloscArray' object has no attribute {name!r}: a lazy array computes nothing;"
+                f" read it into memory first (np.asarray(a).{name}, or a selection such as"
+                f" a[:100].{name}) or compute out of core with a.to_dask().{name}"
+            )
+        raise AttributeError(f"'BloscArray' object has no attribute {name!r}")
 
     def _item_coords(self, index: Any) -> tuple[int, ...] | None:
         """The coordinates of the one item an index of in-range integers, one per axis, picks
@@ -997,7 +1203,7 @@ class BloscArray:
             raise ValueError(
                 "a BloscArray is decompressed on access: converting it always makes a new array"
             )
-        data = self._read(())
+        data = self._read(Ellipsis)
         return data if dtype is None else data.astype(dtype, copy=False)
 
     def __iter__(self) -> Iterator[Any]:

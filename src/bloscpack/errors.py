@@ -60,6 +60,11 @@ class ArgumentError(BloscpackError, ValueError, TypeError):
     """A function argument has an invalid value or type (out of range, wrong kind)."""
 
 
+class SelectionError(BloscpackError, IndexError):
+    """An index selects nothing the array has: out of bounds, a mask of the wrong length, or a
+    kind of index a lazy array does not take (the message says what to use instead)."""
+
+
 # --- names kept from bloscpack 0.16 -------------------------------------------------------
 
 
@@ -154,6 +159,7 @@ __all__ = [
     "FileNotFound",
     "FormatError",
     "RemoteError",
+    "SelectionError",
     "FormatVersionMismatch",
     "IntegrityError",
     "LazyChunkError",

@@ -26,6 +26,15 @@ Buffer = Any  # any object exporting the buffer protocol
 
 
 @dataclass(frozen=True)
+class Compression:
+    """How a container's chunks were compressed, as far as it records it: ``codec`` by name
+    and ``clevel`` (None where the format does not store it: Blosc chunks do not)."""
+
+    codec: str | None = None
+    clevel: int | None = None
+
+
+@dataclass(frozen=True)
 class ChunkSizes:
     """The uncompressed bytes of a container's chunks: ``every`` bytes each but the last (which
     holds the rest of ``total``), or each chunk's own size in ``each``."""
@@ -179,6 +188,11 @@ class ContainerReader(Protocol):
         result is allocated from those announcements."""
         ...
 
+    def compression(self) -> Compression:
+        """The codec and level the chunks were compressed with, from the format's parameters
+        or the first chunk's header (a few bytes)."""
+        ...
+
     def metadata(self) -> Any:
         """The container's metadata (user metadata, numpy metadata, vlmetalayers or
         attributes)."""
@@ -245,6 +259,15 @@ class ReaderBase:
 
     def consistent(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
+
+    def compression(self) -> Compression:
+        """The first chunk's codec (its header); Blosc chunks do not record their level."""
+        if not self.nchunks:
+            return Compression()
+        try:
+            return Compression(ChunkHeader.parse(self.stored_chunk(0)).codec)
+        finally:
+            self.release()
 
     def read_chunk(self, index: int, out: Buffer = None) -> Buffer:
         expected = self.sizes.of(index, self.nchunks)

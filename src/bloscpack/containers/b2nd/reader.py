@@ -23,11 +23,11 @@ from ...blosc.header import ChunkHeader, Special
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer, UnsupportedError
 from ...io import ByteSource, Directory, PathLike
-from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from ..frame.contiguous import ContiguousFrame
 from ..frame.core import EDGE_READ
 from ..frame.edit import FrameBase
-from ..frame.reader import unopened_report, vlmeta_items
+from ..frame.reader import frame_compression, unopened_report, vlmeta_items
 from ..frame.records import (
     HEADER_FIXED_LEN,
     MARKER_KINDS,
@@ -470,6 +470,9 @@ class B2ndReader(ReaderBase):
     @property
     def remote(self) -> bool:
         return bool(self.core.at_url)
+
+    def compression(self) -> Compression:
+        return frame_compression(self.core)
 
     def metadata(self) -> dict[str, Any]:
         """The variable-length metalayers."""

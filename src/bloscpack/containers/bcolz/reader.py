@@ -24,7 +24,7 @@ from ...errors import (
     UnsupportedError,
 )
 from ...io import ByteSource, Directory, PathLike, open_member
-from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from .attrs import BcolzAttrs
 from .layout import (
     BLPK_HEADER_SIZE,
@@ -560,6 +560,11 @@ class BcolzCarrayReader(ReaderBase):
             source.close()
             self._in_use.source = None
 
+    def compression(self) -> Compression:
+        """The codec and level of the carray's ``meta/storage`` parameters."""
+        cparams = self.carray.cparams
+        return Compression(cparams.cname, cparams.clevel)
+
     def metadata(self) -> dict[str, Any]:
         """The user attributes."""
         return self.carray.attrs.to_dict()
@@ -587,6 +592,13 @@ class BcolzTableReader:
     def column(self, name: str) -> BcolzCarrayReader:
         """A reader of column ``name``."""
         return BcolzCarrayReader(self.table.carray(name), len(self.table))
+
+    def compression(self) -> Compression:
+        """The codec and level of the first column."""
+        if not self.table.names:
+            return Compression()
+        cparams = self.table.carray(self.table.names[0]).cparams
+        return Compression(cparams.cname, cparams.clevel)
 
     def metadata(self) -> dict[str, Any]:
         """The user attributes."""

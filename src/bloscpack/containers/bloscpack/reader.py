@@ -38,7 +38,7 @@ from ...errors import (
 )
 from ...io import ByteSource, PathLike, consistent_read
 from ...journal import recover
-from ..base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from .checksums import Hash
 from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 
@@ -549,6 +549,14 @@ class BlpReader(ReaderBase):
 
     def check_sizes(self) -> None:
         self.reader.check_sizes()
+
+    def compression(self) -> Compression:
+        """The first chunk's codec, from its header alone (a .blp does not record levels)."""
+        if not self.nchunks:
+            return Compression()
+        offset = self.reader.locate(0, whole=False).offset
+        header = ChunkHeader.parse(self.reader.source.peek(offset, CHUNK_HEADER_PEEK))
+        return Compression(header.codec)
 
     def prefetch(self, indices: Sequence[int]) -> None:
         self.reader.prefetch(indices)

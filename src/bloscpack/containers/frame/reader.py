@@ -11,10 +11,18 @@ from typing import Any
 import numpy as np
 
 from ... import engine
+from ...blosc.header import CODEC_NAMES
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError
 from ...io import PathLike
-from ..base import NUMPY_KEYS, ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from ..base import (
+    NUMPY_KEYS,
+    ArrayDescription,
+    ChunkSizes,
+    Compression,
+    ReaderBase,
+    StoredMetadata,
+)
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
 from .records import unpack_value
@@ -46,6 +54,12 @@ def verify(path: PathLike) -> dict[str, Any]:
 def unopened_report(fmt: str, exc: BaseException) -> dict[str, Any]:
     """The ``verify`` report of a container of format ``fmt`` that could not be opened."""
     return {"format": fmt, "ok": False, "nchunks": 0, "bad_chunks": [], "problems": [str(exc)]}
+
+
+def frame_compression(core: Any) -> Compression:
+    """The codec and level a frame's header records for its chunks."""
+    cparams = core.cparams
+    return Compression(CODEC_NAMES.get(cparams.codec, f"codec {cparams.codec}"), cparams.clevel)
 
 
 class FrameReader(ReaderBase):
@@ -82,6 +96,9 @@ class FrameReader(ReaderBase):
         except BaseException:
             core.close()
             raise
+
+    def compression(self) -> Compression:
+        return frame_compression(self.core)
 
     def _vlmeta(self) -> dict[str, Any]:
         return {name: value for name, (_, value) in vlmeta_items(self.core).items()}
