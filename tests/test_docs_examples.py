@@ -38,6 +38,7 @@ def run_python(code: str, name: str, namespace: dict) -> None:
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         report: list[str] = []
         runner.run(test, out=report.append, clear_globs=False)
+        namespace.update(test.globs)  # (a DocTest works on a copy of the namespace)
         assert runner.failures == 0, "".join(report)
     else:
         exec(compile(code, name, "exec"), namespace)  # noqa: S102 - the page's own example

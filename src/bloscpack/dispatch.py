@@ -48,9 +48,9 @@ def save(
     ``nthreads``) mean the same in every format; the others are the format's own (see the
     manual's "Saving, loading and formats").  ``path`` may be a URL (``s3://bucket/key``,
     fsspec's; ``storage_options`` configure its file system): the container is built in a
-    temporary local file or directory, then uploaded (see the manual, "Remote data").  A dask array is written in parallel on
-    the active scheduler, the same bytes as the computed array gives
-    (:func:`bloscpack.integrations.dask.save_dask`)."""
+    temporary local file or directory, then uploaded (see the manual, "Remote data").  A
+    dask array is written in parallel on the active scheduler, the same bytes as the computed
+    array gives (:func:`bloscpack.integrations.dask.save_dask`)."""
     fmt = registry.output_format(path, format).name
     if is_dask_array(array) and array.size:
         if metadata is not None:
