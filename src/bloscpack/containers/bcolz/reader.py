@@ -82,6 +82,10 @@ def _pread_into(fd: int, out: Any, offset: int, path: str) -> None:
         done += n
 
 
+#: Chunk files a check asks a remote directory for at once.
+_CHECK_BATCH = 256
+
+
 def _chunk_member(index: int) -> str:
     return f"{DATA_DIR}/__{index}.blp"
 
@@ -292,9 +296,11 @@ class CarrayReader:
 
     def check_chunks(self, first: int, last: int) -> None:
         """Check that chunk files ``first..last`` exist and announce the right sizes, before
-        any output is allocated."""
-        self.prefetch(first, last)
+        any output is allocated (the first missing or wrong one stops the check, so its cost
+        is bounded by the files present, whatever length ``meta/sizes`` claims)."""
         for index in range(first, last + 1):
+            if (index - first) % _CHECK_BATCH == 0:
+                self.prefetch(index, min(last, index + _CHECK_BATCH - 1))
             path = self.chunk_path(index)
             if self.remote is not None:
                 data = self._remote_chunk(index, keep=True)
@@ -549,6 +555,14 @@ class BcolzCarrayReader(ReaderBase):
     def prefetch(self, indices: Sequence[int]) -> None:
         if len(indices):
             self.carray.prefetch(min(indices), max(indices))
+
+    def check_sizes(self) -> None:
+        """Every chunk file the rows need exists and announces the bytes of its rows (the
+        leftover: at least its rows): a length in ``meta/sizes`` that the files do not hold
+        is refused before a result of that length is allocated."""
+        self.carray.refuse_objects()
+        if self.nchunks:
+            self.carray.check_chunks(0, self.nchunks - 1)
 
     @property
     def remote(self) -> bool:
