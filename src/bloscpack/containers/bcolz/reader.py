@@ -416,6 +416,9 @@ class CtableReader:
                 path = os.path.join(self.path, name)
                 if not os.path.isdir(path):
                     raise FormatError(f"{path}: directory of column {name!r} missing")
+                inside = os.path.realpath(self.path)
+                if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+                    raise FormatError(f"{path}: a symbolic link out of the container")
                 column = CarrayReader(path)
             if self._carrays and len(column) < self._length:
                 raise IntegrityError(
