@@ -93,12 +93,8 @@ def _chunk_member(index: int) -> str:
 def open_chunk_file(path: str, data: bytes | None = None) -> tuple[ByteSource, ChunkHeader]:
     """Open a ``.blp`` chunk file (or its bytes ``data``, ``path`` naming them): its source and
     the header of the Blosc chunk at byte 16."""
-    if data is None:
-        os.close(_open_fd(path))  # a regular file inside the carray, or a FormatError
-    try:
-        source = ByteSource(path) if data is None else ByteSource(data, name=path)
-    except FileNotFound:
-        raise FormatError(f"{path}: chunk file missing") from None
+    # a file: a regular file inside the carray (or a FormatError), opened once
+    source = ByteSource(path, fd=_open_fd(path)) if data is None else ByteSource(data, name=path)
     try:
         header = _parse_chunk_header(path, source.read_upto(BLPK_HEADER_SIZE, 32), source.size())
     except BaseException:
