@@ -154,6 +154,9 @@ def chained(*mutations: Mutate) -> Mutate:
 CHUNK = "blosc2/chunks/m_lz4_shuffle.chunk"  # 16384 bytes, 1 block of 4 split streams, 4209 bytes
 BLP = "bloscpack/cli_chunk_1K.blp"  # 2 chunks of 1024 + 976 bytes, offsets, adler32, no metadata
 BLP_META = "bloscpack/cli_metadata.blp"  # metadata (zlib), offsets
+BLP_PLAIN = "bloscpack/cli_checksum_None.blp"  # 4 chunks of 65536 bytes, no checksums
+#: Where chunk 0 of BLP_PLAIN starts: after the header and 4 + 40 offset slots.
+BLP_AT = 32 + 44 * 8
 FRAME = "blosc2/frames/many_chunks.b2frame"  # 3000 chunks of 64 bytes, a compressed index
 FRAME_RAW = "blosc2/frames/meta1.b2frame"  # one metalayer, a memcpyed index
 VLMETA = "blosc2/frames/vlmeta.b2frame"
@@ -191,6 +194,9 @@ ENTRIES: list[tuple[str, str, str, str, Any, Mutate, str, str, dict[str, Any]]] 
     ("chunk_special_zeros_cbytes.chunk", "chunk", "blosc2/chunks/allzero_zstd.chunk",
      "cbytes of a special (zeros) chunk", 40, chained(at(12, "<i", 40)),
      "NotAContainer", NOT_A_CHUNK, {"detect": "NotAContainer"}),
+    ("chunk_dict_size_huge.chunk", "chunk", "blosc2/chunks/dict_zstd.chunk",
+     "dictionary size (after the 8 bstarts)", 1 << 20, at(64, "<i", 1 << 20), "ChunkError",
+     "dictionary size 1048576 out of range 1..131072", {}),
     # .blp
     ("blp_chunk_size_2g.blp", "blp", BLP, "chunk_size of the .blp header", 2130771968,
      at(8, "<i", 2130771968), "IntegrityError", "the header prescribes 2130771968", {}),
@@ -209,7 +215,29 @@ ENTRIES: list[tuple[str, str, str, str, Any, Mutate, str, str, dict[str, Any]]] 
     ("blp_meta_comp_size_huge.blp", "blp", BLP_META, "meta_comp_size of the metadata header",
      2**32 - 1, blp_meta(20, 2**32 - 1), "FormatError",
      "meta_comp_size 4294967295 exceeds its max_meta_size 560", {}),
+    ("blp_last_chunk_huge.blp", "blp", BLP, "last_chunk of the .blp header", 2**31 - 1,
+     at(12, "<i", 2**31 - 1), "FormatError",
+     "'last_chunk' must be in the range -1 <= n <= 2147483631, not '2147483647'", {}),
+    ("blp_chunk_typesize_0.blp", "blp", BLP_PLAIN, "typesize of chunk 0", 0,
+     at(BLP_AT + 3, "<B", 0), "ChunkError", "Blosc chunk: typesize 0", {}),
+    ("blp_chunk_nbytes_2g.blp", "blp", BLP_PLAIN, "nbytes of chunk 0", 2147483000,
+     at(BLP_AT + 4, "<i", 2147483000), "IntegrityError",
+     "chunk 0 holds 2147483000 bytes, the", {}),
+    ("blp_chunk_blocksize_0.blp", "blp", BLP_PLAIN, "blocksize of chunk 0", 0,
+     at(BLP_AT + 8, "<i", 0), "ChunkError", "blocksize 0 out of range 1..536866816", {}),
+    ("blp_chunk_cbytes_huge.blp", "blp", BLP_PLAIN, "cbytes of chunk 0", 2**31 - 1,
+     at(BLP_AT + 12, "<i", 2**31 - 1), "TruncatedError",
+     "chunk 0 at offset 384 needs 2147483647 bytes plus a 0-byte digest, but the input has 5099",
+     {}),
+    ("blp_chunk_bstart.blp", "blp", BLP_PLAIN, "bstarts[0] of chunk 0", 1 << 30,
+     at(BLP_AT + 16, "<i", 1 << 30), "ChunkError",
+     "Blosc chunk: bstarts[0] = 1073741824 beyond cbytes 1437", {}),
     # contiguous frames
+    ("frame_typesize_0.b2frame", "b2frame", FRAME_RAW, "typesize of the frame header", 0,
+     at(48, ">i", 0), "FormatError", "typesize 0 must be > 0", {}),
+    ("frame_chunksize_huge.b2frame", "b2frame", FRAME, "chunksize of the frame header",
+     2**31 - 1, at(58, ">i", 2**31 - 1), "FormatError",
+     "index chunk holds 3000 offsets, the header implies 1 chunks", {}),
     ("frame_header_len_huge.b2frame", "b2frame", FRAME_RAW, "header_len of the frame header",
      2**31 - 1, at(11, ">i", 2**31 - 1), "FormatError",
      "frame_len 1166 leaves no room for the header (2147483647 bytes)", {}),
@@ -268,7 +296,18 @@ ENTRIES: list[tuple[str, str, str, str, Any, Mutate, str, str, dict[str, Any]]] 
      lambda p: _patch(p, p.read_bytes().index(bytes.fromhex("91d3")) + 2, ">q", 2**62),
      "FormatError", "frame holds 4 chunks, the b2nd shape (4611686018427387904,) with chunks"
      " (300,) needs 15372286728091294", {}),
+    ("b2nd_chunk_nbytes_2g.b2nd", "b2nd", B2ND, "nbytes of chunk 0", 2147483000,
+     at(146 + 4, "<i", 2147483000), "FormatError",
+     "chunk 0 holds 2147483000 bytes, the b2nd geometry needs 2560",
+     {"verify": "4194303 blocks need bstarts up to byte 16777244, beyond cbytes 746"}),
+    ("b2nd_chunkshape_0.b2nd", "b2nd", B2ND, "b2nd metalayer: chunkshape[0]", 0,
+     lambda p: _patch(p, p.read_bytes().index(bytes.fromhex("91d20000012c")) + 2, ">i", 0),
+     "FormatError", "b2nd: dim 0 of size 1000 has chunks 0 and blocks 64; both must be > 0", {}),
     # sparse frames
+    ("sframe_chunk_nbytes_2g.b2frame", "sframe", SFRAME, "nbytes of chunk file 00000000.chunk",
+     2147483000, in_file("00000000.chunk", at(4, "<i", 2147483000)),
+     "IntegrityError", "chunk 0 holds 2147483000 bytes, the layout needs 4000",
+     {"verify": "536871 blocks need bstarts up to byte 2147516, beyond cbytes 1018"}),
     ("sframe_index_entry_huge.b2frame", "sframe", SFRAME, "index entry 0 (a chunk file id)",
      2**40, in_file("chunks.b2frame", index_entry(0, 2**40)), "FileNotFound",
      "chunk 0 is stored in 10000000000.chunk, which is missing", {}),
