@@ -397,3 +397,31 @@ def test_benchmark_script_runs():
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.splitlines()[-1])
     assert result["size_mib"] == 1 and result["speedup"] > 0
+
+
+def test_a_chunk_file_is_opened_once_per_read(monkeypatch):
+    """The chunk source takes the descriptor open_member checked: one open per chunk read."""
+    import builtins
+    import os
+
+    import bloscpack
+
+    opened: list[str] = []
+    real_os_open, real_open = os.open, builtins.open
+
+    def os_open(path, *args, **kwargs):
+        opened.append(os.fspath(path))
+        return real_os_open(path, *args, **kwargs)
+
+    def open_(file, *args, **kwargs):
+        if not isinstance(file, int):
+            opened.append(os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    root = CORPUS / "ca_i4_chunklen4"
+    with bloscpack.open(root) as array:
+        monkeypatch.setattr(os, "open", os_open)
+        monkeypatch.setattr(builtins, "open", open_)
+        assert array[5] == 5
+        monkeypatch.undo()
+    assert [p for p in opened if p.endswith(".blp")] == [str(root / "data" / "__1.blp")]

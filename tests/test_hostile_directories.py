@@ -64,6 +64,64 @@ def test_a_chunk_file_that_is_not_a_regular_file_inside(tmp_path, fmt, how):
 @pytest.mark.parametrize("fmt", sorted(META))
 def test_a_metadata_file_that_is_not_a_regular_file(tmp_path, fmt, how):
     path = written(tmp_path, fmt)
-    replaced(path, META[fmt], how, tmp_path)
-    with pytest.raises(BloscpackError):
+    target = replaced(path, META[fmt], how, tmp_path)
+    with pytest.raises(BloscpackError) as caught:
         bloscpack.load(path)
+    # detection already finds no metadata file there: the directory is no container
+    assert str(caught.value).startswith(f"{path}: directory is neither a Blosc2 sparse frame")
+    assert "\n" not in str(caught.value) and os.path.lexists(target)
+
+
+TABLE = np.array([(1, 2.5), (3, 4.5)], dtype=[("a", "<i4"), ("b", "<f8")])
+#: The metadata files (and a ctable's column directory) each reader opens: (format, member).
+METADATA = [("sframe", "chunks.b2frame"), ("bcolz", "meta/sizes"), ("bcolz", "meta/storage"),
+            ("bcolz", "__attrs__"), ("ctable", "__rootdirs__"), ("ctable", "a/meta/sizes"),
+            ("ctable", "b")]  # fmt: skip
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("fmt", "member"), METADATA)
+def test_a_metadata_file_linking_out_of_the_container(tmp_path, fmt, member):
+    """A metadata file (or a ctable's column directory) that is a symbolic link out of the
+    container: a one-line FormatError naming it from every reader, the file never read."""
+    if fmt == "ctable":
+        path = tmp_path / "t.bcolz"
+        bloscpack.save(TABLE, path, format="bcolz")
+    else:
+        path = written(tmp_path, fmt)
+    target = path / member
+    outside = tmp_path / "outside"
+    target.rename(outside)  # the same bytes, now outside the container
+    target.symlink_to(outside)
+    message = f"{target}: a symbolic link out of the container"
+    if member == "__attrs__":  # info still describes the array, and says why attrs are missing
+        assert bloscpack.info(path)["attrs_error"] == message
+        np.testing.assert_array_equal(bloscpack.load(path), ARRAY)  # load reads no attributes
+    else:
+        for call in (bloscpack.load, bloscpack.info):
+            with pytest.raises(FormatError) as caught:
+                call(path)
+            assert str(caught.value) == message
+    report = bloscpack.verify(path)
+    assert report["ok"] is False and message in report["problems"]
+
+
+def test_a_link_inside_the_container_is_read(tmp_path):
+    path = written(tmp_path, "bcolz")
+    (path / "meta/sizes").rename(path / "sizes.copy")
+    (path / "meta/sizes").symlink_to("../sizes.copy")
+    np.testing.assert_array_equal(bloscpack.load(path), ARRAY)
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_for_a_column_metadata_file_is_named(tmp_path):
+    """A ctable is told by ``__rootdirs__``; a column's ``meta/sizes`` that is a FIFO is then
+    refused by its reader as what it is (not as a file too large)."""
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(TABLE, path, format="bcolz")
+    target = path / "a/meta/sizes"
+    target.unlink()
+    os.mkfifo(target)
+    with pytest.raises(FormatError) as caught:
+        bloscpack.load(path)
+    assert str(caught.value) == f"{target}: is a FIFO or a device, not a regular file"

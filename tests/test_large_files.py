@@ -1,7 +1,7 @@
 """Files over 4 GiB in every format, both ways with the real tools.
 
-The data is 4 GiB + 64 MiB of int64 zeros with a distinct marker every 512 MiB and near the
-end, read from a sparse file (no disk used for the input, and the containers stay small): the
+The data is 4 GiB + 64 MiB of int64 zeros with a distinct marker in every 64 MiB (so in every
+chunk: a chunk read in the wrong place shows) and near the end, read from a sparse file (no disk used for the input, and the containers stay small): the
 sizes, item positions and offsets of such files pass 2^32, so any 32-bit truncation shows up as
 a wrong marker, a wrong length or an error.  Each test writes with one implementation, reads
 the markers back with the other (random access near the end), and checks the whole container
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 MiB = 1 << 20
 SIZE = 4 * 1024 * MiB + 64 * MiB  # bytes: over 2^32
 ITEMS = SIZE // 8
-MARKS = {i * (512 * MiB // 8): (i + 1) * 1_000_003 for i in range(SIZE // (512 * MiB))}
+MARKS = {i * (64 * MiB // 8) + 3 * i: (i + 1) * 1_000_003 for i in range(SIZE // (64 * MiB))}
 MARKS |= {ITEMS - 1: 7_777_777, ITEMS - 4097: 5_555_555, (1 << 29) + 1: 3_333_333}
 CHUNK_ITEMS = 8 * MiB  # 64 MiB chunks: 65 of them
 

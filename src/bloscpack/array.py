@@ -260,6 +260,14 @@ class FlatStore:
         """:attr:`bounds` in units."""
         return self.bounds // self.unit
 
+    def _ubound(self, c: int) -> int:
+        """``ubounds[c]``, without building the array for chunks of one size."""
+        if self.sizes.every is None:
+            return int(self.ubounds[c])
+        if c >= self.nchunks:
+            return self.sizes.total // self.unit
+        return min(c * self.sizes.every, self.sizes.total) // self.unit
+
     def chunk_nbytes(self, c: int) -> int:
         """Uncompressed bytes of chunk ``c`` in the layout."""
         return self.sizes.of(c, self.nchunks)
@@ -526,12 +534,14 @@ class FlatStore:
         """Each chunk's items: boxes of :attr:`chunks` when chunks hold whole rows, else the
         1-d items in storage order (whole items; one straddling two chunks goes with the
         first)."""
+        if self.sizes.total > _CHECKED_READ:  # the chunks' sizes, before any is allocated
+            self.source.check_sizes()
         box = self.chunks
         k = self.per_item
         outer = 0 if self.order == "C" else len(self.shape) - 1
         for c in range(self.source.nchunks):
-            i0 = -(-int(self.ubounds[c]) // k)
-            i1 = -(-int(self.ubounds[c + 1]) // k)
+            i0 = -(-self._ubound(c) // k)
+            i1 = -(-self._ubound(c + 1) // k)
             if i1 == i0:
                 continue
             items = self.read_units(i0 * k, i1 * k).view(self.dtype)

@@ -216,7 +216,10 @@ class ByteSource:
     #: need, always, instead of mapping the file.
     remote = False
 
-    def __init__(self, source: PathLike | bytes | bytearray | memoryview, name: str | None = None):
+    def __init__(self, source: PathLike | bytes | bytearray | memoryview, name: str | None = None,
+                 *, fd: int | None = None):  # fmt: skip
+        """``fd``: a descriptor of the file ``source`` already open for reading (e.g. by
+        :func:`open_member`), which the source then owns."""
         self._file: IO[bytes] | None = None
         self._mmap: mmap.mmap | None = None
         self._view: memoryview | None = None
@@ -232,7 +235,9 @@ class ByteSource:
             path = os.fspath(source)
             self.name = name or path
             try:
-                self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by close())
+                self._file = open(  # noqa: SIM115 (closed by close())
+                    path if fd is None else fd, "rb", buffering=0
+                )
             except FileNotFoundError:
                 raise FileNotFound(f"file {path!r} does not exist") from None
             except IsADirectoryError:

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import engine
 from ..blosc.header import ChunkHeader
+from ..blosc.layout import validate_chunk
 from ..chunks import inspect_chunk
 from ..errors import BloscpackError
 from ..io import ByteSource, PathLike
@@ -32,6 +33,14 @@ class ChunkReader(ReaderBase):
 
     def stored_chunk(self, index: int) -> memoryview:
         return self.source.read(0, self.source.size(), "Blosc chunk")
+
+    def check_sizes(self) -> None:
+        """The chunk's layout (header, bstarts, streams) checked against the input, so that
+        the size its header claims is not allocated for a chunk that cannot hold it."""
+        try:
+            validate_chunk(self.stored_chunk(0))
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: chunk 0: {exc}") from None
 
     def metadata(self) -> None:
         """A chunk carries no metadata."""

@@ -268,12 +268,19 @@ class B2ndArray:
         if entry < 0 and MARKER_KINDS.get((entry >> 56) & 0xFF) in (Special.ZEROS, Special.UNINIT):
             return None
         chunk = self._frame.chunk_at(n, entry)
-        header = validate_chunk(chunk)
-        if header.nbytes != self.grid.chunk_nbytes:
-            raise FormatError(
-                f"{self._frame.name}: chunk {n} holds {header.nbytes} bytes, the b2nd geometry"
-                f" needs {self.grid.chunk_nbytes}"
-            )
+        try:
+            nbytes = ChunkHeader.parse(chunk).nbytes  # the claim first, then the layout
+            if nbytes != self.grid.chunk_nbytes:
+                raise FormatError(
+                    f"chunk {n} holds {nbytes} bytes, the b2nd geometry needs"
+                    f" {self.grid.chunk_nbytes}"
+                )
+            header = validate_chunk(chunk)
+        except BloscpackError as exc:
+            message = str(exc)
+            if not message.startswith(f"chunk {n} "):
+                message = f"chunk {n}: {message}"
+            raise type(exc)(f"{self._frame.name}: {message}") from None
         return chunk, header
 
     def _fill_zeros(self, region: np.ndarray) -> None:

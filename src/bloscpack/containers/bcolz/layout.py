@@ -72,8 +72,17 @@ def _is_int(value: Any) -> bool:
 ReadWhole = Callable[[int], bytes]
 
 
+def _container_of(path: str) -> str:
+    """The carray or ctable directory the metadata file ``path`` belongs to (``meta/*`` lie
+    one level deeper than ``__attrs__`` and ``__rootdirs__``)."""
+    parent = os.path.dirname(path)
+    return os.path.dirname(parent) if os.path.basename(parent) == META_DIR else parent
+
+
 def _read_file(path: str, limit: int) -> bytes:
-    with os.fdopen(open_member(path), "rb") as fh:
+    """The metadata file ``path``: a regular file inside its directory (no FIFO, device or
+    symbolic link out of the container), at most ``limit`` bytes."""
+    with os.fdopen(open_member(path, _container_of(path)), "rb") as fh:
         if os.fstat(fh.fileno()).st_size > limit:
             raise ValueError(f"larger than {limit} bytes")
         return fh.read()
@@ -89,6 +98,8 @@ def _read_meta_json(path: str, what: str, read: ReadWhole | None = None) -> Any:
     or what ``read`` gives (``path`` names it)."""
     try:
         raw = (read or (lambda limit: _read_file(path, limit)))(_MAX_META_FILE)
+    except BloscpackError:  # not a regular file inside the container (a ValueError too)
+        raise
     except ValueError:
         raise FormatError(f"{path}: {what} file larger than {_MAX_META_FILE} bytes") from None
     except FileNotFoundError:

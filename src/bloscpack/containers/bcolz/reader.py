@@ -82,6 +82,10 @@ def _pread_into(fd: int, out: Any, offset: int, path: str) -> None:
         done += n
 
 
+#: Chunk files a check asks a remote directory for at once.
+_CHECK_BATCH = 256
+
+
 def _chunk_member(index: int) -> str:
     return f"{DATA_DIR}/__{index}.blp"
 
@@ -89,12 +93,8 @@ def _chunk_member(index: int) -> str:
 def open_chunk_file(path: str, data: bytes | None = None) -> tuple[ByteSource, ChunkHeader]:
     """Open a ``.blp`` chunk file (or its bytes ``data``, ``path`` naming them): its source and
     the header of the Blosc chunk at byte 16."""
-    if data is None:
-        os.close(_open_fd(path))  # a regular file inside the carray, or a FormatError
-    try:
-        source = ByteSource(path) if data is None else ByteSource(data, name=path)
-    except FileNotFound:
-        raise FormatError(f"{path}: chunk file missing") from None
+    # a file: a regular file inside the carray (or a FormatError), opened once
+    source = ByteSource(path, fd=_open_fd(path)) if data is None else ByteSource(data, name=path)
     try:
         header = _parse_chunk_header(path, source.read_upto(BLPK_HEADER_SIZE, 32), source.size())
     except BaseException:
@@ -292,9 +292,11 @@ class CarrayReader:
 
     def check_chunks(self, first: int, last: int) -> None:
         """Check that chunk files ``first..last`` exist and announce the right sizes, before
-        any output is allocated."""
-        self.prefetch(first, last)
+        any output is allocated (the first missing or wrong one stops the check, so its cost
+        is bounded by the files present, whatever length ``meta/sizes`` claims)."""
         for index in range(first, last + 1):
+            if (index - first) % _CHECK_BATCH == 0:
+                self.prefetch(index, min(last, index + _CHECK_BATCH - 1))
             path = self.chunk_path(index)
             if self.remote is not None:
                 data = self._remote_chunk(index, keep=True)
@@ -410,6 +412,9 @@ class CtableReader:
                 path = os.path.join(self.path, name)
                 if not os.path.isdir(path):
                     raise FormatError(f"{path}: directory of column {name!r} missing")
+                inside = os.path.realpath(self.path)
+                if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+                    raise FormatError(f"{path}: a symbolic link out of the container")
                 column = CarrayReader(path)
             if self._carrays and len(column) < self._length:
                 raise IntegrityError(
@@ -549,6 +554,14 @@ class BcolzCarrayReader(ReaderBase):
     def prefetch(self, indices: Sequence[int]) -> None:
         if len(indices):
             self.carray.prefetch(min(indices), max(indices))
+
+    def check_sizes(self) -> None:
+        """Every chunk file the rows need exists and announces the bytes of its rows (the
+        leftover: at least its rows): a length in ``meta/sizes`` that the files do not hold
+        is refused before a result of that length is allocated."""
+        self.carray.refuse_objects()
+        if self.nchunks:
+            self.carray.check_chunks(0, self.nchunks - 1)
 
     @property
     def remote(self) -> bool:

@@ -123,7 +123,6 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
             f"{reader.chunk_path(checked)}: chunk files {checked} to {nchunks - 1} missing"
             f" ({os.path.join(reader.path, SIZES_FILE)} says {length} rows)"
         )
-    scratch = np.empty(0, np.uint8)
     reader.prefetch(0, checked - 1)
     for index in range(checked):
         path = reader.chunk_path(index)
@@ -134,9 +133,7 @@ def _verify_carray(reader: CarrayReader, length: int, name: str | None,
                     chunk = source.read(BLPK_HEADER_SIZE, header.cbytes, "Blosc chunk")
                     if not reader.is_object:
                         reader._check_header(path, header, index)
-                    if len(scratch) < header.nbytes:
-                        scratch = np.empty(header.nbytes, np.uint8)
-                    engine.decompress_into(chunk, scratch)
+                    engine.check_decodes(chunk)  # its layout first, then a piece at a time
                     del chunk
             finally:
                 source.close()

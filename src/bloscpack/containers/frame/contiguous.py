@@ -100,7 +100,12 @@ class ContiguousFrame(FrameBase):
             self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
         )
         cbytes = chunk_header.cbytes
-        if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
+        if cbytes < BLOSC2_HEADER_SIZE:
+            raise FormatError(
+                f"{self.name}: chunk {i} at offset {entry}: cbytes {cbytes} is smaller than"
+                f" its {BLOSC2_HEADER_SIZE}-byte header"
+            )
+        if entry + cbytes > header.cbytes:
             raise FormatError(
                 f"{self.name}: chunk {i} at offset {entry} with cbytes {cbytes} runs past the"
                 f" chunks section ({header.cbytes} bytes)"
