@@ -62,12 +62,12 @@ def main() -> None:
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-write-"))
     cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, nthreads=args.nthreads)
     rows: list[tuple[str, dict[str, float]]] = []
-    #: row -> (format, what the peer is, the files bloscpack and the peer wrote)
+    #: row -> (format, operation, the peer, the files bloscpack and the peer wrote)
     outputs = {
-        "b2nd file": (".b2nd", "python-blosc2", "a.b2nd", "p.b2nd"),
-        "b2nd sparse": ("sparse b2nd", "python-blosc2", "s.b2nd", "ps.b2nd"),
-        "bcolz (durable)": ("bcolz", "bcolz", "a.bcolz", "p.bcolz"),
-        "bcolz (durable=False)": ("bcolz", "bcolz", "b.bcolz", "p.bcolz"),
+        "b2nd file": (".b2nd", "write", "python-blosc2", "a.b2nd", "p.b2nd"),
+        "b2nd sparse": ("sparse b2nd", "write", "python-blosc2", "s.b2nd", "ps.b2nd"),
+        "bcolz (durable)": ("bcolz", "write (durable)", "bcolz", "a.bcolz", "p.bcolz"),
+        "bcolz (durable=False)": ("bcolz", "write (durable=False)", "bcolz", "b.bcolz", "p.bcolz"),
     }
 
     def ours(name: str, **options: object) -> Callable[[], object]:
@@ -108,12 +108,12 @@ def main() -> None:
               f" {t['peer'] / t['bloscpack']:.2f} |")  # fmt: skip
     records, comparisons = [], []
     for name, t in rows:
-        fmt, peer, *paths = outputs[name]
-        dataset = f"float64 random walk, {name}"
+        fmt, op, peer, *paths = outputs[name]
+        dataset = "float64 random walk"
         for side, who, path in zip(("bloscpack", "peer"), ("bloscpack", peer), paths, strict=True):
             ratio = size / disk_size(root / path)
-            records.append(record(dataset, fmt, who, "write", t[side], size, ratio))
-        comparisons.append(comparison(fmt, "write", "bloscpack", peer, dataset))
+            records.append(record(dataset, fmt, who, op, t[side], size, ratio))
+        comparisons.append(comparison(fmt, op, "bloscpack", peer, dataset))
     settings = {"size_mib": size // MiB, "repeat": repeat, "nthreads": args.nthreads,
                 "quick": args.quick}  # fmt: skip
     write_json(args, "write", settings, records, comparisons)

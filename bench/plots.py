@@ -42,6 +42,16 @@ HEIGHTS = {
 MBS = "MB/s (uncompressed; 1 MB = 2²⁰ bytes)"
 PALETTE = plt.get_cmap("tab10").colors
 Results = dict[str, dict]
+#: What this script reads of a result file (``timing.write_json`` writes it).
+DOC_KEYS = ("schema", "benchmark", "settings", "machine", "results", "comparisons")
+MACHINE_KEYS = ("cpu_count", "note")
+RECORD_KEYS = ("dataset", "format", "contender", "operation", "seconds", "mb_per_s", "ratio")
+COMPARISON_KEYS = ("dataset", "format", "operation", "ours", "peer", "kind")
+SETTINGS_KEYS = {
+    "blp": ("datasets", "size_mib", "codec", "clevel", "chunk_size", "nthreads"),
+    "random_access": ("size_mib", "item_rounds"),
+    "b2nd": ("size_mib", "repeat"),
+}
 
 
 class ResultsError(Exception):
@@ -58,6 +68,7 @@ def load_results(directory: Path) -> Results:
             raise ResultsError(f"{path}: not JSON ({exc})") from None
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise ResultsError(f"{path}: not a benchmark result of schema {SCHEMA}")
+        check_keys(path, doc)
         name = doc["benchmark"]
         if name in docs:
             raise ResultsError(f"{path}: a second result of benchmark {name!r}")
@@ -65,6 +76,30 @@ def load_results(directory: Path) -> Results:
     if not docs:
         raise ResultsError(f"{directory}: no *.json benchmark results")
     return docs
+
+
+def check_keys(path: Path, doc: dict) -> None:
+    """Every key this script reads is there (else a ResultsError naming the first missing),
+    and every comparison names two records."""
+    wanted = [("", doc, DOC_KEYS)]
+    if all(key in doc for key in DOC_KEYS):
+        wanted += [("machine.", doc["machine"], MACHINE_KEYS)]
+        wanted += [("settings.", doc["settings"], SETTINGS_KEYS.get(doc["benchmark"], ()))]
+        wanted += [(f"results[{i}].", r, RECORD_KEYS) for i, r in enumerate(doc["results"])]
+        wanted += [
+            (f"comparisons[{i}].", c, COMPARISON_KEYS) for i, c in enumerate(doc["comparisons"])
+        ]
+    for where, part, keys in wanted:
+        for key in keys:
+            if key not in part:
+                raise ResultsError(f"{path}: no {where}{key}")
+    for i, c in enumerate(doc["comparisons"]):
+        for who in (c["ours"], c["peer"]):
+            if find(doc, c["dataset"], c["format"], who, c["operation"]) is None:
+                raise ResultsError(
+                    f"{path}: comparisons[{i}] names no record: {c['dataset']!r},"
+                    f" {c['format']!r}, {who!r}, {c['operation']!r}"
+                )
 
 
 def find(doc: dict, dataset: str, fmt: str, contender: str, operation: str) -> dict | None:
@@ -202,8 +237,7 @@ def pairs(docs: Results, kind: str) -> list[tuple[dict, dict, dict]]:
                 continue
             ours = find(doc, c["dataset"], c["format"], c["ours"], c["operation"])
             peer = find(doc, c["dataset"], c["format"], c["peer"], c["operation"])
-            if ours is None or peer is None:
-                raise ResultsError(f"{doc['benchmark']}: no records for comparison {c}")
+            assert ours and peer, "checked by load_results"
             found.append((c, ours, peer))
     return found
 
