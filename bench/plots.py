@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -153,7 +154,8 @@ def grouped_bars(
             [x for x, _ in points], [v for _, v in points], width, label=name, color=colors[name]
         )
         if label_fmt:
-            ax.bar_label(bars, [label_fmt.format(v) for _, v in points], fontsize=7, padding=1)
+            size = 7 if len(series) <= 4 else 6
+            ax.bar_label(bars, [label_fmt.format(v) for _, v in points], fontsize=size, padding=1)
     ax.set_xticks(range(len(groups)), groups)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -166,7 +168,7 @@ def color_map(names: list[str]) -> dict[str, tuple[float, float, float]]:
 def subtitle(doc: dict, what: str) -> str:
     m = doc["machine"]
     note = f"; {m['note']}" if m.get("note") else ""
-    return f"{what}; {m['cpu_count']} CPUs{note}"
+    return textwrap.fill(f"{what}; {m['cpu_count']} CPUs{note}", 100)
 
 
 # --- (a) .blp against its peers ----------------------------------------------------------
