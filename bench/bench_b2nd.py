@@ -28,7 +28,7 @@ from pathlib import Path
 import blosc2
 import numpy as np
 from signals import smooth_array
-from timing import best_of
+from timing import add_json_options, best_of, comparison, record, write_json
 
 from bloscpack import engine
 from bloscpack.containers.b2nd import load_b2nd, read_b2nd_selection, save_b2nd
@@ -43,6 +43,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="rounds per timing (5)")
     parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
     parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
+    add_json_options(parser)
     args = parser.parse_args()
     size = 64 * MiB if args.quick else args.size_mib * MiB
     repeat = 2 if args.quick else args.repeat
@@ -57,6 +58,8 @@ def main() -> None:
         theirs, ours = workdir / "blosc2.b2nd", workdir / "bloscpack.b2nd"
         blosc2.asarray(array, urlpath=str(theirs), mode="w", cparams=cparams, dparams=dparams)
         ref = blosc2.open(str(theirs))
+        ratio = array.nbytes / os.path.getsize(theirs)
+        layout = {"chunks": list(ref.chunks), "blocks": list(ref.blocks)}
         print(
             f"array {array.shape} float64, {array.nbytes / MiB:.0f} MiB; chunks {ref.chunks},"
             f" blocks {ref.blocks}; zstd clevel 5 shuffle; {args.nthreads} C threads;"
@@ -85,6 +88,7 @@ def main() -> None:
             "bloscpack (chunks)": chunk_parallel(
                 lambda: save_b2nd(array, ours, codec="zstd", clevel=5, nthreads=n)),
         })  # fmt: skip
+        written = {"python-blosc2": ratio, "bloscpack": array.nbytes / os.path.getsize(ours)}
         out = np.empty_like(array)
         read = best_of(repeat, {
             "python-blosc2": lambda: blosc2.open(str(theirs), dparams=dparams)[:],
@@ -120,6 +124,24 @@ def main() -> None:
         else:
             ref_s, ours_s = f"{t_ref * 1e3:.2f} ms", f"{t_ours * 1e3:.2f} ms"
         print(f"{name:<40}{ref_s:>16}{ours_s:>16}{t_ref / t_ours:>7.2f}x")
+
+    dataset = "float64 smooth signal"
+    box_op = f"read a {box[0].stop - box[0].start}x{box[1].stop - box[1].start} box"
+    records = [record(dataset, ".b2nd", who, "read", t, size, ratio) for who, t in read.items()]
+    records += [
+        record(dataset, ".b2nd", who, "write", t, size, written[who.split(" (")[0]])
+        for who, t in write.items()
+    ]
+    records += [record(dataset, ".b2nd", who, box_op, t, ratio=ratio) for who, t in part.items()]
+    comparisons = [
+        comparison(".b2nd", "write", "bloscpack", "python-blosc2", dataset),
+        comparison(".b2nd", "read", "bloscpack", "python-blosc2", dataset),
+        comparison(".b2nd", box_op, "bloscpack", "python-blosc2", dataset, "latency"),
+    ]
+    settings = {"size_mib": size // MiB, "shape": list(array.shape), "codec": "zstd",
+                "clevel": 5, "repeat": repeat, "nthreads": args.nthreads, "quick": args.quick,
+                **layout}  # fmt: skip
+    write_json(args, "b2nd", settings, records, comparisons)
 
 
 if __name__ == "__main__":

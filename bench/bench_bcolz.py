@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from timing import add_json_options, comparison, record, write_json
 
 from bloscpack import engine
 from bloscpack.containers.bcolz import load_bcolz
@@ -50,7 +51,8 @@ def best_time(fn, repeat: int) -> float:
     return min(times)
 
 
-def run(size_mib: int, kind: str, repeat: int, workdir: Path) -> dict:
+def run(size_mib: int, kind: str, repeat: int, workdir: Path, records: list[dict]) -> dict:
+    """One size: the printed summary; the JSON records are appended to ``records``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import bcolz
@@ -67,6 +69,11 @@ def run(size_mib: int, kind: str, repeat: int, workdir: Path) -> dict:
     storage = json.loads((rootdir / "meta" / "storage").read_text())
     disk = sum(p.stat().st_size for p in (rootdir / "data").iterdir())
     shutil.rmtree(rootdir)
+    dataset = f"int64 {kind} {size_mib} MiB"
+    records += [
+        record(dataset, "bcolz", who, "read", t, data.nbytes, data.nbytes / disk)
+        for who, t in (("bcolz", t_bcolz), ("bloscpack", t_ours))
+    ]
     return {
         "size_mib": size_mib,
         "data": kind,
@@ -87,6 +94,7 @@ def main() -> None:
     parser.add_argument("--data", choices=("ramp", "random"), default="ramp")
     parser.add_argument("--repeat", type=int, default=5, help="runs per reader (best is kept)")
     parser.add_argument("--dir", help="where to write the carrays (default: a temporary dir)")
+    add_json_options(parser)
     args = parser.parse_args()
     sizes = args.sizes or ([8, 64] if args.quick else [1024])
     with warnings.catch_warnings():
@@ -94,9 +102,16 @@ def main() -> None:
         import bcolz
     print(f"# bcolz {bcolz.__version__} (C-Blosc {bcolz.blosc_version()[0]}, {bcolz.ncores} cores);"
           f" bloscpack engine threads: {engine.get_nthreads()}")  # fmt: skip
+    records: list[dict] = []
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         for size in sizes:
-            print(json.dumps(run(size, args.data, args.repeat, Path(tmp))), flush=True)
+            print(json.dumps(run(size, args.data, args.repeat, Path(tmp), records)), flush=True)
+    settings = {"sizes_mib": sizes, "data": args.data, "repeat": args.repeat,
+                "bcolz": bcolz.__version__, "engine_threads": engine.get_nthreads(),
+                "quick": args.quick}  # fmt: skip
+    comparisons = [comparison("bcolz", "read", "bloscpack", "bcolz", r["dataset"])
+                   for r in records if r["contender"] == "bloscpack"]  # fmt: skip
+    write_json(args, "bcolz", settings, records, comparisons)
 
 
 if __name__ == "__main__":

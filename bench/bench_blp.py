@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from timing import add_json_options, comparison, record, write_json
 
 MiB = 2**20
 #: The `.blp` rows with Blosc2 chunks: the same kind of chunks as python-blosc2's tensors.
@@ -129,6 +130,7 @@ class Contender:
     setup: str
     ops: dict[str, tuple[str, str, str | None]]  # op -> (prepare, expression, size_of)
     notes: str = ""
+    fmt: str = ".blp"  # what it writes, for the JSON results
 
 
 @dataclass
@@ -235,6 +237,7 @@ def contenders(settings: Settings, bp016_dir: Path | None) -> list[Contender]:
                     None,
                 ),
             },
+            fmt="b2frame (tensor)",
         )
     )
     result.append(
@@ -257,6 +260,7 @@ def contenders(settings: Settings, bp016_dir: Path | None) -> list[Contender]:
                 "pack file": ("", "np.save(DST, a)", "lambda r: os.path.getsize(DST)"),
                 "unpack file": ("np.save(DST, a); del a", "np.load(DST)", None),
             },
+            fmt=".npy",
         )
     )
     return result
@@ -459,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="where the data files go")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the tables here")
+    add_json_options(parser)
     args = parser.parse_args(argv)
 
     size = (args.size or (8 if args.quick else 256)) * MiB
@@ -466,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(args.codec, args.clevel, args.chunk_size, args.nthreads, repeats)
     bp016 = ensure_bp016(args.bp016_dir)
     report = Report()
+    records: list[dict[str, object]] = []
+    flat_sizes = ((16 if args.quick else 200) * MiB, (160 if args.quick else 2048) * MiB)
     work = Path(tempfile.mkdtemp(prefix="bench-blp-", dir=args.workdir))
     try:
         report.add(
@@ -475,21 +482,32 @@ def main(argv: list[str] | None = None) -> int:
             " data (1 MB = 2^20 bytes); memory = peak RSS above what was in use before the"
             " operation (CLI: whole-process peak RSS)."
         )
-        results = run_benchmarks(settings, bp016, size, work, report)
+        results = run_benchmarks(settings, bp016, size, work, report, records)
         check_targets(results, report)
         if not args.no_flat_memory:
-            flat_memory(
-                settings,
-                bp016,
-                work,
-                report,
-                small=(16 if args.quick else 200) * MiB,
-                large=(160 if args.quick else 2048) * MiB,
-            )
+            flat_memory(settings, bp016, work, report, *flat_sizes, records)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.markdown:
         args.markdown.write_text("\n".join(report.lines) + "\n")
+    write_json(
+        args,
+        "blp",
+        {
+            **vars(settings),
+            "size_mib": size // MiB,
+            "datasets": DATASETS,
+            "flat_memory_mib": None if args.no_flat_memory else [n // MiB for n in flat_sizes],
+            "quick": args.quick,
+        },
+        records,
+        [
+            comparison(".blp", op, "bloscpack 1.x", "bloscpack 0.16 (its defaults)", dataset)
+            for dataset in DATASETS
+            for op in ("pack file", "unpack file")
+            if (dataset, "bloscpack 0.16 (its defaults)", op) in results
+        ],
+    )
     return 0
 
 
@@ -503,9 +521,15 @@ def table(report: Report, title: str, columns: list[str]) -> None:
 
 
 def run_benchmarks(
-    settings: Settings, bp016: Path | None, size: int, work: Path, report: Report
+    settings: Settings,
+    bp016: Path | None,
+    size: int,
+    work: Path,
+    report: Report,
+    records: list[dict[str, object]],
 ) -> dict[tuple[str, str, str], dict]:
-    """Per dataset: the Python API table, then the command-line table."""
+    """Per dataset: the Python API table, then the command-line table (each measurement also
+    appended to ``records``)."""
     results: dict[tuple[str, str, str], dict] = {}
     everyone = contenders(settings, bp016)
     commands = cli_commands(settings, bp016)
@@ -532,9 +556,21 @@ def run_benchmarks(
                 op: run_op(contender, op, src, dtype, work / "out.bin", settings)
                 for op in contender.ops
             }
+            size_c = row["pack file"]["size"] or row["pack bytes"]["size"]
             for op, value in row.items():
                 results[(dataset, contender.name, op)] = value
-            size_c = row["pack file"]["size"] or row["pack bytes"]["size"]
+                records.append(
+                    record(
+                        dataset,
+                        contender.fmt,
+                        contender.name,
+                        op,
+                        value["seconds"],
+                        nbytes,
+                        nbytes / size_c,
+                        value["extra"],
+                    )
+                )
             report.add(
                 f"| {contender.name} | {mbs(nbytes, row['pack bytes']['seconds'])}"
                 f" | {mbs(nbytes, row['unpack bytes']['seconds'])}"
@@ -558,12 +594,31 @@ def run_benchmarks(
         )
         for name, prefixes in commands.items():
             r = run_cli(prefixes, src, np.dtype(dtype).itemsize, work, settings.repeats)
+            records.extend(cli_records(dataset, name, nbytes, r))
             report.add(
                 f"| {name} | {mbs(nbytes, r['c_seconds'])} | {mbs(nbytes, r['d_seconds'])}"
                 f" | {nbytes / r['size']:.2f} | {r['c_peak'] / MiB:.0f} | {r['d_peak'] / MiB:.0f} |"
             )
         src.unlink()
     return results
+
+
+def cli_records(dataset: str, command: str, nbytes: int, r: dict) -> list[dict[str, object]]:
+    """The JSON records of one ``run_cli`` result (memory: the whole process's peak RSS)."""
+    fmt = ".zst" if command.startswith("zstd") else ".blp"
+    return [
+        record(
+            dataset,
+            fmt,
+            command,
+            f"{op} (CLI)",
+            r[f"{k}_seconds"],
+            nbytes,
+            nbytes / r["size"],
+            r[f"{k}_peak"],
+        )
+        for op, k in (("compress", "c"), ("decompress", "d"))
+    ]
 
 
 def check_targets(results: dict[tuple[str, str, str], dict], report: Report) -> None:
@@ -599,7 +654,13 @@ def check_targets(results: dict[tuple[str, str, str], dict], report: Report) -> 
 
 
 def flat_memory(
-    settings: Settings, bp016: Path | None, work: Path, report: Report, small: int, large: int
+    settings: Settings,
+    bp016: Path | None,
+    work: Path,
+    report: Report,
+    small: int,
+    large: int,
+    records: list[dict[str, object]],
 ) -> None:
     """Peak RSS of ``blpk c``/``blpk d`` on a small and a large file of the same data."""
     commands = {k: v for k, v in cli_commands(settings, bp016).items() if k.startswith("blpk")}
@@ -623,6 +684,7 @@ def flat_memory(
         for name, prefixes in commands.items():
             r = run_cli(prefixes, src, 4, work, 1)
             peaks[name] += [r["c_peak"], r["d_peak"]]
+            records.extend(cli_records(f"flat memory {nbytes // MiB} MiB", name, nbytes, r))
         src.unlink()
     for name, (c_small, d_small, c_large, d_large) in peaks.items():
         flat = (c_large - c_small) <= 50 * MiB and (d_large - d_small) <= 50 * MiB

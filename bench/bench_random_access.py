@@ -34,6 +34,7 @@ from pathlib import Path
 import blosc2
 import numpy as np
 from signals import smooth_array
+from timing import add_json_options, comparison, record, write_json
 
 import bloscpack
 from bloscpack import engine
@@ -133,6 +134,7 @@ def main() -> None:
                         help="rounds of '10 items' and 'open + 1st item' (200)")  # fmt: skip
     parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
     parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
+    add_json_options(parser)
     args = parser.parse_args()
     size = 64 * MiB if args.quick else args.size_mib * MiB
     repeat = 2 if args.quick else args.repeat
@@ -145,6 +147,8 @@ def main() -> None:
         blp, b2nd = workdir / "a.blp", workdir / "a.b2nd"
         save_blp(array, blp)
         save_b2nd(array, b2nd)
+        ratios = {".blp": array.nbytes / os.path.getsize(blp),
+                  ".b2nd": array.nbytes / os.path.getsize(b2nd)}  # fmt: skip
         print(
             f"array {array.shape} float64, {array.nbytes / MiB:.0f} MiB; {args.nthreads} C"
             f" threads; .blp {os.path.getsize(blp) / MiB:.0f} MiB (default: 1 MiB chunks,"
@@ -173,6 +177,44 @@ def main() -> None:
         t_ref, t_ours = theirs[key], ours[key]
         print(f"{label:<42}{t_ref * 1e3:>14.3f}ms{t_ours * 1e3:>10.3f}ms"  # type: ignore[operator]
               f"{t_ref / t_ours:>7.2f}x")  # type: ignore[operator]  # fmt: skip
+    write_json(args, "random_access", {
+        "size_mib": size // MiB, "shape": list(array.shape), "dtype": "float64",
+        "repeat": repeat, "item_rounds": rounds, "items": ITEMS, "nthreads": args.nthreads,
+        "quick": args.quick,
+    }, json_records(array, results, theirs, ratios), [
+        comparison(".b2nd", op, "bloscpack", "python-blosc2", DATASET, "latency")
+        for op in (f"{ITEMS} random items", "open + 1st item")
+    ])  # fmt: skip
+
+
+DATASET = "float64 smooth signal"
+
+
+def json_records(
+    array: np.ndarray,
+    results: dict[str, dict[str, object]],
+    theirs: dict[str, float],
+    ratios: dict[str, float],
+) -> list[dict[str, object]]:
+    """The measurements as ``timing.record``s: ``load`` a throughput, the others latencies."""
+    out = []
+    for fmt, r in results.items():
+        seconds: dict[str, float] = {key: r[key] for key in ("load", "items", "first")}  # type: ignore[misc]
+        out += [
+            record(DATASET, fmt, "bloscpack", "load", seconds["load"], array.nbytes, ratios[fmt]),
+            record(DATASET, fmt, "bloscpack", f"{ITEMS} random items", seconds["items"],
+                   ratio=ratios[fmt]),
+            record(DATASET, fmt, "bloscpack", "open + 1st item", seconds["first"],
+                   ratio=ratios[fmt], decodes_on_open=r["on_open"], decodes_for_item=r["on_item"]),
+        ]  # fmt: skip
+    ratio = ratios[".b2nd"]
+    out += [
+        record(DATASET, ".b2nd", "python-blosc2", f"{ITEMS} random items", theirs["items"],
+               ratio=ratio),
+        record(DATASET, ".b2nd", "python-blosc2", "open + 1st item", theirs["first"],
+               ratio=ratio),
+    ]  # fmt: skip
+    return out
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import blosc2
 import numpy as np
-from timing import best_of
+from timing import add_json_options, best_of, comparison, disk_size, record, write_json
 
 import bloscpack
 from bloscpack import engine
@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="rounds per timing (3)")
     parser.add_argument("--nthreads", type=int, default=os.cpu_count() or 1, help="C threads")
     parser.add_argument("--dir", default=None, help="where to write (a temporary directory)")
+    add_json_options(parser)
     args = parser.parse_args()
     size = 64 * MiB if args.quick else args.size_mib * MiB
     repeat = 2 if args.quick else args.repeat
@@ -61,6 +62,13 @@ def main() -> None:
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-write-"))
     cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, nthreads=args.nthreads)
     rows: list[tuple[str, dict[str, float]]] = []
+    #: row -> (format, operation, the peer, the files bloscpack and the peer wrote)
+    outputs = {
+        "b2nd file": (".b2nd", "write", "python-blosc2", "a.b2nd", "p.b2nd"),
+        "b2nd sparse": ("sparse b2nd", "write", "python-blosc2", "s.b2nd", "ps.b2nd"),
+        "bcolz (durable)": ("bcolz", "write (durable)", "bcolz", "a.bcolz", "p.bcolz"),
+        "bcolz (durable=False)": ("bcolz", "write (durable=False)", "bcolz", "b.bcolz", "p.bcolz"),
+    }
 
     def ours(name: str, **options: object) -> Callable[[], object]:
         return lambda: bloscpack.save(a, fresh(root / name), **options)
@@ -98,6 +106,17 @@ def main() -> None:
         mbs = {k: size / MiB / v for k, v in t.items()}
         print(f"| {name} | {mbs['bloscpack']:,.0f} | {mbs['peer']:,.0f} |"
               f" {t['peer'] / t['bloscpack']:.2f} |")  # fmt: skip
+    records, comparisons = [], []
+    for name, t in rows:
+        fmt, op, peer, *paths = outputs[name]
+        dataset = "float64 random walk"
+        for side, who, path in zip(("bloscpack", "peer"), ("bloscpack", peer), paths, strict=True):
+            ratio = size / disk_size(root / path)
+            records.append(record(dataset, fmt, who, op, t[side], size, ratio))
+        comparisons.append(comparison(fmt, op, "bloscpack", peer, dataset))
+    settings = {"size_mib": size // MiB, "repeat": repeat, "nthreads": args.nthreads,
+                "quick": args.quick}  # fmt: skip
+    write_json(args, "write", settings, records, comparisons)
     if args.dir is None:
         shutil.rmtree(root)
 
