@@ -130,9 +130,166 @@ def test_overwrite_false_refuses_before_computing(client, tmp_path):
         bloscpack.save(odd_chunks(ARRAY), path, overwrite=False)
 
 
-def test_metadata_is_refused(tmp_path):
-    with pytest.raises(ArgumentError, match="metadata"):
-        bloscpack.save(odd_chunks(ARRAY), tmp_path / "a.blp", metadata={"a": 1})
+METADATA = {"units": "m", "levels": [1, 2, {"deep": 1.5}], "note": "é"}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_metadata_the_bytes_of_numpy_save(client, tmp_path, fmt):
+    expected, written = path_of(tmp_path, fmt, "np"), path_of(tmp_path, fmt, "da")
+    bloscpack.save(ARRAY, expected, metadata=METADATA, **OPTIONS)
+    bloscpack.save(odd_chunks(ARRAY), written, metadata=METADATA, **OPTIONS)
+    assert contents(written) == contents(expected)
+    plain = path_of(tmp_path, fmt, "plain")
+    bloscpack.save(ARRAY, plain, **OPTIONS)
+    assert contents(plain) != contents(written)  # the metadata is in the bytes
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_metadata_default_options_and_a_table(tmp_path, fmt):
+    expected, written = path_of(tmp_path, fmt, "np"), path_of(tmp_path, fmt, "da")
+    with dask.config.set(scheduler="threads"):
+        bloscpack.save(TABLE, expected, metadata=METADATA)
+        bloscpack.save(da.from_array(TABLE, chunks=3001), written, metadata=METADATA)
+    assert contents(written) == contents(expected)
+
+
+@pytest.mark.parametrize(("fmt", "metadata", "message"), [
+    ("blp", {"dtype": 1}, "metadata key 'dtype': the name is taken by the numpy metadata"),
+    ("blp", {"s": {1, 2}}, "format 'blp' cannot store the metadata: metadata key 's': the .blp"
+                           " metadata (JSON) cannot hold it (Object of type set is not JSON"
+                           " serializable)"),
+    ("b2frame", {"x" * 40: 1}, "format 'b2frame' cannot store the metadata: metadata key"
+                               f" {'x' * 40!r}: frame vlmetalayer names hold at most 31 bytes"),
+    ("bcolz", {"s": b"raw"}, "format 'bcolz' cannot store the metadata: metadata key 's':"
+                             " bcolz attributes (JSON) cannot hold it (Object of type bytes is"
+                             " not JSON serializable)"),
+    ("b2nd", [("a", 1)], "metadata must be a mapping, got list"),
+])  # fmt: skip
+def test_metadata_refused_as_numpy_save_refuses_it(tmp_path, fmt, metadata, message):
+    for array in (ARRAY[:10], da.from_array(ARRAY[:10], chunks=5)):
+        with pytest.raises(ArgumentError) as raised:
+            bloscpack.save(array, path_of(tmp_path, fmt), metadata=metadata)
+        assert str(raised.value) == message
+    assert os.listdir(tmp_path) == []
+
+
+def test_metadata_and_the_format_options_that_hold_it(tmp_path):
+    x = da.from_array(ARRAY[:10], chunks=5)
+    with pytest.raises(ArgumentError, match=r"^metadata= is stored as the vlmetalayers: give it"
+                                            r" or vlmeta=, not both$"):  # fmt: skip
+        bloscpack.save(x, tmp_path / "a.b2nd", metadata={"a": 1}, vlmeta={"b": 2})
+    with pytest.raises(ArgumentError, match=r"^metadata= is stored as the bcolz attributes:"
+                                            r" give it or attrs=, not both$"):  # fmt: skip
+        bloscpack.save(x, tmp_path / "a.bcolz", metadata={"a": 1}, attrs={"b": 2})
+    assert os.listdir(tmp_path) == []
+
+
+TABLE = np.zeros(40_000, dtype=[("a", "<i8"), ("b", "<f4"), ("c", "<U5"), ("d", "<i2", (3,))])
+TABLE["a"] = np.arange(40_000)
+TABLE["b"] = np.sin(np.arange(40_000))
+TABLE["c"] = np.char.add("r", (np.arange(40_000) % 977).astype(str))
+TABLE["d"] = np.arange(120_000).reshape(-1, 3) % 11
+
+
+def frame():
+    pd = pytest.importorskip("pandas")
+    n = 30_000
+    return pd.DataFrame({
+        "i": np.arange(n, dtype="<i8"),
+        "f": np.cos(np.arange(n)),
+        "s": [f"name-{i % 1499}" for i in range(n)],
+        "t": pd.date_range("2021-01-01", periods=n, freq="min"),
+        "ok": np.arange(n) % 3 == 0,
+    })  # fmt: skip
+
+
+def test_a_structured_dask_array_is_a_ctable(client, tmp_path):
+    bcolz = pytest.importorskip("bcolz")
+    expected, written = tmp_path / "np.bcolz", tmp_path / "da.bcolz"
+    bloscpack.save(TABLE, expected, chunks=(3000,))
+    bloscpack.save(da.from_array(TABLE, chunks=7001), written, chunks=(3000,))
+    assert contents(written) == contents(expected)
+    assert sorted(os.listdir(written)) == ["__attrs__", "__rootdirs__", "a", "b", "c", "d"]
+    table = bcolz.open(str(written), mode="r")
+    assert table.names == ["a", "b", "c", "d"]
+    for name in table.names:
+        np.testing.assert_array_equal(table[name][:], TABLE[name])
+    np.testing.assert_array_equal(bloscpack.load(written), TABLE)
+
+
+def test_a_dask_dataframe_is_the_ctable_of_its_pandas_dataframe(client, tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    bcolz = pytest.importorskip("bcolz")
+    df = frame()
+    expected, written = tmp_path / "pd.bcolz", tmp_path / "dd.bcolz"
+    bloscpack.save(df, expected)
+    bloscpack.save(dd.from_pandas(df, npartitions=7), written, format="bcolz")
+    assert contents(written) == contents(expected)
+    back = bloscpack.read_table(written)
+    assert list(back.columns) == ["i", "f", "s", "t", "ok"]
+    assert back["s"].tolist() == df["s"].tolist()
+    np.testing.assert_array_equal(back["t"].to_numpy(), df["t"].to_numpy())
+    np.testing.assert_array_equal(back["f"].to_numpy(), df["f"].to_numpy())
+    table = bcolz.open(str(written), mode="r")
+    assert table["s"].dtype == np.dtype("<U9")
+    np.testing.assert_array_equal(table["i"][:], df["i"].to_numpy())
+
+
+def test_a_dask_dataframe_of_unknown_partition_lengths(client, tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    df = frame()
+    expected, written = tmp_path / "pd.bcolz", tmp_path / "dd.bcolz"
+    bloscpack.save(df[df["i"] % 5 == 1], expected)
+    lazy = dd.from_pandas(df, npartitions=6).clear_divisions()
+    selected = lazy[lazy["i"] % 5 == 1]
+    assert not selected.known_divisions
+    bloscpack.save(selected, written)
+    assert contents(written) == contents(expected)
+    assert len(bloscpack.read_table(written)) == 6000
+
+
+def test_a_structured_dask_array_of_unknown_chunk_sizes(client, tmp_path):
+    expected, written = tmp_path / "np.bcolz", tmp_path / "da.bcolz"
+    bloscpack.save(TABLE[TABLE["a"] % 3 == 0], expected)
+    x = da.from_array(TABLE, chunks=5000)
+    selected = x[x["a"] % 3 == 0]
+    assert np.isnan(selected.shape[0])
+    bloscpack.save(selected, written)
+    assert contents(written) == contents(expected)
+
+
+def test_a_dask_dataframe_with_partitions_of_no_rows(tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    df = frame()
+    expected, written = tmp_path / "pd.bcolz", tmp_path / "dd.bcolz"
+    bloscpack.save(df[df["i"] >= 25_000], expected)
+    lazy = dd.from_pandas(df, npartitions=6)
+    with dask.config.set(scheduler="threads"):
+        bloscpack.save(lazy[lazy["i"] >= 25_000], written)
+        assert contents(written) == contents(expected)
+        bloscpack.save(lazy[lazy["i"] < 0], tmp_path / "none.bcolz")
+    assert bloscpack.load(tmp_path / "none.bcolz").shape == (0,)
+
+
+def test_a_dask_dataframe_refused_before_anything_is_written(client, tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    df = frame()
+    df["s"] = df["s"].astype("category")
+    with pytest.raises(ArgumentError, match=r"^column 's' is categorical: store its codes"):
+        bloscpack.save(dd.from_pandas(df, npartitions=3), tmp_path / "t.bcolz")
+    df = frame()
+    df = df.assign(s=df["s"].where(df["i"] != 29_000))  # missing in the last partition only
+    with pytest.raises(ArgumentError, match=r"^column 's' has missing values, which a table"
+                                            r" cannot hold$"):  # fmt: skip
+        bloscpack.save(dd.from_pandas(df, npartitions=3), tmp_path / "t.bcolz")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_task_leaves_no_table(client, tmp_path):
+    x = da.from_array(TABLE, chunks=5000).map_blocks(_fail_on_chunk, 3, dtype=TABLE.dtype)
+    with pytest.raises(ValueError, match="no data for this chunk"):
+        bloscpack.save(x, tmp_path / "t.bcolz")
+    assert os.listdir(tmp_path) == []
 
 
 def test_an_empty_dask_array(tmp_path):

@@ -297,10 +297,13 @@ class ContainerWriter(Protocol):
     """A new container of an array whose layout was chosen up front, built in one
     :class:`~bloscpack.io.StagedOutput`: chunks are appended in order, :meth:`commit` writes
     what follows them and moves the container into place, :meth:`abort` leaves nothing.
-    Directory formats also take chunks that tasks stored in :attr:`directory` themselves."""
+    Directory formats also take chunks that tasks stored in :attr:`directory` themselves.
+    A table (a bcolz ctable) has no layout of its own: its :attr:`columns` are the writers
+    of its columns (each one field of the structured array), committed with the table."""
 
     layout: ChunkLayout
     directory: str | None  # where tasks may store chunk files (directory formats)
+    columns: dict[str, Any] | None  # a table's writers of each column, by field name
 
     def compress_chunk(self, index: int, data: np.ndarray) -> Buffer:
         """:meth:`ChunkLayout.compress_chunk`."""
@@ -333,6 +336,7 @@ class WriterBase(CommitsOnSuccess):
 
     layout: Any
     directory: str | None = None
+    columns: dict[str, Any] | None = None
 
     def __init__(self, output: StagedOutput) -> None:
         self.output = output
@@ -376,7 +380,11 @@ def chunk_regions(shape: tuple[int, ...], chunks: tuple[int, ...]
 def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
     """Append every chunk of the in-memory ``array`` to ``writer``: compressed
     :func:`~bloscpack.engine.get_nthreads` at a time, one C thread each (so the bytes never
-    depend on the thread count), appended in order."""
+    depend on the thread count), appended in order; a table's columns one after another."""
+    if writer.columns is not None:
+        for name, column in writer.columns.items():
+            write_array(column, array[name])
+        return
     layout = writer.layout
     data = np.ascontiguousarray(array).reshape(-1) if layout.flat else array
     regions = enumerate(chunk_regions(data.shape, layout.chunks))

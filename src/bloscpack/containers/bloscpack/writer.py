@@ -30,7 +30,15 @@ from ...errors import (
 from ...io import PathLike, StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size, save_options, shuffle_only
-from ..target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
+from ..target import (
+    Target,
+    flat_spans,
+    json_user,
+    kept_metalayers,
+    numpy_metadata,
+    take_options,
+    writer_user,
+)
 from .args import (
     DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
@@ -355,6 +363,10 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     )  # fmt: skip
 
 
+#: What a ``.blp`` file's user metadata is called in messages.
+BLP_METADATA = "the .blp metadata (JSON)"
+
+
 class BlpTarget(Target):
     """A ``.blp`` file: the source's numpy metadata and user metadata (JSON) in its metadata
     section; another ``.blp`` file's metadata is kept as it was written."""
@@ -404,10 +416,10 @@ class BlpTarget(Target):
         if source.meta.verbatim is not None:  # .blp to .blp: the metadata as it was written
             return source.meta.verbatim
         if not source.meta.is_array:
-            user = json_user(source, "the .blp metadata (JSON)", self.dropped)
+            user = json_user(source, BLP_METADATA, self.dropped)
             return user or None
         metadata = numpy_metadata(source.spec)
-        metadata.update(json_user(source, "the .blp metadata (JSON)", self.dropped, NUMPY_KEYS))
+        metadata.update(json_user(source, BLP_METADATA, self.dropped, NUMPY_KEYS))
         return metadata
 
     def accepts_format(self, header: ChunkHeader) -> bool:
@@ -682,7 +694,7 @@ class BlpWriter(WriterBase):
     """A new ``.blp`` file of an array (:func:`open_writer`)."""
 
     def __init__(self, output: StagedOutput, description: ArrayDescription,
-                 options: dict[str, Any]) -> None:  # fmt: skip
+                 options: dict[str, Any], metadata: Any = None) -> None:  # fmt: skip
         kw = save_options("blp", save_blp, options)
         super().__init__(output)
         blosc_args = BloscArgs.from_options(
@@ -697,9 +709,13 @@ class BlpWriter(WriterBase):
         size = dtype.itemsize * int(np.prod(description.shape, dtype=np.int64))
         chunk_size = array_chunk_size(kw["chunk_size"], size, dtype.itemsize)
         spec = nd.ArraySpec(dtype, description.shape, description.order)
+        stored = numpy_metadata(spec)
+        if metadata is not None:  # as BlpTarget stores it
+            stored.update(writer_user(metadata, "blp", lambda source, dropped: json_user(
+                source, BLP_METADATA, dropped, NUMPY_KEYS)))  # fmt: skip
         self._fh = open(output.path, "xb")  # noqa: SIM115 (open until commit or abort)
         try:
-            self._writer = new_writer(size, self._fh, chunk_size, numpy_metadata(spec),
+            self._writer = new_writer(size, self._fh, chunk_size, stored,
                                       blosc_args, bloscpack_args, kw["metadata_args"])  # fmt: skip
         except BaseException:
             self._fh.close()
@@ -721,8 +737,9 @@ class BlpWriter(WriterBase):
         self._fh.close()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription,
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
                 **options: Any) -> BlpWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.blp`` file of the
-    array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`)."""
-    return BlpWriter(output, description, options)
+    array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`), the
+    user ``metadata`` next to the numpy metadata."""
+    return BlpWriter(output, description, options, metadata)

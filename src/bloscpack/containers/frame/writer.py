@@ -28,6 +28,7 @@ from ..target import (
     numpy_metadata,
     take_options,
     unreserved_user,
+    writer_user,
 )
 from .params import CParams, compress_vlmeta, new_frame_image
 from .records import (
@@ -248,6 +249,18 @@ def packed_user(source: Any, dropped: list[str], room: int, reserved: Sequence[s
     return layers
 
 
+def user_vlmeta(metadata: Any, fmt: str, used: int, reserved: Sequence[str] = ()
+                ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """The user ``metadata`` of a new ``fmt`` frame holding ``used`` vlmetalayers already, as
+    its conversion target packs it (:func:`packed_user`); what it cannot hold is refused."""
+    if metadata is None:
+        return []
+    layers: list[tuple[str, bytes]] = writer_user(
+        metadata, fmt, lambda source, dropped: packed_user(
+            source, dropped, MAX_VLMETALAYERS_WRITE - used, reserved))  # fmt: skip
+    return layers
+
+
 class FrameTarget(Target):
     """A contiguous frame of flat chunks (the base of the sparse frame's); an array's numpy
     metadata goes to the vlmetalayers ``dtype``, ``shape``, ``order``, ``container``."""
@@ -332,10 +345,12 @@ class FrameLayout:
         return self.cparams.compress(np.ascontiguousarray(data).view(np.uint8), nthreads=1)
 
 
-def array_layout(fmt: str, description: ArrayDescription, options: dict[str, Any]
-                 ) -> tuple[FrameLayout, list[tuple[str, bytes]], int]:  # fmt: skip
-    """The layout, the vlmetalayers (the numpy metadata) and the header's ``nthreads`` of a
-    new frame of the array ``description`` (``options``: :attr:`FrameTarget.OPTIONS`)."""
+def array_layout(
+    fmt: str, description: ArrayDescription, options: dict[str, Any], metadata: Any = None
+) -> tuple[FrameLayout, list[tuple[str, bytes]], int]:
+    """The layout, the vlmetalayers (the numpy metadata, then the user ``metadata``) and the
+    header's ``nthreads`` of a new frame of the array ``description`` (``options``:
+    :attr:`FrameTarget.OPTIONS`)."""
     opts = take_options(options, FrameTarget.OPTIONS, fmt)
     itemsize = max(description.dtype.itemsize, 1)
     typesize = opts.pop("typesize") or min(itemsize, 255)
@@ -355,6 +370,7 @@ def array_layout(fmt: str, description: ArrayDescription, options: dict[str, Any
     layout = FrameLayout(cparams, -(-nitems // items), (items,))
     spec = nd.ArraySpec(description.dtype, description.shape, description.order)
     vlmeta = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
+    vlmeta += user_vlmeta(metadata, fmt, len(vlmeta), NUMPY_KEYS)
     return layout, vlmeta, nthreads
 
 
@@ -377,11 +393,12 @@ class FrameArrayWriter(WriterBase):
         self._frame.abort()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription,
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
                 **options: Any) -> FrameArrayWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new frame of the array
-    ``description`` at ``output.path``: flat chunks, the numpy metadata as vlmetalayers."""
-    layout, vlmeta, nthreads = array_layout("b2frame", description, options)
+    ``description`` at ``output.path``: flat chunks, the numpy metadata and the user
+    ``metadata`` as vlmetalayers."""
+    layout, vlmeta, nthreads = array_layout("b2frame", description, options, metadata)
     frame = FrameWriter(output.path, layout.cparams, vlmeta=vlmeta, nthreads=nthreads,
                         in_place=True)  # fmt: skip
     return FrameArrayWriter(output, layout, frame)
