@@ -63,7 +63,7 @@ def main() -> None:
     rows = []
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 host="127.0.0.1", dashboard_address=None,
+                                 host="127.0.0.1", dashboard_address=":0",
                                  silence_logs=40) as cluster,
         distributed.Client(cluster) as client,
     ):  # fmt: skip

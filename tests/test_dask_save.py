@@ -5,6 +5,9 @@ writes, readable by the reference implementations; failures leave nothing behind
 from __future__ import annotations
 
 import os
+import re
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +33,7 @@ def client():
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=50,
+            dashboard_address=":0", silence_logs=50,
         )  # fmt: skip
         with cluster, distributed.Client(cluster) as connected:
             yield connected
@@ -336,6 +339,47 @@ def test_a_killed_worker_leaves_no_container(client, tmp_path, fmt):
         bloscpack.save(x, path_of(tmp_path, fmt), **OPTIONS)
     assert os.listdir(tmp_path) == []  # no container, no staged temporary
     client.wait_for_workers(2, timeout=180)
+
+
+def _slow_block(block: np.ndarray, started: str) -> np.ndarray:
+    if block.size:  # not dask's call on an empty block
+        distributed.Event(started).set()
+        time.sleep(0.5)
+    return block
+
+
+@pytest.mark.parametrize("fmt", ["sframe", "b2nd", "bcolz"])
+def test_a_restart_of_the_cluster_mid_write_leaves_nothing(tmp_path, fmt):
+    path = path_of(tmp_path, fmt)
+    started = f"started-{fmt}"
+    x = da.from_array(ARRAY, chunks=(100, 800)).map_blocks(
+        _slow_block, started, meta=np.empty((0, 0), ARRAY.dtype))
+    failed = []
+
+    def save():
+        try:
+            bloscpack.save(x, path, chunk_size="256K")
+        except BaseException as exc:  # noqa: BLE001 (asserted below)
+            failed.append(exc)
+
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=":0", silence_logs=50,
+    )  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        writing = threading.Thread(target=save)
+        writing.start()
+        assert distributed.Event(started).wait(timeout=120)
+        assert os.listdir(tmp_path)  # the staged output is there
+        client.restart(wait_for_workers=False)
+        writing.join(timeout=120)
+    assert not writing.is_alive()
+    assert len(failed) == 1
+    assert isinstance(failed[0], bloscpack.BloscpackError)
+    assert re.fullmatch(rf"{re.escape(str(path))}: the task of chunk \d+ was cancelled \(a"
+                        r" worker died, or the cluster restarted\?\); nothing was written",
+                        str(failed[0]))  # fmt: skip
+    assert os.listdir(tmp_path) == []  # no container, no staged temporary
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -15,9 +15,11 @@ appends them in order, a bounded number at a time, then commits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError
 from itertools import islice
 from typing import Any
 
@@ -287,18 +289,18 @@ def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
         for part in batches:
             yield from dask.compute(*part)
         return
-    distributed = optional("distributed", "dask")
     source = iter(batches)
     pending = deque(client.compute(part) for part in islice(source, 2))
     try:
         done = 0
         while pending:
             futures = pending[0]
-            distributed.wait(futures)
+            _wait(futures)
             for index, future in enumerate(futures, done):
                 if future.status == "cancelled":  # its result() would not say why
                     raise BloscpackError(f"{name}: the task of chunk {index} was cancelled (a"
-                                         " worker died?); nothing was written")  # fmt: skip
+                                         " worker died, or the cluster restarted?); nothing"
+                                         " was written")  # fmt: skip
             results = client.gather(futures)
             client.cancel(pending.popleft())
             pending.extend(client.compute(part) for part in islice(source, 1))
@@ -307,8 +309,17 @@ def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
     finally:
         if pending:
             running = [future for futures in pending for future in futures]
-            distributed.wait(running, timeout=60)
+            with contextlib.suppress(TimeoutError):
+                _wait(running, timeout=60)
             client.cancel(running)
+
+
+def _wait(futures: Sequence[Any], timeout: float | None = None) -> None:
+    """Wait until each of the ``distributed`` ``futures`` is finished, failed or cancelled
+    (which the caller checks)."""
+    distributed = optional("distributed", "dask")
+    with contextlib.suppress(CancelledError):  # distributed raises it for cancelled ones
+        distributed.wait(futures, timeout=timeout)
 
 
 def _active_client() -> Any:
