@@ -15,7 +15,9 @@ import pytest
 
 import bloscpack
 from bloscpack.containers import registry
+from bloscpack.containers.base import WriterBase
 from bloscpack.errors import ArgumentError
+from bloscpack.integrations import dask as dask_integration
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -92,6 +94,59 @@ def test_bcolz_reads_it(client, tmp_path):
     path = path_of(tmp_path, "bcolz")
     bloscpack.save(odd_chunks(ARRAY), path, **OPTIONS)
     np.testing.assert_array_equal(bcolz.open(str(path), mode="r")[:], ARRAY)
+
+
+FILE_FORMATS = [fmt for fmt, f in registry.FORMATS.items() if not f.directory]
+
+
+def _counting_runs(monkeypatch) -> list[int]:
+    """The number of chunks of each run appended from a file a task wrote."""
+    runs: list[int] = []
+    real = WriterBase.append_run
+
+    def counting(self, path, receipts):
+        assert os.path.isfile(path)
+        runs.append(len(receipts))
+        return real(self, path, receipts)
+
+    monkeypatch.setattr(WriterBase, "append_run", counting)
+    return runs
+
+
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
+def test_file_formats_copy_the_runs_tasks_wrote(client, tmp_path, monkeypatch, fmt):
+    runs = _counting_runs(monkeypatch)
+    monkeypatch.setattr(dask_integration, "TASK_NBYTES", 2 * 2**20)  # runs of 2 chunks
+    monkeypatch.setattr(dask_integration, "BATCH_NBYTES", 4 * 2**20)  # batches of 2 runs
+    expected, written = path_of(tmp_path, fmt, "np"), path_of(tmp_path, fmt, "da")
+    bloscpack.save(ARRAY, expected, **OPTIONS)
+    bloscpack.save(odd_chunks(ARRAY), written, **OPTIONS)
+    assert contents(written) == contents(expected)
+    assert len(runs) == 5
+    assert sum(runs) == bloscpack.info(expected)["nchunks"] > len(runs)
+    assert sorted(os.listdir(tmp_path)) == sorted([expected.name, written.name])
+
+
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
+def test_tasks_on_another_machine_send_their_chunks(client, tmp_path, monkeypatch, fmt):
+    """A task that does not find the file this process made next to the output sends its
+    chunks, as does every task with ``STAGE_RUNS = False``."""
+    runs = _counting_runs(monkeypatch)
+    real = dask_integration._stage
+
+    def elsewhere(writer):
+        directory, _token = real(writer)
+        return directory, "made-on-another-machine.here"
+
+    monkeypatch.setattr(dask_integration, "_stage", elsewhere)
+    expected, written = path_of(tmp_path, fmt, "np"), path_of(tmp_path, fmt, "da")
+    bloscpack.save(ARRAY, expected, **OPTIONS)
+    bloscpack.save(odd_chunks(ARRAY), written, **OPTIONS)
+    assert contents(written) == contents(expected)
+    monkeypatch.setattr(dask_integration, "STAGE_RUNS", False)
+    bloscpack.save(odd_chunks(ARRAY), written, **OPTIONS)
+    assert contents(written) == contents(expected)
+    assert runs == []
 
 
 def test_b2nd_chunk_boxes(client, tmp_path):

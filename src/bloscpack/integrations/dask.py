@@ -20,6 +20,7 @@ import os
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -28,7 +29,7 @@ import numpy as np
 from .. import engine
 from ..array import BloscArray
 from ..containers import registry
-from ..containers.base import chunk_regions
+from ..containers.base import chunk_regions, stage_run
 from ..errors import ArgumentError, BloscpackError
 from ..io import PathLike
 from ..url import is_url
@@ -127,6 +128,19 @@ TASK_NBYTES = 16 * 2**20
 #: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
 #: computed or waiting at a time, so memory stays flat whatever the array's size).
 BATCH_NBYTES = 64 * 2**20
+#: File formats on a ``distributed`` cluster: tasks on this machine write their compressed
+#: chunks to files next to the output, which the kernel copies into it, rather than sending
+#: them to this process (False: always send them).
+STAGE_RUNS = True
+
+
+@dataclass(frozen=True)
+class StagedRun:
+    """What a task wrote of a run of chunks (:func:`~bloscpack.containers.base.stage_run`):
+    the file and a receipt per chunk."""
+
+    path: str
+    receipts: list[Any]
 
 
 def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
@@ -159,20 +173,31 @@ def _write_parts(parts: Sequence[tuple[Any, Any]], name: str, directory: bool) -
     column's), all in one computation (the arrays' common inputs computed once); ``directory``:
     the writers store their chunk files themselves (then every task runs at once)."""
     dask = optional("dask", "dask")
+    stage = None
+    if not directory and STAGE_RUNS and _active_client() is not None:
+        stage = _stage(parts[0][0])
     tasks, owners, nbytes = [], [], 1
     for part, data in parts:
         layout = part.layout
         blocks, firsts, nbytes = _runs(data, layout)
         for block, first in zip(blocks, firsts, strict=True):
-            if part.directory is None:
-                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
-            else:
+            if part.directory is not None:
                 tasks.append(dask.delayed(_store_chunks, pure=True)(layout, first, block,
                                                                    part.directory))  # fmt: skip
+            elif stage is not None:
+                tasks.append(dask.delayed(_stage_chunks, pure=True)(layout, first, block,
+                                                                   *stage))  # fmt: skip
+            else:
+                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
             owners.append(part)
     batch = len(tasks) if directory else max(1, BATCH_NBYTES // nbytes)
     appended = {id(part): 0 for part, _ in parts}
     for part, results in zip(owners, _in_order(tasks, batch, name), strict=True):
+        if isinstance(results, StagedRun):
+            part.append_run(results.path, results.receipts)
+            os.remove(results.path)
+            appended[id(part)] += len(results.receipts)
+            continue
         for result in results:
             if part.directory is None:
                 part.append_chunk(result)
@@ -270,6 +295,27 @@ def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
     return [layout.compress_chunk(first + k, block[region]) for k, region in enumerate(regions)]
 
 
+def _stage(writer: Any) -> tuple[str, str]:
+    """A directory for the runs tasks write (:meth:`ContainerWriter.run_directory`) and the
+    name of a file made there, which tells a task that it runs on this machine."""
+    directory = writer.run_directory()
+    token = f"{os.getpid()}-{os.urandom(8).hex()}.here"
+    with open(os.path.join(directory, token), "x"):
+        pass
+    return directory, token
+
+
+def _stage_chunks(layout: Any, first: int, block: np.ndarray, directory: str,
+                  token: str) -> StagedRun | list[Any]:  # fmt: skip
+    """The chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds, written
+    to a file of ``directory`` as the container's file holds them, when this task runs on the
+    machine that made it (the file ``token`` is there); else :func:`_compress_chunks`."""
+    if not os.path.exists(os.path.join(directory, token)):
+        return _compress_chunks(layout, first, block)
+    path = os.path.join(directory, f"{first:012d}-{os.urandom(4).hex()}.run")
+    return StagedRun(path, stage_run(layout, path, first, block))
+
+
 def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
     """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
     regions = chunk_regions(block.shape, layout.chunks)
@@ -339,6 +385,6 @@ def _active_client() -> Any:
 
 
 __all__ = [
-    "BATCH_NBYTES", "TASK_NBYTES", "dask_table", "is_dask_array", "is_dask_dataframe",
-    "save_dask", "sized", "storage_chunks", "to_dask", "to_dask_dataframe",
+    "BATCH_NBYTES", "STAGE_RUNS", "TASK_NBYTES", "StagedRun", "dask_table", "is_dask_array",
+    "is_dask_dataframe", "save_dask", "sized", "storage_chunks", "to_dask", "to_dask_dataframe",
 ]  # fmt: skip

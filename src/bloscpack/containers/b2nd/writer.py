@@ -21,7 +21,14 @@ from ...io import PathLike, StagedOutput, staged_output
 from ..base import ArrayDescription
 from ..frame.params import CParams
 from ..frame.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
-from ..frame.writer import FrameArrayWriter, FrameTarget, FrameWriter, packed_user, user_vlmeta
+from ..frame.writer import (
+    FrameArrayWriter,
+    FrameTarget,
+    FrameWriter,
+    frame_stored,
+    packed_user,
+    user_vlmeta,
+)
 from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
 from ..options import CompressionParams, rows_of
 from ..sframe import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
@@ -92,6 +99,10 @@ class B2ndLayout:
         chunk = np.empty(self.grid.chunk_nbytes // max(self.dtype.itemsize, 1), self.dtype)
         box_to_chunk(np.asarray(data), self.grid, self.grid.chunk_coords(index), chunk)
         return self.params.compress(chunk.view(np.uint8), nthreads=1)
+
+    def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
+        """:func:`~bloscpack.containers.frame.writer.frame_stored`."""
+        return frame_stored(chunk)
 
 
 def new_layout(

@@ -53,6 +53,7 @@ from .args import (
     check_range,
     handle_max_app_chunks,
 )
+from .checksums import get_checksum
 from .header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader, MetadataHeader, header_typesize
 from .preamble import OFFSET, encode_offsets, metadata_section, replacement_metadata_section
 from .reader import BloscpackReader
@@ -223,21 +224,27 @@ class BloscpackWriter:
         The chunk's layout is validated unless ``trusted`` (a chunk this process just
         compressed: only its header is read)."""
         header = ChunkHeader.parse(chunk) if trusted else validate_chunk(chunk)
+        position = self.add_written(header.nbytes, header.cbytes)
+        view = memoryview(chunk).cast("B")[: header.cbytes]
+        self.fp.write(view)
+        self.fp.write(self.checksum(view))
+        return position
+
+    def add_written(self, nbytes: int, cbytes: int) -> int:
+        """Count the next chunk (``nbytes`` uncompressed, ``cbytes`` stored), whose bytes
+        and digest the caller writes next; return its position."""
         index = len(self.offsets)
         expected = self._expected_nbytes(index)
-        if expected is not None and header.nbytes != expected:
+        if expected is not None and nbytes != expected:
             raise ArgumentError(
-                f"chunk {index} holds {header.nbytes} bytes, the header prescribes {expected}"
+                f"chunk {index} holds {nbytes} bytes, the header prescribes {expected}"
             )
         if self.header.nchunks != -1 and index >= self.header.nchunks:
             raise ArgumentError(f"the header announces {self.header.nchunks} chunks, no more fit")
-        view = memoryview(chunk).cast("B")[: header.cbytes]
         position = self._pos
-        self.fp.write(view)
-        self.fp.write(self.checksum(view))
-        self._pos += header.cbytes + self.checksum.size
+        self._pos += cbytes + self.checksum.size
         self.offsets.append(position)
-        self.last_nbytes = header.nbytes
+        self.last_nbytes = nbytes
         return position
 
     def _expected_nbytes(self, index: int) -> int | None:
@@ -679,7 +686,15 @@ class BlpLayout:
     blosc_args: BloscArgs
     nchunks: int
     chunks: tuple[int, ...]
+    checksum: str = DEFAULT_CHECKSUM
     flat = True
+
+    def stored(self, chunk: Any) -> tuple[list[Any], tuple[int, int]]:
+        """The chunk's bytes and digest, as the file holds them, and its receipt (its
+        uncompressed and compressed sizes, :meth:`BloscpackWriter.add_written`)."""
+        header = ChunkHeader.parse(chunk)
+        view = memoryview(chunk).cast("B")[: header.cbytes]
+        return [view, get_checksum(self.checksum)(view)], (header.nbytes, header.cbytes)
 
     def compress_chunk(self, index: int, data: np.ndarray) -> bytes | bytearray:
         view = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -722,10 +737,15 @@ class BlpWriter(WriterBase):
             raise
         header = self._writer.header
         items = header.chunk_size // max(dtype.itemsize, 1)
-        self.layout = BlpLayout(blosc_args, header.nchunks, (max(items, 1),))
+        self.layout = BlpLayout(blosc_args, header.nchunks, (max(items, 1),),
+                                header.checksum)  # fmt: skip
 
     def append_chunk(self, chunk: Any) -> None:
         self._writer.write_chunk(chunk, trusted=True)
+
+    def _add_written(self, receipt: Any) -> IO[bytes]:
+        self._writer.add_written(*receipt)
+        return self._fh
 
     def _finish(self) -> None:
         self._writer.close()
