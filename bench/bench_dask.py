@@ -16,21 +16,27 @@ the other time / the ``chunks="auto"`` time (> 1: ``to_dask`` is faster).
 
 Then writes: ``bloscpack.save(x, p)`` of a ``--write-mib`` float64 random walk held by the
 workers (a persisted dask array in 4 MiB chunks; each worker compresses chunks, the directory
-formats' workers write their chunk files, this process appends the others in order) against
+formats' workers write their chunk files, the file formats' workers write their runs of
+chunks to files next to the output, which the kernel copies into it) against
 ``bloscpack.save(a, p)`` of the same numpy array in this process (all its C threads), each
-format's defaults; the ratio is the dask time / the local time (< 1: dask is faster).
+format's defaults; the ratio is the dask time / the local time (< 1: dask is faster).  For
+the file formats the same run also times the dask save that sends every compressed chunk
+through the scheduler to this process (``STAGE_RUNS = False``, before the staged runs).
 
     python bench/bench_dask.py --size-mib 256
     python bench/bench_dask.py                  # 2 GiB per file
+    python bench/bench_dask.py --writes-only --write-mib 256
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pickle
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import blosc2
@@ -41,6 +47,7 @@ from timing import best_of
 
 import bloscpack
 from bloscpack.containers import registry
+from bloscpack.integrations import dask as dask_integration
 
 MiB = 2**20
 
@@ -52,8 +59,16 @@ def main() -> None:
     parser.add_argument("--dir", default=None, help="where to write (a temporary directory)")
     parser.add_argument("--write-mib", type=int, default=256, help="array size of the writes"
                         " in MiB (256)")  # fmt: skip
+    parser.add_argument("--writes-only", action="store_true", help="time the writes only")
     args = parser.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-dask-"))
+    if args.writes_only:
+        with _cluster() as client:
+            writes = write_rows(root, args.write_mib, args.repeat, client)
+        print_writes(writes, args.write_mib, args.repeat)
+        if args.dir is None:
+            shutil.rmtree(root)
+        return
     rng = np.random.default_rng(0)
     a = np.cumsum(rng.standard_normal(args.size_mib * MiB // 8)).astype("<f8")
     paths = {fmt: root / f"a{f.extension}" for fmt, f in registry.FORMATS.items()}
@@ -61,12 +76,7 @@ def main() -> None:
         bloscpack.save(a, path)
     del a
     rows = []
-    with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 host="127.0.0.1", dashboard_address=None,
-                                 silence_logs=40) as cluster,
-        distributed.Client(cluster) as client,
-    ):  # fmt: skip
+    with _cluster() as client:
         for fmt, path in paths.items():
             x = bloscpack.to_dask(path)
             graph = len(pickle.dumps(dict(x.__dask_graph__())))
@@ -94,17 +104,37 @@ def main() -> None:
         print(f"| {fmt} | {chunks} | {graph / 1024:.0f} | {mbs['to_dask']:,.0f} |"
               f" {mbs['auto']:,.0f} | {mbs['load']:,.0f} | {t['load'] / t['auto']:.2f} |"
               f" {peer} |")  # fmt: skip
-    print(f"\n{args.write_mib} MiB float64 random walk held by the workers, best of"
-          f" {args.repeat}")  # fmt: skip
-    print("| format | dask `save` (2 workers) MB/s | local `save` MB/s | dask time / local time |")
-    print("|---|---:|---:|---:|")
-    for fmt, t in writes:
-        mbs = {k: args.write_mib / v for k, v in t.items()}
-        print(f"| {fmt} | {mbs['dask']:,.0f} | {mbs['local']:,.0f} |"
-              f" {t['dask'] / t['local']:.2f} |")  # fmt: skip
+    print()
+    print_writes(writes, args.write_mib, args.repeat)
     if args.dir is None:
         shutil.rmtree(root)
     os.sync()
+
+
+@contextlib.contextmanager
+def _cluster() -> Iterator[distributed.Client]:
+    """A client of ``LocalCluster(n_workers=2, threads_per_worker=1)`` (worker processes)."""
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                 host="127.0.0.1", dashboard_address=":0",
+                                 silence_logs=40) as cluster,
+        distributed.Client(cluster) as client,
+    ):  # fmt: skip
+        yield client
+
+
+def print_writes(writes: list[tuple[str, dict[str, float]]], mib: int, repeat: int) -> None:
+    """The table of :func:`write_rows`."""
+    print(f"{mib} MiB float64 random walk held by the workers, best of {repeat}")
+    print("| format | dask `save` (2 workers) MB/s | local `save` MB/s | dask time / local time |"
+          " chunks sent to this process: MB/s | time / local time |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    for fmt, t in writes:
+        mbs = {k: mib / v for k, v in t.items()}
+        sent = (f"{mbs['sent']:,.0f} | {t['sent'] / t['local']:.2f}" if "sent" in t
+                else "| ")  # fmt: skip
+        print(f"| {fmt} | {mbs['dask']:,.0f} | {mbs['local']:,.0f} |"
+              f" {t['dask'] / t['local']:.2f} | {sent} |")  # fmt: skip
 
 
 def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
@@ -121,8 +151,19 @@ def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
             "dask": lambda f=f: bloscpack.save(x, root / f"w-dask{f.extension}"),
             "local": lambda f=f: bloscpack.save(a, root / f"w-local{f.extension}"),
         }
+        if not f.directory:
+            fns["sent"] = lambda f=f: _sent(x, root / f"w-sent{f.extension}")
         rows.append((fmt, best_of(repeat, fns)))
     return rows
+
+
+def _sent(x: da.Array, path: Path) -> None:
+    """``bloscpack.save(x, path)`` sending every compressed chunk to this process."""
+    dask_integration.STAGE_RUNS = False
+    try:
+        bloscpack.save(x, path)
+    finally:
+        dask_integration.STAGE_RUNS = True
 
 
 if __name__ == "__main__":

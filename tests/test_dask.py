@@ -26,7 +26,7 @@ ARRAY = np.arange(600_000, dtype="<f8").reshape(3000, 200) * 0.5
 def client():
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
-        dashboard_address=None, silence_logs=40,
+        dashboard_address=":0", silence_logs=40,
     )  # fmt: skip
     with cluster, distributed.Client(cluster) as connected:
         yield connected

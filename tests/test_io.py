@@ -1,7 +1,9 @@
-"""Atomic writes: all or nothing, existing files kept, pages written back early."""
+"""Atomic writes: all or nothing, existing files kept, pages written back early; files
+appended by the kernel."""
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 
@@ -63,3 +65,57 @@ def test_a_file_is_mapped_once_when_threads_read_it_together(tmp_path, monkeypat
         reads = list(pool.map(lambda k: bytes(source.read(k * 65536, 2 * 65536)), range(15)))
     assert maps == [1]
     assert reads[3] == (bytes(range(256)) * 4096)[3 * 65536 : 5 * 65536]
+
+
+def _append_case(tmp_path) -> tuple[bytes, bytes]:
+    """A file with bytes still buffered in this process, then a file appended to it, then
+    more bytes: what the kernel copy gives, and what it should."""
+    head, run, tail = b"head" * 1000, bytes(range(256)) * 5000, b"tail"
+    source = tmp_path / "run"
+    source.write_bytes(run)
+    out = tmp_path / "out"
+    with open(out, "xb") as fh:
+        fh.write(head)  # buffered, not yet in the file
+        assert bio.append_file(fh, str(source)) == len(run)
+        fh.write(tail)
+    return out.read_bytes(), head + run + tail
+
+
+def test_append_file_copies_in_the_kernel(tmp_path, monkeypatch) -> None:
+    calls = []
+    real = os.copy_file_range
+
+    def counting(*args):
+        calls.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(os, "copy_file_range", counting)
+    written, expected = _append_case(tmp_path)
+    assert written == expected
+    assert sum(calls) >= 256 * 5000
+
+
+@pytest.mark.parametrize("refused", [["copy_file_range"], ["copy_file_range", "sendfile"]])
+def test_append_file_where_the_kernel_does_not_copy(tmp_path, monkeypatch, refused) -> None:
+    """Across file systems (EXDEV) ``sendfile`` copies, or else this process."""
+
+    def cross_device(*args):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    for name in refused:
+        monkeypatch.setattr(os, name, cross_device)
+    written, expected = _append_case(tmp_path)
+    assert written == expected
+
+
+def test_append_file_raises_what_a_copy_midway_raises(tmp_path, monkeypatch) -> None:
+    real = os.copy_file_range
+
+    def failing(src, dst, count, offset_src=None):
+        if offset_src:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst, min(count, 4096), offset_src)
+
+    monkeypatch.setattr(os, "copy_file_range", failing)
+    with pytest.raises(OSError, match="No space left on device"):
+        _append_case(tmp_path)

@@ -18,7 +18,7 @@ from .containers.options import RAW_TYPESIZE
 from .containers.registry import detect
 from .convert import write_new_array
 from .errors import ArgumentError
-from .integrations.dask import is_dask_array, save_dask
+from .integrations.dask import is_dask_array, is_dask_dataframe, save_dask, sized
 from .integrations.dataarray import dataarray_values, is_dataarray
 from .integrations.pandas import is_dataframe, table_array
 from .io import PathLike, sized_input
@@ -50,14 +50,15 @@ def save(
     fsspec's; ``storage_options`` configure its file system): the container is built in a
     temporary local file or directory, then uploaded (see the manual, "Remote data").  A
     dask array is written in parallel on the active scheduler, the same bytes as the computed
-    array gives (:func:`bloscpack.integrations.dask.save_dask`)."""
+    array gives, and a dask DataFrame as its pandas DataFrame gives
+    (:func:`bloscpack.integrations.dask.save_dask`)."""
     fmt = registry.output_format(path, format).name
-    if is_dask_array(array) and array.size:
-        if metadata is not None:
-            raise ArgumentError("metadata= is not taken with a dask array")
-        save_dask(array, path, fmt, overwrite=overwrite, storage_options=storage_options,
-                  **options)  # fmt: skip
-        return
+    if is_dask_array(array) or is_dask_dataframe(array):
+        array = sized(array)
+        if array.size:
+            save_dask(array, path, fmt, overwrite=overwrite, storage_options=storage_options,
+                      metadata=metadata, **options)  # fmt: skip
+            return
     if is_dataarray(array):
         array, metadata = dataarray_values(array, metadata)
     array = table_array(array) if is_dataframe(array) else np.asanyarray(array)
@@ -68,17 +69,21 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
                   metadata: Mapping[str, Any] | None, raw: bool, options: dict[str, Any],
                   storage_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
     """``array`` to ``path`` in ``fmt`` through one staged output: through the format's own
-    ``save`` where it has one (a faster path), else its array writer
-    (:func:`~bloscpack.containers.registry.open_writer`), else (or with user ``metadata``, or
+    ``save`` where it has one (a faster path), else (or with user ``metadata``) its array
+    writer (:func:`~bloscpack.containers.registry.open_writer`: the bytes do not depend on
+    the number of threads), else (or for an array in Fortran order with ``metadata``, or
     ``raw`` bytes, stored without numpy metadata) through its conversion target."""
     nthreads = options.pop("nthreads", None)
     found = registry.module(fmt)
     writer = getattr(found, "save", None)
-    if writer is None and metadata is None and not raw and hasattr(found, "open_writer"):
+    fortran = array.ndim > 1 and array.flags.f_contiguous and not array.flags.c_contiguous
+    use_writer = (writer is None or metadata is not None) and not (metadata and fortran)
+    if use_writer and not raw and hasattr(found, "open_writer"):
         with (
             engine.threads(nthreads),
             registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
-                                 storage_options=storage_options, **options) as new,  # fmt: skip
+                                 storage_options=storage_options, metadata=metadata,
+                                 **options) as new,  # fmt: skip
         ):
             write_array(new, array)
         return

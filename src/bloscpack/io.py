@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import inspect
 import io
@@ -158,6 +159,54 @@ def write_in_place(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
 def copy_stream(src: IO[bytes], dst: IO[bytes]) -> None:
     """Everything ``src`` still holds, written to ``dst``."""
     shutil.copyfileobj(src, dst, COPY_PIECE)
+
+
+def append_file(dst: IO[bytes], path: str) -> int:
+    """Append the bytes of the file ``path`` to the file ``dst`` (open for writing, at its
+    end), copied by the kernel (``copy_file_range``; ``sendfile``, then a plain copy where the
+    file systems do not allow it); returns their number."""
+    dst.flush()
+    out = dst.fileno()
+    start = os.lseek(out, 0, os.SEEK_CUR)
+    with open(path, "rb") as src:
+        size = os.fstat(src.fileno()).st_size
+        done = _kernel_copy(src.fileno(), out, size)
+        if done < size:  # the kernel copied nothing: copy through this process
+            os.lseek(out, start, os.SEEK_SET)
+            src.seek(0)
+            shutil.copyfileobj(src, dst, COPY_PIECE)
+            dst.flush()
+            return size
+    dst.seek(start + size)  # a buffered ``dst`` learns where the kernel left the file
+    return size
+
+
+def _kernel_copy(src: int, dst: int, size: int) -> int:
+    """Copy ``size`` bytes from the start of ``src`` to ``dst`` at its offset in the kernel;
+    returns ``size``, or 0 if neither ``copy_file_range`` nor ``sendfile`` took them."""
+    for name in ("copy_file_range", "sendfile"):
+        done = 0
+        try:
+            while done < size:
+                if name == "copy_file_range":
+                    n = os.copy_file_range(src, dst, size - done, done)
+                else:
+                    n = os.sendfile(dst, src, done, size - done)
+                if n == 0 and not done:  # nothing copied (some file systems): not here
+                    break
+                if n == 0:
+                    raise OSError(errno.EIO, f"{name} stopped after {done} of {size} bytes")
+                done += n
+        except OSError as exc:
+            if done or exc.errno not in _NO_KERNEL_COPY:
+                raise
+        if done == size:
+            return size
+    return 0
+
+
+#: The errors of ``copy_file_range``/``sendfile`` that mean "not here, copy otherwise".
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF}
 
 
 @contextlib.contextmanager

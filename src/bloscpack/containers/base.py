@@ -10,9 +10,10 @@ against this protocol and name no format.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self
+from typing import IO, Any, Protocol, Self
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from .. import engine
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader
 from ..errors import FormatError, IntegrityError
-from ..io import CommitsOnSuccess, StagedOutput
+from ..io import CommitsOnSuccess, StagedOutput, append_file
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -315,15 +316,24 @@ class ChunkLayout(Protocol):
         ``directory``; returns what :meth:`ContainerWriter.append_stored` takes."""
         ...
 
+    def stored(self, chunk: Buffer) -> tuple[list[Buffer], Any]:
+        """Single-file formats: the bytes the file holds for the compressed ``chunk`` (its
+        bytes, a digest; nothing for a chunk the index holds) and its receipt, what
+        :meth:`ContainerWriter.append_run` takes for it (:func:`stage_run`)."""
+        ...
+
 
 class ContainerWriter(Protocol):
     """A new container of an array whose layout was chosen up front, built in one
     :class:`~bloscpack.io.StagedOutput`: chunks are appended in order, :meth:`commit` writes
     what follows them and moves the container into place, :meth:`abort` leaves nothing.
-    Directory formats also take chunks that tasks stored in :attr:`directory` themselves."""
+    Directory formats also take chunks that tasks stored in :attr:`directory` themselves.
+    A table (a bcolz ctable) has no layout of its own: its :attr:`columns` are the writers
+    of its columns (each one field of the structured array), committed with the table."""
 
     layout: ChunkLayout
     directory: str | None  # where tasks may store chunk files (directory formats)
+    columns: dict[str, Any] | None  # a table's writers of each column, by field name
 
     def compress_chunk(self, index: int, data: np.ndarray) -> Buffer:
         """:meth:`ChunkLayout.compress_chunk`."""
@@ -335,6 +345,16 @@ class ContainerWriter(Protocol):
 
     def append_stored(self, index: int, stored: Any) -> None:
         """Append chunk ``index``, which :meth:`ChunkLayout.store_chunk` stored already."""
+        ...
+
+    def append_run(self, path: str, receipts: Sequence[Any]) -> None:
+        """Single-file formats: append the next chunks, whose stored bytes :func:`stage_run`
+        wrote to the file ``path`` (``receipts``: one per chunk), copied by the kernel."""
+        ...
+
+    def run_directory(self) -> str:
+        """A private directory next to the container being built (on its file system,
+        removed with the staged output) for the files of :func:`stage_run`."""
         ...
 
     def commit(self) -> None:
@@ -356,6 +376,7 @@ class WriterBase(CommitsOnSuccess):
 
     layout: Any
     directory: str | None = None
+    columns: dict[str, Any] | None = None
 
     def __init__(self, output: StagedOutput) -> None:
         self.output = output
@@ -365,6 +386,23 @@ class WriterBase(CommitsOnSuccess):
 
     def append_stored(self, index: int, stored: Any) -> None:
         raise NotImplementedError("this format stores its chunks in one file")
+
+    def append_run(self, path: str, receipts: Sequence[Any]) -> None:
+        file = None
+        for receipt in receipts:
+            file = self._add_written(receipt)
+        if file is not None:
+            append_file(file, path)
+
+    def run_directory(self) -> str:
+        path = os.path.join(os.path.dirname(self.output.path), "runs")
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def _add_written(self, receipt: Any) -> IO[bytes]:
+        """Count the next chunk (its receipt from :meth:`ChunkLayout.stored`), whose bytes
+        the caller appends; returns the file they go to."""
+        raise NotImplementedError("this format stores its chunks in files of their own")
 
     def _finish(self) -> None:
         """Write what follows the chunks."""
@@ -399,7 +437,11 @@ def chunk_regions(shape: tuple[int, ...], chunks: tuple[int, ...]
 def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
     """Append every chunk of the in-memory ``array`` to ``writer``: compressed
     :func:`~bloscpack.engine.get_nthreads` at a time, one C thread each (so the bytes never
-    depend on the thread count), appended in order."""
+    depend on the thread count), appended in order; a table's columns one after another."""
+    if writer.columns is not None:
+        for name, column in writer.columns.items():
+            write_array(column, array[name])
+        return
     layout = writer.layout
     data = np.ascontiguousarray(array).reshape(-1) if layout.flat else array
     regions = enumerate(chunk_regions(data.shape, layout.chunks))
@@ -411,8 +453,21 @@ def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
         writer.append_chunk(chunk)
 
 
+def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray) -> list[Any]:
+    """Compress the chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds
+    and write the bytes a single file holds of them (:meth:`ChunkLayout.stored`) to the new
+    file ``path``, for :meth:`ContainerWriter.append_run`; returns their receipts."""
+    receipts = []
+    with open(path, "xb") as fh:
+        for k, region in enumerate(chunk_regions(block.shape, layout.chunks)):
+            parts, receipt = layout.stored(layout.compress_chunk(first + k, block[region]))
+            fh.writelines(parts)
+            receipts.append(receipt)
+    return receipts
+
+
 __all__ = [
     "NUMPY_KEYS", "ArrayDescription", "ChunkLayout", "ChunkSizes", "ContainerReader",
     "ContainerWriter", "ReaderBase", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
-    "chunk_regions", "write_array",
+    "chunk_regions", "stage_run", "write_array",
 ]  # fmt: skip

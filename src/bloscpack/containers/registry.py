@@ -365,12 +365,13 @@ def open_reader(source: Any, fmt: str, *, verify: bool = True,
 
 def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
                 overwrite: bool = True, storage_options: Mapping[str, Any] | None = None,
+                metadata: Mapping[str, Any] | None = None,
                 **options: Any) -> ContainerWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``fmt`` container at
     ``path`` holding an array of ``dtype`` and ``shape`` (C order), its layout chosen now
     from ``options`` (the common ones and the format's own, as :func:`bloscpack.save` takes
-    them), built in one staged output that replaces ``path`` as :func:`staged_container`
-    says."""
+    them), with the user ``metadata`` (as :func:`bloscpack.save` stores it), built in one
+    staged output that replaces ``path`` as :func:`staged_container` says."""
     opener = getattr(module(fmt), "open_writer", None)
     if opener is None:
         raise UnsupportedError(f"format {fmt!r} has no array writer")
@@ -379,6 +380,8 @@ def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
     kinds = {p.kind for p in inspect.signature(opener).parameters.values()}
     if inspect.Parameter.VAR_KEYWORD not in kinds:  # else the format checks them itself
         check_options(fmt, own, keyword_options(opener, 2))
+    if metadata is not None:
+        own["metadata"] = metadata
     output = _staged(path, overwrite, fmt, storage_options)
     output.open()
     try:

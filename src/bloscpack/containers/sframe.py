@@ -459,11 +459,12 @@ class SparseArrayWriter(WriterBase):
         self.frame._release_dir()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription,
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
                 **options: Any) -> SparseArrayWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new sparse frame of the
-    array ``description`` at ``output.path``: the chunks and metadata of a contiguous frame."""
-    layout, vlmeta, nthreads = array_layout("sframe", description, options)
+    array ``description`` at ``output.path``: the chunks and metadata of a contiguous frame
+    (the user ``metadata`` too)."""
+    layout, vlmeta, nthreads = array_layout("sframe", description, options, metadata)
     sparse = SparseLayout(layout.cparams, layout.nchunks, layout.chunks)
     return SparseArrayWriter(output, sparse, vlmeta, nthreads)
 

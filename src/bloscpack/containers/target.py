@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader, Special
 from ..blosc.layout import validate_chunk
 from ..errors import ArgumentError
-from .base import NUMPY_KEYS
+from .base import NUMPY_KEYS, StoredMetadata
 from .grid import ChunkGrid
 from .options import check_options
 
@@ -86,6 +87,28 @@ def json_user(source: Any, what: str, dropped: list[str], reserved: Sequence[str
             continue
         kept[name] = value
     return kept
+
+
+def writer_user(metadata: Any, fmt: str,
+                pick: Callable[[Any, list[str]], Any]) -> Any:  # fmt: skip
+    """The user ``metadata`` (a mapping, or None) as a new ``fmt`` container's array writer
+    stores it: what ``pick(source, dropped)`` keeps of it, the rule of ``fmt``'s conversion
+    target (so the bytes are those :func:`bloscpack.save` writes with it); metadata the
+    format cannot hold is refused as :func:`bloscpack.convert.write_new_array` refuses it."""
+    source = _UserMetadata(StoredMetadata(user=check_user_metadata(metadata) or {}))
+    dropped: list[str] = []
+    kept = pick(source, dropped)
+    if dropped:
+        raise ArgumentError(f"format {fmt!r} cannot store the metadata: {dropped[0]}")
+    return kept
+
+
+@dataclass(frozen=True)
+class _UserMetadata:
+    """A source of nothing but user metadata (what the rules of :func:`json_user` and the
+    formats' like read)."""
+
+    meta: StoredMetadata
 
 
 def short(value: Any, limit: int = 60) -> str:

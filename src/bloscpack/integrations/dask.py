@@ -15,9 +15,12 @@ appends them in order, a bounded number at a time, then commits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -26,12 +29,12 @@ import numpy as np
 from .. import engine
 from ..array import BloscArray
 from ..containers import registry
-from ..containers.base import chunk_regions
+from ..containers.base import chunk_regions, stage_run
 from ..errors import ArgumentError, BloscpackError
 from ..io import PathLike
 from ..url import is_url
 from . import optional
-from .pandas import table_columns
+from .pandas import table_array, table_columns
 from .reopen import ContainerSlices, identity, opened
 
 
@@ -115,7 +118,8 @@ def to_dask_dataframe(path: PathLike, columns: Any = None, rows: int | None = No
 
 def is_dask_array(value: Any) -> bool:
     """Whether ``value`` is a ``dask.array.Array`` (without importing dask)."""
-    return type(value).__module__.startswith("dask.") and hasattr(value, "__dask_graph__")
+    kind = type(value)
+    return kind.__module__.startswith("dask.array") and kind.__name__ == "Array"
 
 
 #: The uncompressed bytes of the chunks one task compresses (fewer, larger tasks: the
@@ -124,46 +128,132 @@ TASK_NBYTES = 16 * 2**20
 #: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
 #: computed or waiting at a time, so memory stays flat whatever the array's size).
 BATCH_NBYTES = 64 * 2**20
+#: File formats on a ``distributed`` cluster: tasks on this machine write their compressed
+#: chunks to files next to the output, which the kernel copies into it, rather than sending
+#: them to this process (False: always send them).
+STAGE_RUNS = True
+
+
+@dataclass(frozen=True)
+class StagedRun:
+    """What a task wrote of a run of chunks (:func:`~bloscpack.containers.base.stage_run`):
+    the file and a receipt per chunk."""
+
+    path: str
+    receipts: list[Any]
 
 
 def save_dask(array: Any, path: PathLike, fmt: str, *, overwrite: bool = True,
               storage_options: Mapping[str, Any] | None = None,
-              **options: Any) -> None:  # fmt: skip
-    """Save the dask ``array`` to ``path`` in ``fmt`` on the active scheduler (a
-    ``distributed.Client`` when one is active): the bytes :func:`bloscpack.save` writes for
-    the computed array.  The array is rechunked to runs of the container's chunks
-    (:func:`_runs`); each task compresses a run (and, in a directory format, writes the chunk
-    files), and this process appends the chunks in order, computed in batches of
-    :data:`BATCH_NBYTES` (file formats: at most two batches at a time).  A failed or
-    cancelled computation leaves no output.  ``path`` may be a URL (``storage_options`` reach
-    it): the container is built locally, then uploaded."""
-    dask = optional("dask", "dask")
+              metadata: Mapping[str, Any] | None = None, **options: Any) -> None:  # fmt: skip
+    """Save the dask ``array`` (of known chunk sizes: :func:`sized`) to ``path`` in ``fmt``
+    on the active scheduler (a ``distributed.Client`` when one is active): the bytes
+    :func:`bloscpack.save` writes for the computed array, with the user ``metadata``.  The
+    array is rechunked to runs of the container's chunks (:func:`_runs`); each task
+    compresses a run (and, in a directory format, writes the chunk files), and this process
+    appends the chunks in order, computed in batches of :data:`BATCH_NBYTES` (file formats:
+    at most two batches at a time).  A table (a structured array saved as a bcolz ctable) is
+    written column by column, all columns' tasks in one computation.  A failed or cancelled
+    computation leaves no output.  ``path`` may be a URL (``storage_options`` reach it): the
+    container is built locally, then uploaded."""
     with engine.threads(options.pop("nthreads", None)):
         writer = registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
-                                      storage_options=storage_options, **options)  # fmt: skip
+                                      storage_options=storage_options, metadata=metadata,
+                                      **options)  # fmt: skip
     with writer:
-        layout = writer.layout
-        blocks, firsts, nbytes = _runs(array, layout)
-        directory = writer.directory
-        tasks = []
+        if writer.columns is None:
+            parts = [(writer, array)]
+        else:
+            parts = [(column, array[name]) for name, column in writer.columns.items()]
+        _write_parts(parts, os.fspath(path), writer.directory is not None)
+
+
+def _write_parts(parts: Sequence[tuple[Any, Any]], name: str, directory: bool) -> None:
+    """Write each dask array of ``parts`` through its writer (a container's, or a table
+    column's), all in one computation (the arrays' common inputs computed once); ``directory``:
+    the writers store their chunk files themselves (then every task runs at once)."""
+    dask = optional("dask", "dask")
+    stage = None
+    if not directory and STAGE_RUNS and _active_client() is not None:
+        stage = _stage(parts[0][0])
+    tasks, owners, nbytes = [], [], 1
+    for part, data in parts:
+        layout = part.layout
+        blocks, firsts, nbytes = _runs(data, layout)
         for block, first in zip(blocks, firsts, strict=True):
-            if directory is None:
-                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
-            else:
+            if part.directory is not None:
                 tasks.append(dask.delayed(_store_chunks, pure=True)(layout, first, block,
-                                                                   directory))  # fmt: skip
-        batch = len(tasks) if directory else max(1, BATCH_NBYTES // nbytes)
-        appended = 0
-        for results in _in_order(tasks, batch, os.fspath(path)):
-            for result in results:
-                if directory is None:
-                    writer.append_chunk(result)
-                else:
-                    writer.append_stored(appended, result)
-                appended += 1
-        if appended != layout.nchunks:
-            raise ArgumentError(f"{path}: {appended} chunks computed, the layout has"
-                                f" {layout.nchunks}")  # fmt: skip
+                                                                   part.directory))  # fmt: skip
+            elif stage is not None:
+                tasks.append(dask.delayed(_stage_chunks, pure=True)(layout, first, block,
+                                                                   *stage))  # fmt: skip
+            else:
+                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
+            owners.append(part)
+    batch = len(tasks) if directory else max(1, BATCH_NBYTES // nbytes)
+    appended = {id(part): 0 for part, _ in parts}
+    for part, results in zip(owners, _in_order(tasks, batch, name), strict=True):
+        if isinstance(results, StagedRun):
+            part.append_run(results.path, results.receipts)
+            os.remove(results.path)
+            appended[id(part)] += len(results.receipts)
+            continue
+        for result in results:
+            if part.directory is None:
+                part.append_chunk(result)
+            else:
+                part.append_stored(appended[id(part)], result)
+            appended[id(part)] += 1
+    for part, _ in parts:
+        if appended[id(part)] != part.layout.nchunks:
+            raise ArgumentError(f"{name}: {appended[id(part)]} chunks computed, the layout has"
+                                f" {part.layout.nchunks}")  # fmt: skip
+
+
+def is_dask_dataframe(value: Any) -> bool:
+    """Whether ``value`` is a ``dask.dataframe.DataFrame`` (without importing dask)."""
+    kind = type(value)
+    return kind.__module__.startswith("dask.") and kind.__name__ == "DataFrame"
+
+
+def sized(value: Any) -> Any:
+    """The dask array ``value`` with its chunk sizes known (computed when some are not, as
+    after a boolean selection: the array is computed once more), or the dask DataFrame
+    ``value`` as a table (:func:`dask_table`)."""
+    if is_dask_dataframe(value):
+        return dask_table(value)
+    if any(np.isnan(n) for n in value.shape):
+        return value.compute_chunk_sizes()
+    return value
+
+
+def dask_table(frame: Any) -> Any:
+    """The dask DataFrame ``frame`` as a 1-d structured dask array, one field per column, as
+    :func:`~bloscpack.integrations.pandas.table_array` makes of a pandas DataFrame (the same
+    checks, text as fixed-width unicode; the index is not kept).  The partitions' lengths and
+    the widths of text columns are computed first (one pass over ``frame``), so the data is
+    computed twice."""
+    dask = optional("dask", "dask")
+    da = optional("dask.array", "dask")
+    empty = table_array(frame._meta)  # the column checks, before anything is computed
+    text = [name for name in empty.dtype.names or () if empty.dtype[name].kind == "U"]
+    partitions = frame.to_delayed()
+    shapes = dask.compute(*[dask.delayed(_partition_shape, pure=True)(part, text)
+                            for part in partitions])  # fmt: skip
+    widths = {name: max([1, *(shape[1][k] for shape in shapes)]) for k, name in enumerate(text)}
+    dtype = np.dtype([(name, f"<U{widths[name]}" if name in widths else empty.dtype[name])
+                      for name in empty.dtype.names or ()])  # fmt: skip
+    blocks = [da.from_delayed(dask.delayed(table_array, pure=True)(part, dtype),
+                              shape=(length,), dtype=dtype)
+              for part, (length, _) in zip(partitions, shapes, strict=True) if length]  # fmt: skip
+    return da.concatenate(blocks) if blocks else da.from_array(np.empty(0, dtype))
+
+
+def _partition_shape(frame: Any, text: Sequence[str]) -> tuple[int, list[int]]:
+    """The rows of the pandas DataFrame ``frame`` and the widest value of each of its ``text``
+    columns (in characters), every column checked as :func:`table_array` checks it."""
+    table = table_array(frame)
+    return len(frame), [table.dtype[name].itemsize // 4 for name in text]
 
 
 def _runs(array: Any, layout: Any) -> tuple[list[Any], list[int], int]:
@@ -205,6 +295,27 @@ def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
     return [layout.compress_chunk(first + k, block[region]) for k, region in enumerate(regions)]
 
 
+def _stage(writer: Any) -> tuple[str, str]:
+    """A directory for the runs tasks write (:meth:`ContainerWriter.run_directory`) and the
+    name of a file made there, which tells a task that it runs on this machine."""
+    directory = writer.run_directory()
+    token = f"{os.getpid()}-{os.urandom(8).hex()}.here"
+    with open(os.path.join(directory, token), "x"):
+        pass
+    return directory, token
+
+
+def _stage_chunks(layout: Any, first: int, block: np.ndarray, directory: str,
+                  token: str) -> StagedRun | list[Any]:  # fmt: skip
+    """The chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds, written
+    to a file of ``directory`` as the container's file holds them, when this task runs on the
+    machine that made it (the file ``token`` is there); else :func:`_compress_chunks`."""
+    if not os.path.exists(os.path.join(directory, token)):
+        return _compress_chunks(layout, first, block)
+    path = os.path.join(directory, f"{first:012d}-{os.urandom(4).hex()}.run")
+    return StagedRun(path, stage_run(layout, path, first, block))
+
+
 def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
     """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
     regions = chunk_regions(block.shape, layout.chunks)
@@ -224,18 +335,18 @@ def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
         for part in batches:
             yield from dask.compute(*part)
         return
-    distributed = optional("distributed", "dask")
     source = iter(batches)
     pending = deque(client.compute(part) for part in islice(source, 2))
     try:
         done = 0
         while pending:
             futures = pending[0]
-            distributed.wait(futures)
+            _wait(futures)
             for index, future in enumerate(futures, done):
                 if future.status == "cancelled":  # its result() would not say why
                     raise BloscpackError(f"{name}: the task of chunk {index} was cancelled (a"
-                                         " worker died?); nothing was written")  # fmt: skip
+                                         " worker died, or the cluster restarted?); nothing"
+                                         " was written")  # fmt: skip
             results = client.gather(futures)
             client.cancel(pending.popleft())
             pending.extend(client.compute(part) for part in islice(source, 1))
@@ -244,8 +355,17 @@ def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
     finally:
         if pending:
             running = [future for futures in pending for future in futures]
-            distributed.wait(running, timeout=60)
+            with contextlib.suppress(TimeoutError):
+                _wait(running, timeout=60)
             client.cancel(running)
+
+
+def _wait(futures: Sequence[Any], timeout: float | None = None) -> None:
+    """Wait until each of the ``distributed`` ``futures`` is finished, failed or cancelled
+    (which the caller checks)."""
+    distributed = optional("distributed", "dask")
+    with contextlib.suppress(CancelledError):  # distributed raises it for cancelled ones
+        distributed.wait(futures, timeout=timeout)
 
 
 def _active_client() -> Any:
@@ -265,6 +385,6 @@ def _active_client() -> Any:
 
 
 __all__ = [
-    "BATCH_NBYTES", "TASK_NBYTES", "is_dask_array", "save_dask", "storage_chunks", "to_dask",
-    "to_dask_dataframe",
+    "BATCH_NBYTES", "STAGE_RUNS", "TASK_NBYTES", "StagedRun", "dask_table", "is_dask_array",
+    "is_dask_dataframe", "save_dask", "sized", "storage_chunks", "to_dask", "to_dask_dataframe",
 ]  # fmt: skip

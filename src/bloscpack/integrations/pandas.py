@@ -54,15 +54,21 @@ def _column(name: Any, series: Any) -> np.ndarray:
     return series.to_numpy(dtype=numpy_dtype)
 
 
-def table_array(frame: Any) -> np.ndarray:
+def table_array(frame: Any, dtype: Any = None) -> np.ndarray:
     """The DataFrame ``frame`` as a 1-d structured array, one field per column (the index is
-    not kept, as bcolz did not keep it)."""
+    not kept, as bcolz did not keep it), of ``dtype`` if given (a part of a larger table:
+    text columns as wide as the widest of all parts, the others of the types they hold)."""
     columns = [_column(name, frame[name]) for name in frame.columns]
     if len(set(frame.columns)) != len(columns):
         raise ArgumentError("the DataFrame has columns of the same name")
-    out = np.empty(len(frame), dtype=[(str(n), c.dtype) for n, c in zip(frame.columns, columns,
-                                                                     strict=True)])  # fmt: skip
+    if dtype is None:
+        dtype = [(str(n), c.dtype) for n, c in zip(frame.columns, columns, strict=True)]
+    out = np.empty(len(frame), dtype=dtype)
     for name, values in zip(frame.columns, columns, strict=True):
+        wanted = out.dtype[name]
+        if values.dtype != wanted and not (values.dtype.kind == wanted.kind == "U"):
+            raise ArgumentError(f"column {name!r} holds {values.dtype} here, the table's type"
+                                f" is {wanted}")  # fmt: skip
         out[name] = values
     return out
 

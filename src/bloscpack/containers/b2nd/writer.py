@@ -21,7 +21,14 @@ from ...io import PathLike, StagedOutput, staged_output
 from ..base import ArrayDescription
 from ..frame.params import CParams
 from ..frame.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
-from ..frame.writer import FrameArrayWriter, FrameTarget, FrameWriter, packed_user
+from ..frame.writer import (
+    FrameArrayWriter,
+    FrameTarget,
+    FrameWriter,
+    frame_stored,
+    packed_user,
+    user_vlmeta,
+)
 from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
 from ..options import CompressionParams, rows_of
 from ..sframe import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
@@ -93,6 +100,10 @@ class B2ndLayout:
         box_to_chunk(np.asarray(data), self.grid, self.grid.chunk_coords(index), chunk)
         return self.params.compress(chunk.view(np.uint8), nthreads=1)
 
+    def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
+        """:func:`~bloscpack.containers.frame.writer.frame_stored`."""
+        return frame_stored(chunk)
+
 
 def new_layout(
     shape: tuple[int, ...], dtype: np.dtype, chunks: Sequence[int] | None,
@@ -121,13 +132,19 @@ def open_writer(
     blocks: Sequence[int] | None = None, codec: str | int = "zstd", clevel: int = 5,
     filters: Sequence[int] | None = None, filters_meta: Sequence[int] | None = None,
     splitmode: str = "auto", meta: Mapping[str, Any] | None = None,
-    vlmeta: Mapping[str, Any] | None = None,
+    vlmeta: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None,
 ) -> FrameArrayWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.b2nd`` file of the
-    array ``description`` at ``output.path``: the bytes :func:`save_b2nd` writes."""
+    array ``description`` at ``output.path``: the bytes :func:`save_b2nd` writes (the user
+    ``metadata`` as vlmetalayers, as :func:`bloscpack.save` stores it: give it or
+    ``vlmeta``)."""
+    if vlmeta is not None and metadata is not None:
+        raise ArgumentError("metadata= is stored as the vlmetalayers: give it or vlmeta=, not"
+                            " both")  # fmt: skip
     layout, metalayers = new_layout(description.shape, description.dtype, chunks, blocks, codec,
                                     clevel, filters, filters_meta, splitmode, meta)  # fmt: skip
     vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
+    vl += user_vlmeta(metadata, "b2nd", 0)
     frame = FrameWriter(
         output.path, layout.params, chunksize=layout.grid.chunk_nbytes, metalayers=metalayers,
         vlmeta=vl, nthreads=engine.get_nthreads(), in_place=True,

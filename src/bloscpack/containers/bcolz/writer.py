@@ -29,7 +29,15 @@ from ...io import (
 )
 from ..base import ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_rows, rows_of, save_options, shuffle_only
-from ..target import SLAB_NBYTES, Target, flat_spans, json_user, kept_metalayers, take_options
+from ..target import (
+    SLAB_NBYTES,
+    Target,
+    flat_spans,
+    json_user,
+    kept_metalayers,
+    take_options,
+    writer_user,
+)
 from .attrs import _attrs_blob
 from .layout import (
     ATTRS_FILE,
@@ -348,11 +356,30 @@ def save_bcolz(
             writer.append_rows(data)
             writer.close()
         return
+    columns, dflts = _table_layout(data, layout, dflt)
+    with _new_directory(rootdir, overwrite) as target:
+        table = CtableWriter(
+            target, columns, cparams, expectedlen=len(data) if expectedlen is None else expectedlen,
+            dflts=dflts, attrs=attrs, durable=durable,
+        )  # fmt: skip
+        table.append_rows(data)
+        table.close()
+
+
+#: The columns of a new ctable: each name's ``(dtype, rowshape, chunklen)``.
+TableColumns = dict[str, tuple[np.dtype, tuple[int, ...], int]]
+
+
+def _table_layout(data: np.ndarray, layout: Any, dflt: Any
+                  ) -> tuple[TableColumns, dict[str, Any]]:  # fmt: skip
+    """The columns of the ctable of the structured array ``data`` (the ``columns`` of
+    :class:`CtableWriter`, each column's chunklen from ``layout``, :func:`_column_layout` with
+    the table's settings) and their defaults (``dflt``: a mapping by column name)."""
     if data.ndim != 1:
         raise ArgumentError(
             f"a structured array is saved as a ctable and must be 1-D, got shape {data.shape}"
         )
-    names = list(data.dtype.names)
+    names = list(data.dtype.names or ())
     for name in names:
         check_column_name(name)
     dflts = _column_dflts(dflt, names)
@@ -361,13 +388,7 @@ def save_bcolz(
         column = data[name]
         chunk_rows, _ = layout(column, dflt=dflts.get(name))
         columns[name] = (column.dtype, column.shape[1:], chunk_rows)
-    with _new_directory(rootdir, overwrite) as target:
-        table = CtableWriter(
-            target, columns, cparams, expectedlen=len(data) if expectedlen is None else expectedlen,
-            dflts=dflts, attrs=attrs, durable=durable,
-        )  # fmt: skip
-        table.append_rows(data)
-        table.close()
+    return columns, dflts
 
 
 @dataclass(frozen=True)
@@ -392,25 +413,51 @@ class CarrayLayout:
         return len(data), _chunk_cbytes(chunk)
 
 
+class _ColumnWriter:
+    """One carray of a new ctable (:attr:`CtableArrayWriter.columns`): its chunks appended or
+    stored by tasks under :attr:`directory`, its files finished with the table."""
+
+    columns = None
+
+    def __init__(self, carray: CarrayWriter, layout: CarrayLayout) -> None:
+        self._carray = carray
+        self.layout = layout
+        self.directory = carray.rootdir
+
+    def compress_chunk(self, index: int, data: np.ndarray) -> bytes:
+        return self.layout.compress_chunk(index, data)
+
+    def append_chunk(self, chunk: Any) -> None:
+        self._carray.append_chunk(chunk)
+
+    def append_stored(self, index: int, stored: Any) -> None:
+        self._carray.add_stored(*stored)
+
+
+def _writer_settings(description: ArrayDescription, options: dict[str, Any]
+                     ) -> tuple[dict[str, Any], Cparams, Any]:  # fmt: skip
+    """The options of :func:`save_bcolz` (``options`` with its defaults), the compression
+    parameters and :func:`_column_layout` with them, checked for a new array ``description``
+    before anything is made."""
+    kw = save_options("bcolz", save_bcolz, options)
+    cparams = Cparams.make(kw["clevel"], kw["shuffle"], kw["codec"] or kw["cname"],
+                           kw["quantize"])  # fmt: skip
+    _attrs_blob(kw["attrs"])
+    layout = functools.partial(_column_layout, chunklen=kw["chunklen"],
+                               expectedlen=kw["expectedlen"], cparams=cparams)  # fmt: skip
+    return kw, cparams, layout
+
+
 class BcolzWriter(WriterBase):
     """A new carray directory of an array (:func:`open_writer`)."""
 
     def __init__(self, output: StagedOutput, description: ArrayDescription,
                  options: dict[str, Any]) -> None:  # fmt: skip
-        kw = save_options("bcolz", save_bcolz, options)
-        dtype = description.dtype
-        if dtype.names is not None:
-            raise ArgumentError("a structured array (a ctable) is written by save, not by an"
-                                " array writer")  # fmt: skip
+        kw, cparams, layout = _writer_settings(description, options)
         super().__init__(output)
-        cparams = Cparams.make(kw["clevel"], kw["shuffle"], kw["codec"] or kw["cname"],
-                               kw["quantize"])  # fmt: skip
-        _attrs_blob(kw["attrs"])
-        shape = description.shape
+        dtype, shape = description.dtype, description.shape
         data = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: the layout needs none
-        chunklen, expected = _column_layout(data, chunklen=kw["chunklen"],
-                                            expectedlen=kw["expectedlen"], cparams=cparams,
-                                            dflt=kw["dflt"])  # fmt: skip
+        chunklen, expected = layout(data, dflt=kw["dflt"])
         self.directory = output.path
         self._carray = CarrayWriter(
             self.directory, dtype, shape[1:], chunklen, cparams, expectedlen=expected,
@@ -429,11 +476,55 @@ class BcolzWriter(WriterBase):
         self._carray.close()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription,
-                **options: Any) -> BcolzWriter:  # fmt: skip
-    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new carray directory of the
+class CtableArrayWriter(WriterBase):
+    """A new ctable directory of a 1-d structured array (:func:`open_writer`): the files
+    :func:`save_bcolz` writes.  Its :attr:`columns` write the carrays, one per field; the
+    table has no layout of its own."""
+
+    layout = None
+
+    def __init__(self, output: StagedOutput, description: ArrayDescription,
+                 options: dict[str, Any]) -> None:  # fmt: skip
+        kw, cparams, layout = _writer_settings(description, options)
+        data = np.broadcast_to(np.zeros((), description.dtype), description.shape)
+        columns, dflts = _table_layout(data, layout, kw["dflt"])
+        super().__init__(output)
+        nrows = description.shape[0]
+        self._table = CtableWriter(
+            output.path, columns, cparams,
+            expectedlen=nrows if kw["expectedlen"] is None else kw["expectedlen"],
+            dflts=dflts, attrs=kw["attrs"], durable=kw["durable"],
+        )  # fmt: skip
+        self.directory = output.path
+        self.columns = {
+            name: _ColumnWriter(carray, CarrayLayout(cparams, -(-nrows // carray.chunklen),
+                                                     (carray.chunklen, *carray.rowshape),
+                                                     kw["durable"]))
+            for name, carray in self._table.columns.items()
+        }  # fmt: skip
+
+    def append_chunk(self, chunk: Any) -> None:
+        raise ArgumentError("a ctable takes chunks column by column (its columns' writers)")
+
+    def _finish(self) -> None:
+        self._table.close()
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
+                **options: Any) -> BcolzWriter | CtableArrayWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new bcolz directory of the
     array ``description`` at ``output.path`` (``options``: those of :func:`save_bcolz`): the
-    files :func:`save_bcolz` writes."""
+    files :func:`save_bcolz` writes, a carray, or a ctable for a structured array (whose
+    ``columns`` are the writers of its carrays).  The user ``metadata`` are its attributes
+    (give them or ``attrs``)."""
+    if metadata is not None:
+        if options.get("attrs") is not None:
+            raise ArgumentError("metadata= is stored as the bcolz attributes: give it or"
+                                " attrs=, not both")  # fmt: skip
+        options["attrs"] = writer_user(metadata, "bcolz", lambda source, dropped: json_user(
+            source, BCOLZ_ATTRS, dropped))  # fmt: skip
+    if description.dtype.names is not None:
+        return CtableArrayWriter(output, description, options)
     return BcolzWriter(output, description, options)
 
 
@@ -456,6 +547,10 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
                       chunks=("chunklen", lambda c: chunk_rows(c, shape, "bcolz")),
                       chunk_size=("chunklen", lambda n: rows_of(n, dtype, shape)),
                       filters=("shuffle", lambda f: shuffle_only(f, "bcolz")))  # fmt: skip
+
+
+#: What bcolz attributes are called in messages.
+BCOLZ_ATTRS = "bcolz attributes (JSON)"
 
 
 class BcolzTarget(Target):
@@ -510,7 +605,7 @@ class BcolzTarget(Target):
                 )
             check_chunklen(chunklen, atomsize)
             self.layouts.append((base, rowshape, chunklen))
-        self.attrs = json_user(source, "bcolz attributes (JSON)", self.dropped)
+        self.attrs = json_user(source, BCOLZ_ATTRS, self.dropped)
         kept_metalayers(source, self.dropped, 0, False)
 
     def _copy_chunklen(self, atomsize: int) -> int | None:

@@ -30,7 +30,15 @@ from ...errors import (
 from ...io import PathLike, StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size, save_options, shuffle_only
-from ..target import Target, flat_spans, json_user, kept_metalayers, numpy_metadata, take_options
+from ..target import (
+    Target,
+    flat_spans,
+    json_user,
+    kept_metalayers,
+    numpy_metadata,
+    take_options,
+    writer_user,
+)
 from .args import (
     DEFAULT_CHECKSUM,
     DEFAULT_CHUNK_SIZE,
@@ -45,6 +53,7 @@ from .args import (
     check_range,
     handle_max_app_chunks,
 )
+from .checksums import get_checksum
 from .header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader, MetadataHeader, header_typesize
 from .preamble import OFFSET, encode_offsets, metadata_section, replacement_metadata_section
 from .reader import BloscpackReader
@@ -215,21 +224,27 @@ class BloscpackWriter:
         The chunk's layout is validated unless ``trusted`` (a chunk this process just
         compressed: only its header is read)."""
         header = ChunkHeader.parse(chunk) if trusted else validate_chunk(chunk)
+        position = self.add_written(header.nbytes, header.cbytes)
+        view = memoryview(chunk).cast("B")[: header.cbytes]
+        self.fp.write(view)
+        self.fp.write(self.checksum(view))
+        return position
+
+    def add_written(self, nbytes: int, cbytes: int) -> int:
+        """Count the next chunk (``nbytes`` uncompressed, ``cbytes`` stored), whose bytes
+        and digest the caller writes next; return its position."""
         index = len(self.offsets)
         expected = self._expected_nbytes(index)
-        if expected is not None and header.nbytes != expected:
+        if expected is not None and nbytes != expected:
             raise ArgumentError(
-                f"chunk {index} holds {header.nbytes} bytes, the header prescribes {expected}"
+                f"chunk {index} holds {nbytes} bytes, the header prescribes {expected}"
             )
         if self.header.nchunks != -1 and index >= self.header.nchunks:
             raise ArgumentError(f"the header announces {self.header.nchunks} chunks, no more fit")
-        view = memoryview(chunk).cast("B")[: header.cbytes]
         position = self._pos
-        self.fp.write(view)
-        self.fp.write(self.checksum(view))
-        self._pos += header.cbytes + self.checksum.size
+        self._pos += cbytes + self.checksum.size
         self.offsets.append(position)
-        self.last_nbytes = header.nbytes
+        self.last_nbytes = nbytes
         return position
 
     def _expected_nbytes(self, index: int) -> int | None:
@@ -355,6 +370,10 @@ def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype
     )  # fmt: skip
 
 
+#: What a ``.blp`` file's user metadata is called in messages.
+BLP_METADATA = "the .blp metadata (JSON)"
+
+
 class BlpTarget(Target):
     """A ``.blp`` file: the source's numpy metadata and user metadata (JSON) in its metadata
     section; another ``.blp`` file's metadata is kept as it was written."""
@@ -404,10 +423,10 @@ class BlpTarget(Target):
         if source.meta.verbatim is not None:  # .blp to .blp: the metadata as it was written
             return source.meta.verbatim
         if not source.meta.is_array:
-            user = json_user(source, "the .blp metadata (JSON)", self.dropped)
+            user = json_user(source, BLP_METADATA, self.dropped)
             return user or None
         metadata = numpy_metadata(source.spec)
-        metadata.update(json_user(source, "the .blp metadata (JSON)", self.dropped, NUMPY_KEYS))
+        metadata.update(json_user(source, BLP_METADATA, self.dropped, NUMPY_KEYS))
         return metadata
 
     def accepts_format(self, header: ChunkHeader) -> bool:
@@ -667,7 +686,15 @@ class BlpLayout:
     blosc_args: BloscArgs
     nchunks: int
     chunks: tuple[int, ...]
+    checksum: str = DEFAULT_CHECKSUM
     flat = True
+
+    def stored(self, chunk: Any) -> tuple[list[Any], tuple[int, int]]:
+        """The chunk's bytes and digest, as the file holds them, and its receipt (its
+        uncompressed and compressed sizes, :meth:`BloscpackWriter.add_written`)."""
+        header = ChunkHeader.parse(chunk)
+        view = memoryview(chunk).cast("B")[: header.cbytes]
+        return [view, get_checksum(self.checksum)(view)], (header.nbytes, header.cbytes)
 
     def compress_chunk(self, index: int, data: np.ndarray) -> bytes | bytearray:
         view = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -682,7 +709,7 @@ class BlpWriter(WriterBase):
     """A new ``.blp`` file of an array (:func:`open_writer`)."""
 
     def __init__(self, output: StagedOutput, description: ArrayDescription,
-                 options: dict[str, Any]) -> None:  # fmt: skip
+                 options: dict[str, Any], metadata: Any = None) -> None:  # fmt: skip
         kw = save_options("blp", save_blp, options)
         super().__init__(output)
         blosc_args = BloscArgs.from_options(
@@ -697,19 +724,28 @@ class BlpWriter(WriterBase):
         size = dtype.itemsize * int(np.prod(description.shape, dtype=np.int64))
         chunk_size = array_chunk_size(kw["chunk_size"], size, dtype.itemsize)
         spec = nd.ArraySpec(dtype, description.shape, description.order)
+        stored = numpy_metadata(spec)
+        if metadata is not None:  # as BlpTarget stores it
+            stored.update(writer_user(metadata, "blp", lambda source, dropped: json_user(
+                source, BLP_METADATA, dropped, NUMPY_KEYS)))  # fmt: skip
         self._fh = open(output.path, "xb")  # noqa: SIM115 (open until commit or abort)
         try:
-            self._writer = new_writer(size, self._fh, chunk_size, numpy_metadata(spec),
+            self._writer = new_writer(size, self._fh, chunk_size, stored,
                                       blosc_args, bloscpack_args, kw["metadata_args"])  # fmt: skip
         except BaseException:
             self._fh.close()
             raise
         header = self._writer.header
         items = header.chunk_size // max(dtype.itemsize, 1)
-        self.layout = BlpLayout(blosc_args, header.nchunks, (max(items, 1),))
+        self.layout = BlpLayout(blosc_args, header.nchunks, (max(items, 1),),
+                                header.checksum)  # fmt: skip
 
     def append_chunk(self, chunk: Any) -> None:
         self._writer.write_chunk(chunk, trusted=True)
+
+    def _add_written(self, receipt: Any) -> IO[bytes]:
+        self._writer.add_written(*receipt)
+        return self._fh
 
     def _finish(self) -> None:
         self._writer.close()
@@ -721,8 +757,9 @@ class BlpWriter(WriterBase):
         self._fh.close()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription,
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
                 **options: Any) -> BlpWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.blp`` file of the
-    array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`)."""
-    return BlpWriter(output, description, options)
+    array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`), the
+    user ``metadata`` next to the numpy metadata."""
+    return BlpWriter(output, description, options, metadata)

@@ -14,7 +14,7 @@ from typing import IO, Any, Self
 import numpy as np
 
 from ... import ndarray as nd
-from ...blosc.header import MAX_BUFFERSIZE, ChunkHeader
+from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
 from ...io import PathLike, StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
@@ -28,6 +28,7 @@ from ..target import (
     numpy_metadata,
     take_options,
     unreserved_user,
+    writer_user,
 )
 from .params import CParams, compress_vlmeta, new_frame_image
 from .records import (
@@ -129,6 +130,22 @@ class FrameWriter(OnePassWriter):
     def append_chunk(self, chunk: Any) -> int:
         """Append a compressed Blosc2 chunk; returns the number of chunks."""
         data, header = check_new_chunk(chunk)
+        return self._add(data, header)
+
+    def add_written(self, head: bytes) -> int:
+        """Count the next chunk, whose header is ``head`` and whose stored bytes (those of
+        :func:`frame_stored`) are written to :attr:`file` by the caller; returns the number of
+        chunks."""
+        return self._add(None, ChunkHeader.parse(head))
+
+    @property
+    def file(self) -> IO[bytes]:
+        """The file the frame is written to (at the end of the chunks written so far)."""
+        if self._fh is None:
+            raise ArgumentError("a frame built in memory has no file")
+        return self._fh  # type: ignore[no-any-return]
+
+    def _add(self, data: Any, header: ChunkHeader) -> int:
         n = len(self._offsets)
         self._chunksize = next_chunksize(self._chunksize, "append", n, n, header.nbytes,
                                          lambda: self._last_nbytes)  # fmt: skip
@@ -136,9 +153,10 @@ class FrameWriter(OnePassWriter):
             self._vl_blocks = header.vl_blocks
         marker = marker_of(header)
         if marker is None:
-            self._out(data)
+            if data is not None:
+                self._out(data)
             self._offsets.append(self._cbytes)
-            self._cbytes += len(data)
+            self._cbytes += header.cbytes
         else:
             self._offsets.append(marker)
         self._nbytes += header.nbytes
@@ -179,6 +197,15 @@ class FrameWriter(OnePassWriter):
             err = RuntimeError("frame write aborted")
             with contextlib.suppress(RuntimeError):
                 self._cm.__exit__(RuntimeError, err, None)
+
+
+def frame_stored(chunk: Any) -> tuple[list[Any], bytes]:
+    """What a frame's file holds of the compressed ``chunk`` (its bytes; nothing for a
+    special chunk, which is an index marker) and what :meth:`FrameWriter.add_written` is
+    given for it (its header)."""
+    data, header = check_new_chunk(chunk)
+    head = bytes(data[:BLOSC2_HEADER_SIZE])
+    return ([] if marker_of(header) is not None else [data]), head
 
 
 @contextlib.contextmanager
@@ -245,6 +272,18 @@ def packed_user(source: Any, dropped: list[str], room: int, reserved: Sequence[s
                 dropped.append(f"{source.meta.entry} {name!r}: msgpack cannot hold it ({exc})")
                 continue
         layers.append((name, packed))
+    return layers
+
+
+def user_vlmeta(metadata: Any, fmt: str, used: int, reserved: Sequence[str] = ()
+                ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """The user ``metadata`` of a new ``fmt`` frame holding ``used`` vlmetalayers already, as
+    its conversion target packs it (:func:`packed_user`); what it cannot hold is refused."""
+    if metadata is None:
+        return []
+    layers: list[tuple[str, bytes]] = writer_user(
+        metadata, fmt, lambda source, dropped: packed_user(
+            source, dropped, MAX_VLMETALAYERS_WRITE - used, reserved))  # fmt: skip
     return layers
 
 
@@ -331,11 +370,17 @@ class FrameLayout:
     def compress_chunk(self, index: int, data: np.ndarray) -> bytearray:
         return self.cparams.compress(np.ascontiguousarray(data).view(np.uint8), nthreads=1)
 
+    def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
+        """:func:`frame_stored`."""
+        return frame_stored(chunk)
 
-def array_layout(fmt: str, description: ArrayDescription, options: dict[str, Any]
-                 ) -> tuple[FrameLayout, list[tuple[str, bytes]], int]:  # fmt: skip
-    """The layout, the vlmetalayers (the numpy metadata) and the header's ``nthreads`` of a
-    new frame of the array ``description`` (``options``: :attr:`FrameTarget.OPTIONS`)."""
+
+def array_layout(
+    fmt: str, description: ArrayDescription, options: dict[str, Any], metadata: Any = None
+) -> tuple[FrameLayout, list[tuple[str, bytes]], int]:
+    """The layout, the vlmetalayers (the numpy metadata, then the user ``metadata``) and the
+    header's ``nthreads`` of a new frame of the array ``description`` (``options``:
+    :attr:`FrameTarget.OPTIONS`)."""
     opts = take_options(options, FrameTarget.OPTIONS, fmt)
     itemsize = max(description.dtype.itemsize, 1)
     typesize = opts.pop("typesize") or min(itemsize, 255)
@@ -355,6 +400,7 @@ def array_layout(fmt: str, description: ArrayDescription, options: dict[str, Any
     layout = FrameLayout(cparams, -(-nitems // items), (items,))
     spec = nd.ArraySpec(description.dtype, description.shape, description.order)
     vlmeta = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
+    vlmeta += user_vlmeta(metadata, fmt, len(vlmeta), NUMPY_KEYS)
     return layout, vlmeta, nthreads
 
 
@@ -370,6 +416,10 @@ class FrameArrayWriter(WriterBase):
     def append_chunk(self, chunk: Any) -> None:
         self._frame.append_chunk(chunk)
 
+    def _add_written(self, receipt: Any) -> IO[bytes]:
+        self._frame.add_written(receipt)
+        return self._frame.file
+
     def _finish(self) -> None:
         self._frame.close()
 
@@ -377,11 +427,12 @@ class FrameArrayWriter(WriterBase):
         self._frame.abort()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription,
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
                 **options: Any) -> FrameArrayWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new frame of the array
-    ``description`` at ``output.path``: flat chunks, the numpy metadata as vlmetalayers."""
-    layout, vlmeta, nthreads = array_layout("b2frame", description, options)
+    ``description`` at ``output.path``: flat chunks, the numpy metadata and the user
+    ``metadata`` as vlmetalayers."""
+    layout, vlmeta, nthreads = array_layout("b2frame", description, options, metadata)
     frame = FrameWriter(output.path, layout.cparams, vlmeta=vlmeta, nthreads=nthreads,
                         in_place=True)  # fmt: skip
     return FrameArrayWriter(output, layout, frame)
