@@ -7,21 +7,32 @@ import contextlib
 import json
 from typing import Any
 
-from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, Console, _one_line
+from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, CLIError, Console, _describe, _one_line
 from .files import _array_nbytes, _check_input, _counting, _progress_bar, _sized_input
 from .info import _json_default
 from .options import storage_options
 
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:
-    """``verify``: check every checksum and decode every chunk; exit 1 if anything is wrong."""
+    """``verify``: check every checksum and decode every chunk of every file, as ``gzip -t``
+    does: one line each (a file that cannot be opened: an error line), and exit 1 if anything
+    is wrong with any of them."""
+    from ..errors import BloscpackError
+
     reports = []
     for name in args.files:
-        with contextlib.ExitStack() as stack:
-            if name != STDIO:
-                _check_input(name, "file")
-            path = _sized_input(stack, console, name)
-            report = _verify_one(args, console, path)
+        try:
+            with contextlib.ExitStack() as stack:
+                if name != STDIO:
+                    _check_input(name, "file")
+                path = _sized_input(stack, console, name)
+                report = _verify_one(args, console, path)
+        except (CLIError, OSError, BloscpackError) as exc:  # the next file is still checked
+            console.error(_describe(exc))
+            report = _unreadable(_describe(exc))
+            if not args.json:
+                reports.append({"file": name, **report})
+                continue
         report = {"file": name, **console.unalias(report)}
         reports.append(report)
         if not args.json:
@@ -51,15 +62,20 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
         try:
             return verify(path, options)
         except BloscpackError as exc:
-            return {
-                "format": None,
-                "ok": False,
-                "nchunks": None,
-                "bad_chunks": [],
-                "problems": [_one_line(str(exc))],
-                "verifiable": False,
-                "notes": [],
-            }
+            return _unreadable(str(exc))
+
+
+def _unreadable(problem: str) -> dict[str, Any]:
+    """The report of a file that could not be read as a container."""
+    return {
+        "format": None,
+        "ok": False,
+        "nchunks": None,
+        "bad_chunks": [],
+        "problems": [_one_line(problem)],
+        "verifiable": False,
+        "notes": [],
+    }
 
 
 def _chunks(n: int) -> str:
