@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -105,7 +106,7 @@ def summarize(
         facts["clevel"] = _clevel(report)
     if stored is not None:
         facts["stored"] = _bytes(stored)
-        if nbytes is not None:
+        if nbytes is not None and problem is None and report is not None:  # else misleading
             facts["ratio"] = f"{nbytes / stored:.2f}" if stored else "-"
     if report is not None:
         facts["checksums"] = _checksums(report)
@@ -130,7 +131,10 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
         facts["array"] = "none: raw bytes"
     else:
         facts["array"] = f"{_dtype(description.dtype)}, shape {tuple(description.shape)}"
-    nbytes = sum(int(part.sizes.total) for part in parts)
+    if raw:
+        nbytes = sum(int(part.sizes.total) for part in parts)
+    else:  # the array's bytes (chunks of a grid may be padded beyond them)
+        nbytes = math.prod(description.shape) * description.dtype.itemsize
     facts["size"] = _bytes(nbytes)
     nchunks = sum(int(part.nchunks) for part in parts)
     facts["chunks"] = _chunk_text(parts, nchunks)
@@ -184,6 +188,9 @@ def _chunk_text(parts: list[Any], nchunks: int) -> str:
             text += f", the last {_bytes(last)}"
     elif nchunks == 1:
         text += f" of {_bytes(sizes.total)}"
+    chunk_shape = parts[0].description.chunks
+    if chunk_shape is not None and len(chunk_shape) > 1:
+        text += f", each of shape {tuple(chunk_shape)}"
     return text
 
 
