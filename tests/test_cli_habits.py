@@ -328,9 +328,10 @@ def shutil_copy(src: Path, dst: Path) -> None:
 
 
 def test_messages_never_show_temporary_names():
-    assert destination_names(
-        "'/data/run/.x.blp.0123456789ab.tmp/new': No space left on device"
-    ) == "'/data/run/x.blp': No space left on device"
+    assert (
+        destination_names("'/data/run/.x.blp.0123456789ab.tmp/new': No space left on device")
+        == "'/data/run/x.blp': No space left on device"
+    )
     assert destination_names(".y.bcolz.00112233aabb.tmp/new/data/__0.blp: bad") == (
         "y.bcolz/data/__0.blp: bad"
     )

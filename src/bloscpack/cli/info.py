@@ -29,7 +29,8 @@ SUMMARY_LABELS = (
     "file", "format", "array", "size", "chunks", "codec", "filters", "clevel", "stored",
     "ratio", "checksums",
 )  # fmt: skip
-#: Chunk headers read for the codec and filter lines, at most (the rest are not counted).
+#: Chunk headers read for the codec and filter lines, at most (the rest are not counted; at a
+#: URL only the first chunk's, as each costs a request).
 SCANNED_CHUNKS = 1000
 #: What the special chunks (no data stored, see :class:`bloscpack.blosc.header.Special`) hold.
 SPECIAL_NAMES = {"zeros": "zeros", "nan": "NaNs", "value": "one repeated value",
@@ -142,8 +143,9 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     filters: Counter[str] = Counter()
     specials: Counter[str] = Counter()
     problem = None
+    limit = 1 if _remote(reader) else SCANNED_CHUNKS  # at a URL every header is a request
     try:
-        for header in _chunk_headers(parts):
+        for header in _chunk_headers(parts, limit):
             if header.special:
                 specials[header.special.name.lower()] += 1
                 continue
@@ -151,7 +153,11 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
             filters[_filters(header)] += 1
     except (registry.BloscpackError, OSError) as exc:
         problem = exc
-    scanned = "" if nchunks <= SCANNED_CHUNKS else f" (in the first {SCANNED_CHUNKS} chunks)"
+    scanned = (
+        ""
+        if nchunks <= limit
+        else (" (in the first chunk)" if limit == 1 else f" (in the first {limit} chunks)")
+    )
     special = ", ".join(f"{n} {'chunk' if n == 1 else 'chunks'} of {SPECIAL_NAMES.get(kind, kind)}"
                         for kind, n in sorted(specials.items()))  # fmt: skip
     facts["codec"] = (_tally(codecs) or ("-" if not special else "none")) + scanned
@@ -161,11 +167,18 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     return nbytes, problem
 
 
-def _chunk_headers(parts: list[Any]) -> Iterator[Any]:
-    """The Blosc headers of the first :data:`SCANNED_CHUNKS` chunks of ``parts``."""
+def _remote(reader: Any) -> bool:
+    try:
+        return bool(reader.remote)
+    except AttributeError:
+        return False
+
+
+def _chunk_headers(parts: list[Any], limit: int) -> Iterator[Any]:
+    """The Blosc headers of the first ``limit`` chunks of ``parts``."""
     from ..blosc.header import ChunkHeader
 
-    left = SCANNED_CHUNKS
+    left = limit
     for part in parts:
         for index in range(min(int(part.nchunks), left)):
             try:
