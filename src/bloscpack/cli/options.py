@@ -198,7 +198,8 @@ def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None
     common = parser.add_argument_group("global options")
     common.add_argument(
         "-f", "--force", action="store_true", default=default(False),
-        help="disable overwrite checks for existing files\n(use with caution)",
+        help="disable overwrite checks for existing files\n(use with caution); compress: also"
+        " an input already\nnamed as a container (.blp, .b2nd, ...)",
     )  # fmt: skip
     common.add_argument(
         "-n", "--nthreads", metavar=f"[1, {MAX_THREADS}]",
@@ -214,7 +215,9 @@ def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None
     bar = common.add_mutually_exclusive_group()
     bar.add_argument(
         "--progress", action="store_true", dest="progress", default=default(None),
-        help="draw a progress bar on stderr\n(default: when stderr is a terminal, without -q)",
+        help="draw a progress bar on stderr (default: when stderr is a\nterminal, for work"
+        " expected to take a second or more, unless\nstdout carries the data to a pipe;"
+        " never with -q)",
     )  # fmt: skip
     bar.add_argument(
         "--no-progress", action="store_false", dest="progress", default=default(None),
