@@ -411,3 +411,28 @@ def test_signal_mid_write_of_a_stream(signum, tmp_path):
     rc, message = EXPECTED[signum]
     assert (proc.returncode, out, err) == (rc, b"", f"blpk: error: {message}\n".encode())
     assert os.listdir(tmp_path) == []
+
+
+def test_info_at_a_server_that_serves_no_ranges(tmp_path):
+    """The report is read, the chunks cannot be: the lines the reader gives say unknown, once
+    with the reason; the command succeeds, as it did before the summary existed."""
+    from remote_servers import http_server
+
+    import bloscpack
+
+    bloscpack.save(np.linspace(0, 1, 50_000).reshape(500, 100), tmp_path / "grid.b2nd")
+    with http_server(str(tmp_path), ranges=False) as server:
+        url = f"{server.url}/grid.b2nd"
+        proc = blpk("info", url)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(":")[1].strip() for line in lines[:11]] == list(SUMMARY_LABELS)
+    assert lines[2].startswith(f"blpk: array:     unknown ({url}: ")
+    assert lines[3:7] == [f"blpk: {label + ':':<11}unknown" for label in
+                          ("size", "chunks", "codec", "filters")]  # fmt: skip
+    assert lines[7:11] == [
+        "blpk: clevel:    5",
+        "blpk: stored:    33.5 kB (33538 bytes)",
+        "blpk: ratio:     unknown",
+        "blpk: checksums: none (the format stores none)",
+    ]

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..containers import registry
+from ..errors import BloscpackError, RemoteError
 from .console import EXIT_OK, STDIN_NAME, STDIO, Console
 from .files import _check_input, _size_of, _sized_input
 from .options import storage_options
@@ -29,6 +30,8 @@ SUMMARY_LABELS = (
     "file", "format", "array", "size", "chunks", "codec", "filters", "clevel", "stored",
     "ratio", "checksums",
 )  # fmt: skip
+#: The lines read through the container's reader (the others come from its report).
+READER_LABELS = ("array", "size", "chunks", "codec", "filters")
 #: Chunk headers read for the codec and filter lines, at most (the rest are not counted; at a
 #: URL only the first chunk's, as each costs a request).
 SCANNED_CHUNKS = 1000
@@ -65,7 +68,7 @@ def cmd_info(args: argparse.Namespace, console: Console) -> int:
         failure: Exception | None = None
         try:
             report = console.unalias(registry.describe(path, fmt))
-        except (registry.BloscpackError, OSError) as exc:
+        except (BloscpackError, OSError) as exc:
             failure = exc
         lines, problem = summarize(path, fmt, name, report)
         console.result(console.unalias(format_summary(lines)))
@@ -98,17 +101,24 @@ def summarize(
     nbytes = None
     try:
         reader = registry.open_reader(path, fmt, verify=False)
-    except (registry.BloscpackError, OSError) as exc:
+    except (BloscpackError, OSError) as exc:
         reader, problem = None, exc
     if reader is not None:
         with contextlib.closing(reader):
             nbytes, problem = _reader_facts(reader, facts)
+    if isinstance(problem, RemoteError) and report is not None:  # e.g. a server that serves
+        reason = f"unknown ({problem})"  # no byte ranges: the report was read, the container
+        for label in READER_LABELS:  # is fine; the reason once, on the first line unknown
+            if label not in facts:
+                facts[label], reason = reason, "unknown"
+        problem = None
     if report is not None:
         facts["clevel"] = _clevel(report)
     if stored is not None:
         facts["stored"] = _bytes(stored)
-        if nbytes is not None and problem is None and report is not None:  # else misleading
-            facts["ratio"] = f"{nbytes / stored:.2f}" if stored else "-"
+        if problem is None and report is not None:  # else misleading
+            ratio = "unknown" if nbytes is None else f"{nbytes / stored:.2f}" if stored else "-"
+            facts["ratio"] = ratio
     if report is not None:
         facts["checksums"] = _checksums(report)
     return [(label, facts[label]) for label in SUMMARY_LABELS if label in facts], problem
@@ -126,7 +136,7 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     parts = [reader.column(c) for c in reader.columns] if reader.columns else [reader]
     try:
         raw = not reader.stored_metadata().is_array
-    except (registry.BloscpackError, OSError):
+    except (BloscpackError, OSError):
         raw = False
     if raw:
         facts["array"] = "none: raw bytes"
@@ -151,7 +161,7 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
                 continue
             codecs[_codec(header)] += 1
             filters[_filters(header)] += 1
-    except (registry.BloscpackError, OSError) as exc:
+    except (BloscpackError, OSError) as exc:
         problem = exc
     scanned = (
         ""
@@ -258,7 +268,7 @@ def _stored_size(path: Any) -> int | None:
     size = getattr(path, "size", None)
     try:
         return int(size()) if callable(size) else None
-    except (TypeError, registry.BloscpackError, OSError):
+    except (TypeError, BloscpackError, OSError):
         return None
 
 
