@@ -168,7 +168,7 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
         if nchunks <= limit
         else (" (in the first chunk)" if limit == 1 else f" (in the first {limit} chunks)")
     )
-    special = ", ".join(f"{n} {'chunk' if n == 1 else 'chunks'} of {SPECIAL_NAMES.get(kind, kind)}"
+    special = ", ".join(f"{_counted(n)} of {SPECIAL_NAMES.get(kind, kind)}"
                         for kind, n in sorted(specials.items()))  # fmt: skip
     facts["codec"] = (_tally(codecs) or ("-" if not special else "none")) + scanned
     if special:
@@ -217,6 +217,10 @@ def _chunk_text(parts: list[Any], nchunks: int) -> str:
     return text
 
 
+def _counted(n: int) -> str:
+    return f"{n} chunk{'' if n == 1 else 's'}"
+
+
 def _codec(header: Any) -> str:
     """The codec of a chunk by name; Blosc1 headers store one code for lz4 and lz4hc."""
     name = str(header.codec)
@@ -241,7 +245,7 @@ def _tally(counts: Counter[str]) -> str:
     """``zstd``, or ``lz4 (3 chunks), zstd (1 chunk)`` when chunks differ."""
     if len(counts) <= 1:
         return next(iter(counts), "")
-    return ", ".join(f"{key} ({n} {'chunk' if n == 1 else 'chunks'})"
+    return ", ".join(f"{key} ({_counted(n)})"
                      for key, n in counts.most_common())  # fmt: skip
 
 

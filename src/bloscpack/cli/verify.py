@@ -9,7 +9,7 @@ from typing import Any
 
 from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, CLIError, Console, _describe, _one_line
 from .files import _array_nbytes, _check_input, _counting, _progress_bar, _sized_input
-from .info import _json_default
+from .info import _counted, _json_default
 from .options import storage_options
 
 
@@ -78,10 +78,6 @@ def _unreadable(problem: str) -> dict[str, Any]:
     }
 
 
-def _chunks(n: int) -> str:
-    return f"{n} chunk" if n == 1 else f"{n} chunks"
-
-
 def _print_verify_report(report: dict[str, Any], console: Console, strict: bool) -> None:
     path, nchunks = report["file"], report.get("nchunks")
     nchunks = nchunks if isinstance(nchunks, int) else None
@@ -89,17 +85,17 @@ def _print_verify_report(report: dict[str, Any], console: Console, strict: bool)
     notes = [n for n in report.get("notes") or [] if not n.startswith("not verifiable")]
     if report["ok"] and not (strict and unchecked):
         extra = ", no checksums" if unchecked else ""
-        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks or 0)}{extra})")
+        console.result(f"{path}: ok ({report['format']}, {_counted(nchunks or 0)}{extra})")
         for note in notes:
             console.result(f"  note: {_one_line(note)}")
         return
     if report["ok"]:  # --strict, and no checksum covers the chunks
-        print(f"{PROG}: {path}: FAILED ({report['format']}, {_chunks(nchunks or 0)}, not"
+        print(f"{PROG}: {path}: FAILED ({report['format']}, {_counted(nchunks or 0)}, not"
               " verifiable: no checksums cover the chunks)", file=console.out)  # fmt: skip
         return
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []
-    counted = f"{len(bad)} of {_chunks(nchunks)} bad" if nchunks is not None else "unreadable"
+    counted = f"{len(bad)} of {_counted(nchunks)} bad" if nchunks is not None else "unreadable"
     print(
         f"{PROG}: {path}: FAILED ({report.get('format') or 'unknown format'}, {counted})",
         file=console.out,
