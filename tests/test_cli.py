@@ -113,11 +113,17 @@ INFO_FILES = [
 
 @pytest.mark.parametrize("name", INFO_FILES)
 def test_info_text_as_016(name, bloscpack016):
-    ours = blpk("info", CORPUS / name)
+    """``--legacy``: exactly 0.16's text; ``-v``: the summary, then 0.16's text."""
+    ours = blpk("info", "--legacy", CORPUS / name)
     old = bloscpack016.cli("i", str(CORPUS / name))
     assert ours.returncode == old.returncode == 0, ours.stderr
     assert ours.stdout == old.stdout
     assert ours.stderr == ""
+    verbose = blpk("-v", "info", CORPUS / name)
+    assert verbose.returncode == 0, verbose.stderr
+    summary, details = verbose.stdout.split("blpk: details:\n")
+    assert details == old.stdout
+    assert summary.startswith(f"blpk: file:      {CORPUS / name}\nblpk: format:    blp: ")
 
 
 def test_info_json_matches_manifest():
@@ -328,7 +334,11 @@ def test_missing_inputs(tmp_path):
 
 def test_extension_checks(tmp_path):
     raw = INPUTS / "small_2000.bin"
-    assert_one_error(blpk("d", raw), f"input file '{raw}' does not end with '.blp'")
+    assert_one_error(
+        blpk("d", raw),
+        f"input file '{raw}' does not end with '.blp' (nor .b2frame, .b2nd, .b2sframe, .bcolz;"
+        " -e decompresses it whatever its name, to the <out_file> given)",
+    )
     assert_one_error(
         blpk("d", "-e", CORPUS / "cli_default.blp"),
         "--no-check-extension requires use of <out_file>",
@@ -391,9 +401,13 @@ def test_debug_shows_tracebacks(tmp_path):
     assert proc.stderr.splitlines()[-1].startswith("blpk: error: ")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_leaves_no_output(signum, tmp_path):
-    """Ctrl-C (SIGINT) or SIGTERM while compressing: exit 130, no output, no temporary file."""
+@pytest.mark.parametrize(
+    ("signum", "rc", "message"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_interrupt_leaves_no_output(signum, rc, message, tmp_path):
+    """Ctrl-C (SIGINT) or SIGTERM while compressing: exit 130 or 143, one line, no output, no
+    temporary file."""
     import time
 
     import numpy as np
@@ -427,8 +441,8 @@ def test_interrupt_leaves_no_output(signum, tmp_path):
         time.sleep(0.02)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert err == "blpk: error: interrupted\n"
+    assert proc.returncode == rc
+    assert err == f"blpk: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]
 
 

@@ -166,7 +166,7 @@ def test_compress_to_stdout_is_exactly_the_container(data, tmp_path):
     ("content", "message"),
     [
         (b"garbage\n", "<stdin>: not a Blosc container (first bytes 67 61 72 62 61 67 65 0a)"),
-        (b"", "<stdin>: not a Blosc container (first bytes )"),
+        (b"", "<stdin>: empty file, not a Blosc container"),
     ],
 )
 def test_not_a_container_on_stdin(content, message, tmp_path):
@@ -216,8 +216,12 @@ def test_info_and_verify_of_stdin(tmp_path):
         "-", False, [0],
     )  # fmt: skip
     assert "/tmp" not in proc.stdout.decode()  # the spooled copy is named <stdin>
-    ours = blpk("i", "-", stdin=source.read_bytes())
-    assert ours.returncode == 0 and ours.stdout == blpk("i", source).stdout
+    ours = blpk("i", "--legacy", "-", stdin=source.read_bytes())
+    assert ours.returncode == 0 and ours.stdout == blpk("i", "--legacy", source).stdout
+    ours = blpk("i", "-", stdin=source.read_bytes())  # the summary names it <stdin>
+    theirs = blpk("i", source)
+    assert ours.returncode == 0 and ours.stdout.startswith(b"blpk: file:      <stdin>\n")
+    assert ours.stdout.splitlines()[1:] == theirs.stdout.splitlines()[1:]
     proc = blpk("i", "-", stdin=b"nope")
     assert proc.stderr == b"blpk: error: <stdin>: not a Blosc container (first bytes 6e 6f 70 65)\n"
 

@@ -15,7 +15,16 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from bloscpack.progress import BAR_WIDTH, REDRAW_INTERVAL, ProgressBar, human_bytes, wanted
+from bloscpack.progress import (
+    BAR_WIDTH,
+    MIN_SECONDS,
+    REDRAW_INTERVAL,
+    THROUGHPUT,
+    ProgressBar,
+    expected_seconds,
+    human_bytes,
+    wanted,
+)
 
 BLPK = [sys.executable, "-m", "bloscpack"]
 CORPUS = DATA / "bloscpack"
@@ -36,18 +45,24 @@ def run_with_tty_stderr(*args: str | Path, cwd: Path) -> tuple[int, bytes, str]:
             [*BLPK, *map(str, args)], stdin=source, stdout=sink, stderr=slave, cwd=cwd
         )
     os.close(slave)
-    seen = []
+    seen = read_terminal(master)
+    rc = proc.wait(timeout=120)
+    return rc, stdout.read_bytes(), seen.decode()
+
+
+def read_terminal(master: int) -> bytes:
+    """All a pseudo-terminal shows until its every writer is gone; closes ``master``."""
+    seen = b""
     while True:
         try:
             piece = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
+        except OSError:  # EIO: every writer closed the terminal
             break
         if not piece:
             break
-        seen.append(piece)
+        seen += piece
     os.close(master)
-    rc = proc.wait(timeout=120)
-    return rc, stdout.read_bytes(), b"".join(seen).decode()
+    return seen
 
 
 @pytest.fixture
@@ -69,10 +84,11 @@ def work(tmp_path: Path) -> Path:
     ],
 )
 def test_bar_on_a_terminal(args, label, work):
+    """With ``--progress`` (the 3.2 MB of work is too little for a bar by default)."""
     if args[0] != "c":
         packed = subprocess.run([*BLPK, "c", "-z", "256K", "data.bin", "x.blp"], cwd=work)
         assert packed.returncode == 0
-    rc, out, tty = run_with_tty_stderr(*args, cwd=work)
+    rc, out, tty = run_with_tty_stderr("--progress", *args, cwd=work)
     assert rc == 0, tty
     finished = FINISHED.findall(tty)
     assert finished == [(label, "3.2 MB")], tty
@@ -86,22 +102,16 @@ def test_bar_on_a_terminal(args, label, work):
 
 
 def test_stream_of_unknown_size_shows_bytes_and_rate(work):
-    """From a pipe the total is unknown: bytes done and throughput, no percent."""
+    """From a pipe the total is unknown: bytes done and throughput, no percent (forced: by
+    default a bar of unknown total appears only after a second of work)."""
     master, slave = os.openpty()
     cat = subprocess.Popen(["cat", "data.bin"], stdout=subprocess.PIPE, cwd=work)
-    proc = subprocess.Popen([*BLPK, "c", "-", "x.blp"], stdin=cat.stdout, stderr=slave, cwd=work)
+    proc = subprocess.Popen(
+        [*BLPK, "--progress", "c", "-", "x.blp"], stdin=cat.stdout, stderr=slave, cwd=work
+    )
     cat.stdout.close()
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            piece = os.read(master, 65536)
-        except OSError:
-            break
-        if not piece:
-            break
-        seen += piece
-    os.close(master)
+    seen = read_terminal(master)
     assert proc.wait(timeout=120) == 0 and cat.wait() == 0
     assert re.fullmatch(
         r"(\rblpk: compress [\d.]+ [kM]?B [\d.]+ MB/s\x1b\[K)+\r\n", seen.decode()
@@ -152,6 +162,104 @@ def test_compressed_data_is_not_written_to_a_terminal(work):
     assert (
         proc.stderr == b"blpk: error: compressed data not written to a terminal (use -f to force)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["c", "data.bin", "x.blp"],
+        ["c", "--format", "b2nd", "data.bin", "x.b2nd"],
+        ["c", "-", "x.blp"],  # a stream of unknown size, over in less than a second
+    ],
+)
+def test_no_bar_for_work_under_a_second_by_default(args, work):
+    """3.2 MB: under THROUGHPUT's 50 MB a second of compression, so no bar on the terminal."""
+    master, slave = os.openpty()
+    with open(work / "data.bin", "rb") as source:
+        proc = subprocess.Popen([*BLPK, *args], stdin=source, stderr=slave, cwd=work)
+    os.close(slave)
+    assert read_terminal(master) == b""
+    assert proc.wait(timeout=120) == 0
+
+
+@pytest.fixture
+def big(tmp_path: Path) -> Path:
+    """64 MiB: over a second of zlib compression (THROUGHPUT: 50 MB/s)."""
+    np.cumsum(np.random.default_rng(3).standard_normal(8 * 2**20)).tofile(tmp_path / "big.bin")
+    return tmp_path
+
+
+def test_bar_by_default_for_long_work(big):
+    rc, out, tty = run_with_tty_stderr("c", "-c", "zlib", "big.bin", "x.blp", cwd=big)
+    assert rc == 0, tty
+    assert FINISHED.findall(tty) == [("compress", "67.1 MB")]
+
+
+def test_two_in_a_pipe_never_draw_over_each_other(big):
+    """``blpk c ... - | blpk d - out``: the first writes the data to the pipe, so it draws no
+    bar; only the last of a pipe may draw (here after a second of work of unknown size)."""
+    master, slave = os.openpty()
+    first = subprocess.Popen(
+        [*BLPK, "c", "-c", "zlib", "big.bin", "-"], stdout=subprocess.PIPE, stderr=slave, cwd=big
+    )
+    second = subprocess.Popen(
+        [*BLPK, "d", "-", "out.bin"], stdin=first.stdout, stderr=slave, cwd=big
+    )
+    first.stdout.close()
+    os.close(slave)
+    tty = read_terminal(master).decode()
+    assert first.wait(timeout=300) == 0 and second.wait(timeout=300) == 0
+    assert "compress" not in tty
+    assert set(re.findall(r"\rblpk: (\w+) ", tty)) <= {"decompress"}
+    assert (big / "out.bin").read_bytes() == (big / "big.bin").read_bytes()
+
+
+def test_data_on_stdout_to_a_pipe_draws_no_bar_unless_forced(work):
+    subprocess.run([*BLPK, "c", "data.bin", "x.blp"], cwd=work, check=True)
+    for forced, expected in (([], b""), (["--progress"], b"decompress")):
+        master, slave = os.openpty()
+        proc = subprocess.Popen(
+            [*BLPK, *forced, "d", "x.blp", "-"], stdout=subprocess.PIPE, stderr=slave, cwd=work
+        )
+        os.close(slave)
+        with proc.stdout:
+            data = proc.stdout.read()
+        tty = read_terminal(master)
+        assert proc.wait(timeout=120) == 0
+        assert data == (work / "data.bin").read_bytes()
+        assert (expected in tty) if expected else tty == b""
+
+
+def test_thresholds():
+    assert expected_seconds("compress", 50_000_000) == pytest.approx(1.0)
+    assert expected_seconds("decompress", 100_000_000) == pytest.approx(0.5)
+    assert expected_seconds("verify", None) is None
+    assert THROUGHPUT == {
+        "compress": 50e6, "convert": 50e6, "append": 50e6, "decompress": 200e6, "verify": 250e6,
+    }  # fmt: skip
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert wanted(None, False, Tty(), seconds=MIN_SECONDS)
+    assert not wanted(None, False, Tty(), seconds=0.99)
+    assert not wanted(None, False, Tty(), data_out=True)
+    assert wanted(True, False, io.StringIO(), data_out=True, seconds=0.0)
+
+
+def test_delayed_bar_never_drawn_when_work_ends_first():
+    clock, stream = Clock(), io.StringIO()
+    bar = ProgressBar("blpk: x", None, stream, clock=clock, delay=1.0)
+    clock.now += 0.5
+    bar.advance(10)
+    bar.finish()
+    assert stream.getvalue() == ""
+    bar = ProgressBar("blpk: x", None, stream, clock=clock, delay=1.0)
+    clock.now += 1.0
+    bar.advance(10)
+    bar.finish()
+    assert stream.getvalue() == "\rblpk: x 10 B 0.0 MB/s\x1b[K\rblpk: x 10 B 0.0 MB/s\x1b[K\n"
 
 
 # --- the bar itself -------------------------------------------------------------------------

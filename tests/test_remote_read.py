@@ -359,6 +359,13 @@ def test_cli_info_verify_decompress_convert(tree: Path, tmp_path: Path, http, s3
     assert "b2nd" in done.stdout
     done = _blpk("info", f"{http.url}/a.blp")
     assert done.returncode == 0, done.stderr
+    summary = done.stdout.split("blpk: details:")[0].splitlines()  # a request per header: one
+    assert summary[2:5] == [
+        "blpk: array:     int64, shape (1200, 800)",
+        "blpk: size:      7.7 MB (7680000 bytes)",
+        "blpk: chunks:    8 of 1.0 MB (1048576 bytes), the last 340.0 kB (339968 bytes)",
+    ]
+    assert summary[5].endswith(" (in the first chunk)"), summary
     done = _blpk(*options, "verify", "s3://data/a.bcolz", env=env)
     assert done.returncode == 0, done.stderr
     out = tmp_path / "a.npy"

@@ -1,5 +1,10 @@
 """bloscpack: read and write every container format of the Blosc family."""
 
+# ruff: noqa: E402 (the start-up guard of blpk comes before the imports)
+from ._startup import guard_cli_start as _guard_cli_start
+
+_guard_cli_start()  # blpk: a signal during the imports below exits with one line
+
 from . import errors
 from .api import (  # the bloscpack 0.16 API
     BloscArgs,

@@ -10,6 +10,7 @@ import inspect
 import io
 import mmap
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -223,10 +224,39 @@ def sized_input(path: PathLike) -> Iterator[str]:
     try:
         with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
             copy_stream(src, out)
-        yield copy
+        with named_copy(copy, path):
+            yield copy
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(copy)
+
+
+#: Temporary copies of inputs, and the names messages give them (see :func:`named_copy`).
+_COPY_NAMES: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def named_copy(copy: str, name: str) -> Iterator[None]:
+    """While the block runs, a :class:`ByteSource` of the temporary copy ``copy`` of an input
+    is called ``name`` (the input's own name): messages never show a temporary file."""
+    _COPY_NAMES[copy] = name
+    try:
+        yield
+    finally:
+        _COPY_NAMES.pop(copy, None)
+
+
+#: The private directory a :class:`StagedOutput` builds ``<dir>/<name>`` in, and in it the
+#: output itself: ``<dir>/.<name>.<12 hex digits>.tmp/new``.
+_STAGED_NAME = re.compile(
+    r"(?P<dir>(?:[^\s'\"]*/)?)\.(?P<name>[^/\s'\"]+)\.[0-9a-f]{12}\.tmp(?:/new)?"
+)
+
+
+def destination_names(text: str) -> str:
+    """``text`` with the paths where staged outputs are built replaced by the outputs' own
+    paths: messages never show a temporary file."""
+    return _STAGED_NAME.sub(lambda m: m["dir"] + m["name"], text)
 
 
 #: Reads of a file up to this many bytes are positioned reads (``os.pread``), until a larger read
@@ -282,7 +312,7 @@ class ByteSource:
             self.name = name or "<bytes>"
         else:
             path = os.fspath(source)
-            self.name = name or path
+            self.name = name or _COPY_NAMES.get(path, path)
             try:
                 self._file = open(  # noqa: SIM115 (closed by close())
                     path if fd is None else fd, "rb", buffering=0

@@ -3,11 +3,11 @@
 A thin layer over the public API.  Every subcommand, alias, option and default of bloscpack 0.16
 keeps working; messages go to stderr (``blpk: error: ...`` on one line), ``info``/``verify``
 reports and decompressed metadata go to stdout, unless stdout carries data (``-``), when they go
-to stderr too.  Exit codes: 0 success, 1 error, 2 usage error, 130 interrupted.  Output files
-are written through a temporary file and renamed into place, so a bad input or an interruption
-never leaves a partial or truncated output.  ``-`` is stdin or stdout (:mod:`bloscpack.streaming`
-moves the data chunk by chunk); long operations draw a progress bar on stderr
-(:mod:`bloscpack.progress`).
+to stderr too.  Exit codes: 0 success, 1 error, 2 usage error, 130 interrupted (SIGINT), 143
+terminated (SIGTERM).  Output files are written through a temporary file and renamed into
+place, so a bad input or an interruption never leaves a partial or truncated output.  ``-``
+is stdin or stdout (:mod:`bloscpack.streaming` moves the data chunk by chunk); long operations
+draw a progress bar on stderr (:mod:`bloscpack.progress`).
 
 The package holds one module per subcommand (``compress``, ``decompress``, ``append``,
 ``info``, ``verify``, ``convert``, ``demo``), the parser (``options``), inputs and outputs

@@ -50,6 +50,7 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
     to_stdout = out_file == STDIO
     if not from_stdin:
         _check_input(in_file)
+        _refuse_compressed(in_file, args.force)
         if os.path.isdir(in_file):
             raise CLIError(f"input file '{in_file}' is a directory")
     if to_stdout:
@@ -98,6 +99,17 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
         if out_size and in_size is not None:
             console.verbose(f"compression ratio: {in_size / out_size:.6f}")
     return EXIT_OK
+
+
+def _refuse_compressed(in_file: str, force: bool) -> None:
+    """As ``gzip`` does: an input named as a container (any suffix a format is written with)
+    is not compressed again, unless ``-f``."""
+    found = _registry.by_extension(in_file)
+    if found is not None and not force:
+        raise CLIError(
+            f"{in_file} already has the {found.extension} suffix -- unchanged"
+            " (use -f to compress it again)"
+        )
 
 
 def _options(args: argparse.Namespace, in_file: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM exits 143 (128 + the signal number)
 
 
 PROG = "blpk"
@@ -86,7 +86,14 @@ class Console:
 
     def error(self, text: str) -> None:
         """One error line on stderr (never silenced)."""
-        print(f"{PROG}: error: {_one_line(self.unalias(text))}", file=self.err)
+        print(f"{PROG}: error: {_one_line(real_names(self.unalias(text)))}", file=self.err)
+
+
+def real_names(text: str) -> str:
+    """``text`` naming outputs by their paths, not the temporary places they are built in."""
+    from ..io import destination_names
+
+    return destination_names(text)
 
 
 def _one_line(text: str) -> str:

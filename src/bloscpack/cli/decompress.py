@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from ..containers import registry
 from ..containers.options import double_pretty_size
@@ -27,7 +27,7 @@ from .files import (
     _strip_extension,
     _write_json,
 )
-from .options import EXTENSION, storage_options
+from .options import EXTENSION, FORMAT_EXTENSIONS, storage_options
 
 #: Bytes read from the start of an input to recognise its format and size.
 HEAD_BYTES = 32
@@ -46,7 +46,7 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     else:
         stripped = _strip_extension(in_file)
         if stripped is None:
-            raise CLIError(f"input file '{in_file}' does not end with '{EXTENSION}'")
+            _refuse_unnamed(in_file)
         out_file = out_file or _local_name(stripped)
     to_stdout = out_file == STDIO
     if not from_stdin:
@@ -77,6 +77,21 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     if not to_stdout and not _is_remote(out_file):
         console.verbose(f"output file size: {double_pretty_size(_size_of(out_file))}")
     return EXIT_OK
+
+
+def _refuse_unnamed(in_file: str) -> NoReturn:
+    """The input has none of the suffixes of the formats: say which are accepted (or, for a
+    ``.npy`` file, what reads it)."""
+    if registry.extension_of(in_file) == ".npy":
+        raise CLIError(
+            f"input file '{in_file}' is a NumPy .npy file, not a Blosc container: read it with"
+            " numpy.load, or compress it with blpk c"
+        )
+    others = ", ".join(ext for ext in FORMAT_EXTENSIONS.values() if ext != EXTENSION)
+    raise CLIError(
+        f"input file '{in_file}' does not end with '{EXTENSION}' (nor {others}; -e decompresses"
+        " it whatever its name, to the <out_file> given)"
+    )
 
 
 def _local_name(name: str) -> str:

@@ -135,6 +135,16 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+def _is_regular_file(stream: Any) -> bool:
+    """Whether ``stream`` is a regular file (stdout redirected to a file, not a pipe)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _seekable(stream: Any) -> bool:
     try:
         return bool(stream.seekable())
@@ -197,11 +207,13 @@ def _spool_input(
 ) -> str:
     """``head`` and then the rest of ``stream`` (the input ``name``) copied into a temporary
     file, removed when ``stack`` closes; messages name it ``name``."""
+    from ..io import named_copy
     from ..streaming import spool
 
     spooled = "stdin" if name == STDIO else os.path.basename(name)  # keeps a .npy suffix
     path = spool(head, stream, _scratch(stack), spooled)
     console.aliases[path] = _input_name(name)
+    stack.enter_context(named_copy(path, _input_name(name)))
     return path
 
 
@@ -220,15 +232,25 @@ def _progress_bar(
     args: argparse.Namespace, console: Console, label: str, total: Callable[[], int | None]
 ) -> Iterator[ProgressBar | None]:
     """A progress bar on stderr while the block runs, if wanted (see
-    :func:`bloscpack.progress.wanted`); ``total()`` is asked only then.  Finished with a newline
+    :func:`bloscpack.progress.wanted`: by default on a terminal, for work of ``label`` on
+    ``total()`` bytes expected to take a second or more, never when stdout carries the data to
+    a pipe or a terminal); ``total()`` is asked only when it matters.  Finished with a newline
     on success, erased on error."""
-    from ..progress import ProgressBar, wanted
+    from ..progress import MIN_SECONDS, ProgressBar, expected_seconds, wanted
 
     quiet = console.level == Console.QUIET
-    if not wanted(getattr(args, "progress", None), quiet, console.err):
+    option = getattr(args, "progress", None)
+    data_out = console.out is console.err and not _is_regular_file(sys.stdout)
+    if not wanted(option, quiet, console.err, data_out=data_out):
         yield None
         return
-    bar = ProgressBar(f"{PROG}: {label}", total(), console.err)
+    size = total()
+    seconds = expected_seconds(label, size)
+    if not wanted(option, quiet, console.err, data_out=data_out, seconds=seconds):
+        yield None
+        return
+    delay = MIN_SECONDS if option is None and seconds is None else 0.0
+    bar = ProgressBar(f"{PROG}: {label}", size, console.err, delay=delay)
     try:
         yield bar
     except BaseException:

@@ -10,14 +10,15 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from .._startup import MESSAGES, exit_code
 from .append import cmd_append
 from .compress import cmd_compress
-from .console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, CLIError, Console, _describe
+from .console import EXIT_ERROR, EXIT_USAGE, CLIError, Console, _describe
 from .convert import cmd_convert
 from .decompress import cmd_decompress
 from .demo import cmd_demo
 from .info import cmd_info
-from .options import build_parser
+from .options import build_parser, refuse_gzip_levels
 from .verify import cmd_verify
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
@@ -37,20 +38,26 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 
 
 class _Interrupted(KeyboardInterrupt):
-    """Raised by blpk's SIGINT/SIGTERM handler.
+    """Raised by blpk's SIGINT/SIGTERM handler while a command runs; ``signum`` is the signal.
 
     A subclass on purpose: CPython remembers a plain KeyboardInterrupt that lands inside
     ``eval()`` (as ``namedtuple`` uses) and then exits by SIGINT instead of with blpk's code.
     """
 
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        super().__init__()
+        self.signum = signum
+
 
 def _on_signal(signum: int, frame: Any) -> NoReturn:
-    raise _Interrupted
+    raise _Interrupted(signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``blpk`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    refuse_gzip_levels(parser, argv)
     args = parser.parse_args(argv)
     level = Console.NORMAL
     if args.quiet:
@@ -77,9 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = COMMANDS[args.subcommand](args, console)
             console.verbose("done")
             return code
-        except KeyboardInterrupt:
-            console.error("interrupted")
-            return EXIT_INTERRUPTED
+        except KeyboardInterrupt as exc:  # SIGINT 130, SIGTERM 143; outputs already cleaned up
+            signum = getattr(exc, "signum", signal.SIGINT)
+            console.error(MESSAGES[signal.Signals(signum)])
+            return exit_code(signum)
         except BrokenPipeError:
             _silence_stdout()
             return EXIT_ERROR
@@ -96,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 class _terminate_as_interrupt:
-    """SIGINT and SIGTERM raise KeyboardInterrupt while a command runs: outputs are cleaned up."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt while a command runs: outputs are cleaned up.
+    Before and after, the start-up handlers (:mod:`bloscpack._startup`) exit at once."""
 
     _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

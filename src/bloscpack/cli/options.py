@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -96,7 +97,7 @@ def version_string() -> str:
 
 
 EPILOG = """\
-exit codes: 0 success, 1 error, 2 usage error, 130 interrupted
+exit codes: 0 success, 1 error, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM)
 Additional help for subcommands is available:
   %(prog)s 'subcommand' [ -h | --help ]"""
 
@@ -197,7 +198,8 @@ def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None
     common = parser.add_argument_group("global options")
     common.add_argument(
         "-f", "--force", action="store_true", default=default(False),
-        help="disable overwrite checks for existing files\n(use with caution)",
+        help="disable overwrite checks for existing files\n(use with caution); compress: also"
+        " an input already\nnamed as a container (.blp, .b2nd, ...)",
     )  # fmt: skip
     common.add_argument(
         "-n", "--nthreads", metavar=f"[1, {MAX_THREADS}]",
@@ -213,7 +215,9 @@ def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None
     bar = common.add_mutually_exclusive_group()
     bar.add_argument(
         "--progress", action="store_true", dest="progress", default=default(None),
-        help="draw a progress bar on stderr\n(default: when stderr is a terminal, without -q)",
+        help="draw a progress bar on stderr (default: when stderr is a\nterminal, for work"
+        " expected to take a second or more, unless\nstdout carries the data to a pipe;"
+        " never with -q)",
     )  # fmt: skip
     bar.add_argument(
         "--no-progress", action="store_false", dest="progress", default=default(None),
@@ -225,8 +229,41 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors: the usage, then one ``blpk: error: ...`` line (also for subcommands)."""
 
     def error(self, message: str) -> NoReturn:
+        # the subcommand's positional has no metavar (it would clutter the help): name it
+        message = message.replace("argument : invalid", "argument <subcommand>: invalid")
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{PROG}: error: {message}\n")
+
+
+#: The option that sets the compression level, of the subcommands that compress.
+LEVEL_OPTIONS = {"compress": "-l", "c": "-l", "append": "-l", "a": "-l", "convert": "--clevel"}
+
+
+def refuse_gzip_levels(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """gzip's ``-1`` ... ``-9`` given to a subcommand that compresses: a usage error that names
+    blpk's option.  bloscpack 0.16 read such a word as a file name, and still does when a file
+    of that name exists (``--`` ends the options as usual)."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    takes_value = {o for a in parser._actions if a.nargs != 0 for o in a.option_strings}
+    position = 0
+    while position < len(argv) and argv[position] not in subparsers.choices:
+        position += 2 if argv[position] in takes_value else 1
+    if position >= len(argv) or argv[position] not in LEVEL_OPTIONS:
+        return
+    name = argv[position]
+    sub = subparsers.choices[name]
+    takes_value = {o for a in sub._actions if a.nargs != 0 for o in a.option_strings}
+    previous = ""
+    for arg in argv[position + 1 :]:
+        if arg == "--":
+            return
+        if (len(arg) == 2 and arg[0] == "-" and arg[1].isdigit() and previous not in takes_value
+                and not os.path.exists(arg)):  # fmt: skip
+            sub.error(
+                f"no such option: {arg} (gzip's compression level): blpk {name} sets the level"
+                f" with {LEVEL_OPTIONS[name]} {arg[1]}"
+            )
+        previous = arg
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -361,7 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     for p in add("info", "i", "print information about a compressed file"):
-        p.add_argument("--json", action="store_true", help="print the information as JSON")
+        shown = p.add_mutually_exclusive_group()
+        shown.add_argument("--json", action="store_true", help="print the information as JSON")
+        shown.add_argument(
+            "--legacy", action="store_true",
+            help="print the details alone, as earlier versions did (bloscpack 0.16's\n"
+            "text for .blp files); -v prints the summary, then that text",
+        )  # fmt: skip
         p.add_argument("file_", metavar="<file>", help="file to show info for ('-': stdin)")
 
     for p in add("verify", "t", "check every checksum and decode every chunk, write nothing"):

@@ -7,21 +7,32 @@ import contextlib
 import json
 from typing import Any
 
-from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, Console, _one_line
+from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, CLIError, Console, _describe, _one_line
 from .files import _array_nbytes, _check_input, _counting, _progress_bar, _sized_input
-from .info import _json_default
+from .info import _counted, _json_default
 from .options import storage_options
 
 
 def cmd_verify(args: argparse.Namespace, console: Console) -> int:
-    """``verify``: check every checksum and decode every chunk; exit 1 if anything is wrong."""
+    """``verify``: check every checksum and decode every chunk of every file, as ``gzip -t``
+    does: one line each (a file that cannot be opened: an error line), and exit 1 if anything
+    is wrong with any of them."""
+    from ..errors import BloscpackError
+
     reports = []
     for name in args.files:
-        with contextlib.ExitStack() as stack:
-            if name != STDIO:
-                _check_input(name, "file")
-            path = _sized_input(stack, console, name)
-            report = _verify_one(args, console, path)
+        try:
+            with contextlib.ExitStack() as stack:
+                if name != STDIO:
+                    _check_input(name, "file")
+                path = _sized_input(stack, console, name)
+                report = _verify_one(args, console, path)
+        except (CLIError, OSError, BloscpackError) as exc:  # the next file is still checked
+            console.error(_describe(exc))
+            report = _unreadable(_describe(exc))
+            if not args.json:
+                reports.append({"file": name, **report})
+                continue
         report = {"file": name, **console.unalias(report)}
         reports.append(report)
         if not args.json:
@@ -51,19 +62,20 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
         try:
             return verify(path, options)
         except BloscpackError as exc:
-            return {
-                "format": None,
-                "ok": False,
-                "nchunks": None,
-                "bad_chunks": [],
-                "problems": [_one_line(str(exc))],
-                "verifiable": False,
-                "notes": [],
-            }
+            return _unreadable(str(exc))
 
 
-def _chunks(n: int) -> str:
-    return f"{n} chunk" if n == 1 else f"{n} chunks"
+def _unreadable(problem: str) -> dict[str, Any]:
+    """The report of a file that could not be read as a container."""
+    return {
+        "format": None,
+        "ok": False,
+        "nchunks": None,
+        "bad_chunks": [],
+        "problems": [_one_line(problem)],
+        "verifiable": False,
+        "notes": [],
+    }
 
 
 def _print_verify_report(report: dict[str, Any], console: Console, strict: bool) -> None:
@@ -73,17 +85,17 @@ def _print_verify_report(report: dict[str, Any], console: Console, strict: bool)
     notes = [n for n in report.get("notes") or [] if not n.startswith("not verifiable")]
     if report["ok"] and not (strict and unchecked):
         extra = ", no checksums" if unchecked else ""
-        console.result(f"{path}: ok ({report['format']}, {_chunks(nchunks or 0)}{extra})")
+        console.result(f"{path}: ok ({report['format']}, {_counted(nchunks or 0)}{extra})")
         for note in notes:
             console.result(f"  note: {_one_line(note)}")
         return
     if report["ok"]:  # --strict, and no checksum covers the chunks
-        print(f"{PROG}: {path}: FAILED ({report['format']}, {_chunks(nchunks or 0)}, not"
+        print(f"{PROG}: {path}: FAILED ({report['format']}, {_counted(nchunks or 0)}, not"
               " verifiable: no checksums cover the chunks)", file=console.out)  # fmt: skip
         return
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []
-    counted = f"{len(bad)} of {_chunks(nchunks)} bad" if nchunks is not None else "unreadable"
+    counted = f"{len(bad)} of {_counted(nchunks)} bad" if nchunks is not None else "unreadable"
     print(
         f"{PROG}: {path}: FAILED ({report.get('format') or 'unknown format'}, {counted})",
         file=console.out,

@@ -234,7 +234,24 @@ def detect_source(source: ByteSource, *, whole_chunk: bool = False,
 
     if is_chunk(head, source.size() if whole_chunk else None):
         return "chunk"
-    raise NotAContainer(f"{source.name}: not a Blosc container (first bytes {head[:16].hex(' ')})")
+    raise NotAContainer(_not_a_container(source.name, head))
+
+
+#: The first bytes of a NumPy ``.npy`` file.
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def _not_a_container(name: str, head: bytes) -> str:
+    """Why the input ``name`` that begins with ``head`` is no container: empty, a NumPy file
+    (and what reads it), or its first bytes."""
+    if not head:
+        return f"{name}: empty file, not a Blosc container"
+    if head.startswith(NPY_MAGIC):
+        return (
+            f"{name}: a NumPy .npy file, not a Blosc container: read it with numpy.load, or"
+            " compress it with bloscpack.save / blpk c"
+        )
+    return f"{name}: not a Blosc container (first bytes {head[:16].hex(' ')})"
 
 
 def holds_container(path: str) -> bool:
