@@ -44,9 +44,12 @@ def run_python(code: str, name: str, namespace: dict) -> None:
         exec(compile(code, name, "exec"), namespace)  # noqa: S102 - the page's own example
 
 
-def run_shell(command: str, env: dict) -> subprocess.CompletedProcess:
+def run_shell(command: str, env: dict, merged: bool = False) -> subprocess.CompletedProcess:
+    """``command`` in bash; ``merged``: stderr into stdout, in the order a terminal shows."""
     return subprocess.run(["bash", "-eo", "pipefail", "-c", command], env=env, text=True,
-                          capture_output=True, timeout=600)  # fmt: skip
+                          stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+                          timeout=600)  # fmt: skip
 
 
 def run_console(text: str, name: str, env: dict) -> None:
@@ -58,8 +61,8 @@ def run_console(text: str, name: str, env: dict) -> None:
             commands[-1][1].append(line)
     checker = doctest.OutputChecker()
     for command, expected in commands:
-        done = run_shell(command, env)
-        got = done.stdout + done.stderr
+        done = run_shell(command, env, merged=True)
+        got = done.stdout
         want = "\n".join(expected).rstrip() + "\n" if expected else ""
         ok = checker.check_output(want, got.rstrip() + "\n" if got else "", doctest.ELLIPSIS)
         assert ok, f"{name}: $ {command}\nexpected:\n{want}got (exit {done.returncode}):\n{got}"

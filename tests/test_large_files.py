@@ -1,11 +1,12 @@
 """Files over 4 GiB in every format, both ways with the real tools.
 
 The data is 4 GiB + 64 MiB of int64 zeros with a distinct marker in every 64 MiB (so in every
-chunk: a chunk read in the wrong place shows) and near the end, read from a sparse file (no disk used for the input, and the containers stay small): the
-sizes, item positions and offsets of such files pass 2^32, so any 32-bit truncation shows up as
-a wrong marker, a wrong length or an error.  Each test writes with one implementation, reads
-the markers back with the other (random access near the end), and checks the whole container
-chunk by chunk (``iter_chunks``, bounded memory) and with ``verify``."""
+chunk: a chunk read in the wrong place shows) and near the end, read from a sparse file (no
+disk used for the input, and the containers stay small): the sizes, item positions and offsets
+of such files pass 2^32, so any 32-bit truncation shows up as a wrong marker, a wrong length or
+an error.  Each test writes with one implementation, reads the markers back with the other
+(random access near the end), and checks the whole container chunk by chunk (``iter_chunks``,
+bounded memory) and with ``verify``."""
 
 from __future__ import annotations
 
