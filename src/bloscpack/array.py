@@ -35,6 +35,7 @@ import numpy as np
 from . import engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
+from .blosc.partial import MIN_PARTIAL_CBYTES
 from .containers.base import ArrayDescription, ChunkSizes, ContainerReader, check_chunk_nbytes
 from .containers.registry import (
     describe,
@@ -365,6 +366,10 @@ class FlatStore:
         threads (each read then costs the rounds of one); else Nones (read when decoded)."""
         if not 1 < len(wanted) <= CONCURRENT_CHUNKS or not self.source.remote:
             return [None] * len(wanted)
+        sizes, n = self.source.sizes, self.source.nchunks
+        if all(sizes.of(c, n) <= MIN_PARTIAL_CBYTES for c, _, _ in wanted):
+            # small chunks are read whole: neighbours come in one request
+            self.source.prefetch([c for c, _, _ in wanted])
 
         def fetch(one: tuple[int, int, int]) -> tuple[Buffer, ChunkHeader]:
             data, header = self._chunk(*one)
@@ -643,12 +648,22 @@ class TableStore:
         return self.read((AxisSelection(coords[0], coords[0] + 1, 1, True),))
 
     def read(self, selection: tuple[AxisSelection, ...]) -> np.ndarray:
-        """The selected rows as a structured array, column by column."""
+        """The selected rows as a structured array, column by column (the columns of a table
+        at a URL at once, in threads: one round of requests for all)."""
         out = _allocate(result_shape(selection), self.dtype, self.name)
-        for name in self.names:
+
+        def read_column(name: str) -> None:
             column = self.column(name)
             whole_rows = tuple(AxisSelection(0, n, 1, False) for n in column.shape[1:])
             out[name] = column.read(selection + whole_rows)
+
+        columns = [self.column(name) for name in self.names]
+        if len(columns) > 1 and columns[0].source.remote:
+            with ThreadPoolExecutor(min(len(columns), CONCURRENT_CHUNKS)) as pool:
+                list(pool.map(read_column, self.names))
+        else:
+            for name in self.names:
+                read_column(name)
         return out
 
     def iter_chunks(self) -> Iterator[np.ndarray]:

@@ -20,10 +20,12 @@ import numpy as np
 from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
 from ..io import ByteSource, Directory, PathLike, StagedOutput
 from ..remote.dirs import open_url
+from ..remote.source import EDGE_SIZE
 from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
 from .base import ArrayDescription, ContainerReader, ContainerWriter
 from .bloscpack.header import MAGIC as BLP_MAGIC
+from .frame.core import EDGE_READ
 from .frame.records import MAGIC as FRAME_MAGIC
 from .options import COMMON_OPTIONS, CompressionParams, check_options
 
@@ -32,8 +34,10 @@ from .options import COMMON_OPTIONS, CompressionParams, check_options
 class Format:
     """One container format: its name, the suffix files written in it get, whether it is a
     directory, other names it answers to, whether it stores raw bytes as such (else they
-    become an array of unsigned ints), and the module of ``bloscpack.containers`` that reads
-    and writes it."""
+    become an array of unsigned ints), the module of ``bloscpack.containers`` that reads
+    and writes it, and ``edges``: the bytes its open reads from the start and the end of a
+    file of usual size (what opening one at a URL fetches first; its reader asks for more
+    in one round when its header says so)."""
 
     name: str
     title: str
@@ -42,6 +46,7 @@ class Format:
     directory: bool = False
     aliases: tuple[str, ...] = ()
     holds_bytes: bool = False  # stores raw bytes as such (not only typed arrays)
+    edges: tuple[int, int] = (EDGE_SIZE, EDGE_SIZE)
 
     def __str__(self) -> str:
         return self.name
@@ -50,11 +55,14 @@ class Format:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
+        # header, metadata and offsets (2,000 chunks) at the start, nothing at the end
         Format("blp", "Bloscpack file", ".blp", "bloscpack", aliases=("bloscpack",),
-               holds_bytes=True),  # fmt: skip
+               holds_bytes=True, edges=(16 * 1024, 0)),  # fmt: skip
+        # header and metalayers at the start; index and trailer at the end
         Format("b2frame", "Blosc2 contiguous frame", ".b2frame", "frame", aliases=("frame",),
-               holds_bytes=True),  # fmt: skip
-        Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",)),
+               holds_bytes=True, edges=(EDGE_READ, EDGE_READ)),  # fmt: skip
+        Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",),
+               edges=(EDGE_READ, EDGE_READ)),  # fmt: skip
         Format("sframe", "Blosc2 sparse frame (a directory)", ".b2sframe", "sframe",
                directory=True, aliases=("sparse",), holds_bytes=True),  # fmt: skip
         Format("bcolz", "bcolz carray or ctable (a directory)", ".bcolz", "bcolz",
@@ -158,14 +166,22 @@ def detect(path: PathLike, storage_options: Mapping[str, Any] | None = None) -> 
 WHOLE_FETCH = 1 << 30
 
 
-def detect_directory(directory: Directory) -> str:
+def detect_directory(directory: Directory, named: Format | None = None) -> str:
     """The format of the directory container ``directory`` (a prefix at a URL): ``sframe``,
-    ``b2nd`` or ``bcolz``."""
+    ``b2nd`` or ``bcolz``.  ``named``: the format the name's suffix tells, whose members are
+    fetched first (the others only if they are missing)."""
     from . import b2nd
     from .bcolz.layout import META_MEMBERS, sniff_dir
     from .sframe import INDEX_FILE
 
-    directory.prefetch([INDEX_FILE, *META_MEMBERS])  # one round of requests
+    if named is not None and named.name == "bcolz":
+        directory.prefetch(list(META_MEMBERS))
+        if sniff_dir(directory):
+            return "bcolz"
+    elif named is not None and named.name in ("sframe", "b2nd"):
+        directory.prefetch([INDEX_FILE])
+    if named is None or not directory.is_file(INDEX_FILE):
+        directory.prefetch([INDEX_FILE, *META_MEMBERS])  # one round of requests
     if directory.is_file(INDEX_FILE):
         return "b2nd" if b2nd.sniff_b2nd(directory) else "sframe"
     if sniff_dir(directory):
@@ -183,11 +199,12 @@ def open_url_input(url: str, storage_options: Mapping[str, Any] | None = None, *
     the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format."""
     named = by_extension(url)
     opened = open_url(url, storage_options, cache=cache,
-                      directory=named is not None and named.directory)  # fmt: skip
+                      directory=named is not None and named.directory,
+                      edges=named.edges if named is not None else None)  # fmt: skip
     if not isinstance(opened, Directory):
         return None, opened
     try:
-        return detect_directory(opened), opened
+        return detect_directory(opened, named), opened
     except BaseException:
         opened.close()
         raise

@@ -104,9 +104,14 @@ class RemoteDir(Directory):
                     value = error
                 self._kept[self._prefix + member] = value
 
-    def source(self, member: str) -> ByteSource:
+    def source(self, member: str, head: int | None = None) -> ByteSource:
         return RemoteSource(self.join(member), cache=self._cache, fs=self._fs,
-                            path=self._path(member))  # fmt: skip
+                            path=self._path(member),
+                            edges=None if head is None else (head, 0))  # fmt: skip
+
+    def holds(self, member: str) -> bool:
+        with self._lock:
+            return isinstance(self._kept.get(self._prefix + member), bytes)
 
     def size(self, member: str) -> int:
         """The size of ``member``: from one listing of its directory where the filesystem
@@ -146,14 +151,16 @@ class RemoteDir(Directory):
 
 
 def open_url(url: str, storage_options: Mapping[str, Any] | None = None, *, cache: Any = None,
-             directory: bool = False) -> RemoteSource | RemoteDir:  # fmt: skip
-    """The object at ``url`` as a :class:`RemoteSource`, or, when there is none (or
-    ``directory`` says so), the prefix ``url`` as a :class:`RemoteDir`."""
+             directory: bool = False,
+             edges: tuple[int, int] | None = None) -> RemoteSource | RemoteDir:  # fmt: skip
+    """The object at ``url`` as a :class:`RemoteSource` (``edges``: the bytes fetched from its
+    start and its end), or, when there is none (or ``directory`` says so), the prefix ``url``
+    as a :class:`RemoteDir`."""
     with remote_errors(url):
         fs, path = filesystem(url, storage_options)
     if not directory and not url.endswith("/"):
         try:
-            return RemoteSource(url, cache=cache, fs=fs, path=path)
+            return RemoteSource(url, cache=cache, fs=fs, path=path, edges=edges)
         except RemoteError as exc:
             if not isinstance(exc.__cause__, (FileNotFoundError, IsADirectoryError)):
                 raise

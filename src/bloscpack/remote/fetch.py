@@ -55,21 +55,22 @@ class Fetcher:
         self.identity: str | None = None
         self.requests = 0  # made so far (for measurements)
 
-    def edges(self, n: int) -> tuple[Piece, Piece | None]:
-        """The first and the last ``n`` bytes (None when the first hold the whole object)."""
+    def edges(self, head: int, tail: int) -> tuple[Piece, Piece | None]:
+        """The first ``head`` and the last ``tail`` bytes (None when the first hold the whole
+        object, or ``tail`` is 0)."""
         info = self.fs.info(self.path)
         if info.get("type") == "directory":
             raise FileNotFoundError(self.path)
         size = int(info["size"])
         self.identity = _identity_of(info)
-        head = Piece(0, self.fs.cat_file(self.path, 0, min(n, size)), size, self.identity)
+        first = Piece(0, self.fs.cat_file(self.path, 0, min(head, size)), size, self.identity)
         self.requests += 2
-        tail = None
-        if size > n:
-            start = max(n, size - n)
-            tail = Piece(start, self.fs.cat_file(self.path, start, size), size, self.identity)
+        last = None
+        if tail and size > head:
+            start = max(head, size - tail)
+            last = Piece(start, self.fs.cat_file(self.path, start, size), size, self.identity)
             self.requests += 1
-        return head, tail
+        return first, last
 
     def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """The bytes of each ``(start, end)`` range, exactly."""
@@ -109,19 +110,23 @@ class AsyncFetcher(Fetcher):
             await asyncio.sleep(BACKOFF * 2**attempt)
         raise AssertionError("unreachable")
 
-    def edges(self, n: int) -> tuple[Piece, Piece | None]:
-        async def both() -> tuple[Piece, Piece]:
-            return await asyncio.gather(self._retried(f"bytes=0-{n - 1}"),
-                                        self._retried(f"bytes=-{n}"))  # fmt: skip
+    def edges(self, head: int, tail: int) -> tuple[Piece, Piece | None]:
+        """The first ``head`` and the last ``tail`` bytes in one round (one request when
+        ``tail`` is 0); the answers tell the size and identity."""
+        specs = [f"bytes=0-{head - 1}"] + ([f"bytes=-{tail}"] if tail else [])
 
-        head, tail = self._run(both)
-        known = None not in (head.identity, tail.identity)
-        if head.size != tail.size or (known and head.identity != tail.identity):
+        async def both() -> list[Piece]:
+            return await asyncio.gather(*(self._retried(spec) for spec in specs))
+
+        pieces = self._run(both)
+        first, last = pieces[0], pieces[-1]
+        known = None not in (first.identity, last.identity)
+        if first.size != last.size or (known and first.identity != last.identity):
             raise FileChangedError(f"{self.url}: changed while it was opened")
-        self.identity = head.identity or tail.identity
-        if head.start + len(head.data) >= head.size:
-            return head, None
-        return head, tail
+        self.identity = first.identity or last.identity
+        if len(pieces) == 1 or first.start + len(first.data) >= first.size:
+            return first, None
+        return first, last
 
     def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         async def all_of() -> list[Piece]:
