@@ -441,3 +441,32 @@ def test_one_item_of_a_64_mib_container(name: str, big_tree: Path):
     assert (opened[0], opened[1], read[0], read[1]) == BIG_COSTS[name], counter.ranges
     assert opened[2] <= 16 * 1024
     assert opened[2] + read[2] < 0.02 * size, (opened[2], read[2], size)
+
+
+def test_a_large_header_or_trailer_costs_one_more_round(tmp_path: Path):
+    """When the metadata, offsets, metalayers or trailer outgrow the first windows, opening
+    fetches what the header says is missing in one more round (the head's and the tail's
+    extensions at once), never a round per section."""
+    import blosc2
+
+    data = np.arange(300_000, dtype="<i8")
+    bloscpack.save(data, tmp_path / "m.blp", metadata={"note": "x" * 30000}, chunk_size=1024)
+    frame = blosc2.asarray(data, urlpath=str(tmp_path / "m.b2nd"), mode="w", chunks=(100,),
+                           blocks=(50,), meta={"big": list(range(3000))})  # fmt: skip
+    frame.schunk.vlmeta["note"] = "y" * 20000
+    del frame
+    size = (tmp_path / "m.b2nd").stat().st_size
+    with http_server(str(tmp_path), latency=0.05) as server:
+        counter = server.counter
+        with bloscpack.open(f"{server.url}/m.blp") as array:
+            assert (counter.requests, counter.rounds()) == (2, 2)
+            assert counter.ranges[0] == "bytes=0-16383"
+            assert array.metadata["note"] == "x" * 30000
+        counter.reset()
+        with bloscpack.open(f"{server.url}/m.b2nd") as array:
+            assert (counter.requests, counter.rounds()) == (4, 2)
+            assert sorted(counter.ranges[:2]) == ["bytes=-4096", "bytes=0-4095"]
+            assert counter.bytes < 24 * 1024 and size > 600_000
+            assert array.metadata["note"] == "y" * 20000
+            counter.reset()
+            np.testing.assert_array_equal(array[123_456], data[123_456])
