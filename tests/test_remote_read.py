@@ -188,6 +188,32 @@ def test_a_small_selection_over_two_chunks_takes_two_rounds(tree: Path):
     assert elapsed < 2.6 * latency  # two rounds (three: chunk 1's header after chunk 0)
 
 
+@pytest.mark.parametrize("backend", ["http", "s3"])
+@pytest.mark.parametrize("name", ["a.blp", "a.b2frame", "a.b2nd", "one.chunk"])
+def test_load_fetches_a_file_in_one_request(backend: str, name: str, tree: Path,
+                                            request: pytest.FixtureRequest):  # fmt: skip
+    """A whole read of a single file is one request for all its bytes (no edges first)."""
+    server = request.getfixturevalue(backend)
+    url, options = _url(backend, server, name)
+    server.counter.reset()
+    np.testing.assert_array_equal(bloscpack.load(url, options), bloscpack.load(tree / name))
+    assert server.counter.requests == 1, server.counter.ranges
+    assert server.counter.bytes == (tree / name).stat().st_size
+
+
+def test_a_file_larger_than_the_whole_fetch_is_read_by_ranges(
+    http, monkeypatch: pytest.MonkeyPatch
+):
+    from bloscpack.containers import registry
+
+    monkeypatch.setattr(registry, "WHOLE_FETCH", 100_000)
+    http.counter.reset()
+    np.testing.assert_array_equal(bloscpack.load(f"{http.url}/a.b2nd"), ARRAY)
+    ranges = http.counter.ranges
+    assert ranges[0] == "whole"  # answered with a length over the limit: its body not read
+    assert "bytes=-4096" in ranges[1:3] and "bytes=0-4095" in ranges[1:3]
+
+
 def test_open_s3_two_requests(s3):
     s3.counter.reset()
     with bloscpack.open("s3://data/a.b2nd", s3.options()) as array:
@@ -285,6 +311,8 @@ def test_server_without_range(tree: Path):
         small = "corpus/cli_chunk_1K.blp"  # a small body is taken whole
         np.testing.assert_array_equal(bloscpack.load(f"{server.url}/{small}"),
                                       bloscpack.load(tree / small))  # fmt: skip
+        # a whole read asks for no range: any server serves it
+        np.testing.assert_array_equal(bloscpack.load(f"{server.url}/a.b2nd"), ARRAY)
 
 
 def test_truncated_response(tree: Path):

@@ -38,6 +38,7 @@ from .blosc.layout import ChunkKind, chunk_kind
 from .blosc.partial import MIN_PARTIAL_CBYTES
 from .containers.base import ArrayDescription, ChunkSizes, ContainerReader, check_chunk_nbytes
 from .containers.registry import (
+    by_extension,
     describe,
     detect,
     detect_directory,
@@ -348,9 +349,12 @@ class FlatStore:
             self._read_span(c, first - c * cu, stop - c * cu, dest_bytes)
             return
         spans = list(self._spans(first, stop))
-        if len(spans) > 2:  # the chunks in between are read whole: fetched at once if remote
-            self.source.prefetch([c for c, _, _ in spans[1:-1]])
-        unit = self.unit
+        unit, sizes, n = self.unit, self.source.sizes, self.source.nchunks
+        whole = [(end - start) * unit >= sizes.of(c, n) for c, start, end in spans]
+        read_whole = [c for k, (c, _, _) in enumerate(spans)
+                      if whole[k] or 0 < k < len(spans) - 1]  # fmt: skip
+        if read_whole:  # fetched at once if remote
+            self.source.prefetch(read_whole)
         ends = [spans[0], spans[-1]] if len(spans) > 1 else []  # maybe only some blocks
         fetched = dict(zip((0, len(spans) - 1), self._fetched(
             [(c, start * unit, end * unit) for c, start, end in ends]), strict=False))
@@ -789,7 +793,8 @@ class BloscArray:
             fmt, opened = open_url_input(self.url, storage_options, cache=cache)
         elif isinstance(source, (ByteSource, Directory)):  # opened by the caller: it is ours
             opened = source
-            fmt = detect_directory(source) if isinstance(source, Directory) else None
+            fmt = (detect_directory(source, by_extension(source.name))
+                   if isinstance(source, Directory) else None)  # fmt: skip
         elif isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             recover(self.path)  # an append that was interrupted is rolled back first

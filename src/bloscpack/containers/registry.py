@@ -161,8 +161,8 @@ def detect(path: PathLike, storage_options: Mapping[str, Any] | None = None) -> 
         return detect_source(source)
 
 
-#: A single-file container read whole (``load``, ``verify``, ``convert``) is fetched in
-#: concurrent parts first, up to this size; a larger one chunk by chunk.
+#: A single-file container read whole (``load``, ``verify``, ``convert``) is fetched in one
+#: request first, up to this size; a larger one chunk by chunk.
 WHOLE_FETCH = 1 << 30
 
 
@@ -193,14 +193,17 @@ def detect_directory(directory: Directory, named: Format | None = None) -> str:
 
 
 def open_url_input(url: str, storage_options: Mapping[str, Any] | None = None, *,
-                   cache: Any = None) -> tuple[str | None, Any]:  # fmt: skip
+                   cache: Any = None, whole: bool = False) -> tuple[str | None, Any]:  # fmt: skip
     """``(format, source)`` for the container at ``url`` (not a local ``file://`` one): a
     :class:`~bloscpack.remote.source.RemoteSource` (format None: the caller detects it with
-    the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format."""
+    the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format.
+    ``whole``: all of it will be read (a file up to :data:`WHOLE_FETCH` bytes is fetched in
+    one request)."""
     named = by_extension(url)
     opened = open_url(url, storage_options, cache=cache,
                       directory=named is not None and named.directory,
-                      edges=named.edges if named is not None else None)  # fmt: skip
+                      edges=named.edges if named is not None else None,
+                      whole=WHOLE_FETCH if whole else None)  # fmt: skip
     if not isinstance(opened, Directory):
         return None, opened
     try:
@@ -216,17 +219,15 @@ def opened_url(url: str, storage_options: Mapping[str, Any] | None = None, *,
     """The container at ``url``: its format and what its reader opens (the local path of a
     ``file://`` URL, a :class:`~bloscpack.remote.source.RemoteSource` or a
     :class:`~bloscpack.remote.dirs.RemoteDir`), closed after the block.  ``whole``: all of it
-    will be read (a file is then fetched in concurrent parts, up to :data:`WHOLE_FETCH`)."""
+    will be read (a file up to :data:`WHOLE_FETCH` bytes is then fetched in one request)."""
     local = local_path(url, storage_options)
     if local is not None:
         yield detect(local), local
         return
-    fmt, opened = open_url_input(url, storage_options, cache=cache)
+    fmt, opened = open_url_input(url, storage_options, cache=cache, whole=whole)
     try:
         if fmt is None:
             fmt = detect_source(opened)
-            if whole and opened.size() <= WHOLE_FETCH:
-                opened.fetch_all()
         yield fmt, opened
     finally:
         opened.close()

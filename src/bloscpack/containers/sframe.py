@@ -247,9 +247,10 @@ class SparseFrame(FrameBase):
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
         """At a URL, from a large chunk object only its header and bstarts, then the blocks
         that bytes ``[lo, hi)`` touch (two requests, two rounds); else the whole chunk."""
-        remote = self.remote
-        if remote is None or 0 < self.header.chunksize <= partial.MIN_PARTIAL_CBYTES:
-            return self.read_chunk(i)
+        remote, chunksize = self.remote, self.header.chunksize
+        if (remote is None or 0 < chunksize <= partial.MIN_PARTIAL_CBYTES
+                or (hi - lo) * 2 > chunksize):  # fmt: skip
+            return self.read_chunk(i)  # most of a chunk is read whole
         entry = self._entry(self._check_index(i))
         member = chunk_file_name(entry)
         if entry < 0 or remote.holds(member):

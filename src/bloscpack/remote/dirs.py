@@ -152,15 +152,16 @@ class RemoteDir(Directory):
 
 def open_url(url: str, storage_options: Mapping[str, Any] | None = None, *, cache: Any = None,
              directory: bool = False,
-             edges: tuple[int, int] | None = None) -> RemoteSource | RemoteDir:  # fmt: skip
+             edges: tuple[int, int] | None = None,
+             whole: int | None = None) -> RemoteSource | RemoteDir:  # fmt: skip
     """The object at ``url`` as a :class:`RemoteSource` (``edges``: the bytes fetched from its
-    start and its end), or, when there is none (or ``directory`` says so), the prefix ``url``
-    as a :class:`RemoteDir`."""
+    start and its end; ``whole``: fetched whole up to that size), or, when there is none (or
+    ``directory`` says so), the prefix ``url`` as a :class:`RemoteDir`."""
     with remote_errors(url):
         fs, path = filesystem(url, storage_options)
     if not directory and not url.endswith("/"):
         try:
-            return RemoteSource(url, cache=cache, fs=fs, path=path, edges=edges)
+            return RemoteSource(url, cache=cache, fs=fs, path=path, edges=edges, whole=whole)
         except RemoteError as exc:
             if not isinstance(exc.__cause__, (FileNotFoundError, IsADirectoryError)):
                 raise

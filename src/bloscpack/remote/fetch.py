@@ -72,6 +72,21 @@ class Fetcher:
             self.requests += 1
         return first, last
 
+    def whole(self, limit: int) -> Piece | None:
+        """The whole object in one request, or None (nothing read) when it holds more than
+        ``limit`` bytes."""
+        info = self.fs.info(self.path)
+        if info.get("type") == "directory":
+            raise FileNotFoundError(self.path)
+        size = int(info["size"])
+        self.identity = _identity_of(info)
+        self.requests += 1
+        if size > limit:
+            return None
+        self.requests += 1
+        data = self.fs.cat_file(self.path)
+        return Piece(0, _exact(self.url, data, 0, size), size, self.identity)
+
     def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """The bytes of each ``(start, end)`` range, exactly."""
         out = []
@@ -89,16 +104,28 @@ class AsyncFetcher(Fetcher):
     async def _range(self, spec: str) -> Piece:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    async def _whole(self, limit: int) -> Piece | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def whole(self, limit: int) -> Piece | None:
+        """The whole object in one request (no ``Range``: a server without ``Range`` support
+        serves it too), or None, its body unread, when it holds more than ``limit`` bytes."""
+        piece = self._run(lambda: self._retried(None, limit))
+        if piece is not None:
+            self.identity = piece.identity
+        return piece
+
     def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
         from fsspec.asyn import sync
 
         return sync(self.fs.loop, make)
 
-    async def _retried(self, spec: str) -> Piece:
+    async def _retried(self, spec: str | None, limit: int = 0) -> Any:
+        """A range (``spec``), or the whole object up to ``limit`` bytes (``spec`` None)."""
         for attempt in range(ATTEMPTS):
             try:
                 self.requests += 1
-                return await self._range(spec)
+                return await (self._range(spec) if spec is not None else self._whole(limit))
             except (TimeoutError, Transient, ConnectionResetError) as exc:
                 if attempt == ATTEMPTS - 1:
                     raise ConnectionError(f"{exc} (after {ATTEMPTS} attempts)") from exc
@@ -145,6 +172,35 @@ class AsyncFetcher(Fetcher):
 class HttpFetcher(AsyncFetcher):
     """An object on an HTTP(S) server (fsspec's ``HTTPFileSystem`` and its session)."""
 
+    def _checked(self, r: Any) -> None:
+        """Raise what an answer other than 200/206 (or 416) means."""
+        if r.status == 404:
+            raise FileNotFoundError(self.url)
+        if r.status in (401, 403):
+            raise PermissionError(self.url)
+        if r.status == 412:
+            raise FileChangedError.since_opened(self.url)
+        if r.status >= 500:
+            raise Transient(f"HTTP {r.status} {r.reason}")
+        if r.status not in (200, 206, 416):
+            raise OSError(f"HTTP {r.status} {r.reason}")
+
+    async def _whole(self, limit: int) -> Piece | None:
+        fs = self.fs
+        kw = dict(fs.kwargs)
+        session = await fs.set_session()
+        async with session.get(fs.encode_url(self.path), **kw) as r:
+            self._checked(r)
+            length = r.content_length
+            if length is not None and length > limit:
+                return None
+            data = await r.read()
+            if length is not None and len(data) != length:
+                raise RemoteError(f"{self.url}: truncated response: {len(data)} of {length} bytes")
+            modified = r.headers.get("Last-Modified")
+            identity = r.headers.get("ETag") or (f"{modified}/{len(data)}" if modified else None)
+            return Piece(0, data, len(data), identity)
+
     async def _range(self, spec: str) -> Piece:
         fs = self.fs
         kw = dict(fs.kwargs)
@@ -153,18 +209,9 @@ class HttpFetcher(AsyncFetcher):
             headers["If-Match"] = self.identity
         session = await fs.set_session()
         async with session.get(fs.encode_url(self.path), headers=headers, **kw) as r:
-            if r.status == 404:
-                raise FileNotFoundError(self.url)
-            if r.status in (401, 403):
-                raise PermissionError(self.url)
-            if r.status == 412:
-                raise FileChangedError.since_opened(self.url)
+            self._checked(r)
             if r.status == 416:  # an empty object has no byte to range over
                 return Piece(0, b"", 0, r.headers.get("ETag"))
-            if r.status >= 500:
-                raise Transient(f"HTTP {r.status} {r.reason}")
-            if r.status not in (200, 206):
-                raise OSError(f"HTTP {r.status} {r.reason}")
             identity = r.headers.get("ETag") or _modified(r.headers)
             if r.status == 200:
                 length = r.content_length
@@ -182,6 +229,21 @@ class HttpFetcher(AsyncFetcher):
 
 class S3Fetcher(AsyncFetcher):
     """An object in S3 (s3fs's client, its retries and its error translation)."""
+
+    async def _whole(self, limit: int) -> Piece | None:
+        bucket, key, version = self.fs.split_path(self.path)
+        kw: dict[str, Any] = {"VersionId": version} if version else {}
+        resp = await self.fs._call_s3("get_object", Bucket=bucket, Key=key, **kw)
+        try:
+            length = resp.get("ContentLength")
+            if length is not None and length > limit:
+                return None
+            data = await resp["Body"].read()
+        finally:
+            resp["Body"].close()
+        if length is not None and len(data) != length:
+            raise RemoteError(f"{self.url}: truncated response: {len(data)} of {length} bytes")
+        return Piece(0, data, len(data), resp.get("ETag"))
 
     async def _range(self, spec: str) -> Piece:
         bucket, key, version = self.fs.split_path(self.path)

@@ -39,7 +39,9 @@ class RemoteSource(ByteSource):
     """The bytes of the object at ``url`` (an fsspec URL; ``storage_options`` for its
     filesystem), fetched by range.  ``cache``: None (recent ranges only), ``"memory"`` or a
     directory (see :func:`~bloscpack.remote.cache.ranges_for`); ``edges``: the bytes opening
-    fetches from its start and its end (:data:`EDGE_SIZE` each by default).
+    fetches from its start and its end (:data:`EDGE_SIZE` each by default); ``whole``: the
+    object will be read whole, so one request fetches all of it when it holds at most that
+    many bytes (else its edges).
 
     It overrides every public method of :class:`~bloscpack.io.ByteSource`."""
 
@@ -48,7 +50,8 @@ class RemoteSource(ByteSource):
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None, *,
                  cache: Any = None, fs: Any = None, path: str | None = None,
-                 edges: tuple[int, int] | None = None) -> None:  # fmt: skip
+                 edges: tuple[int, int] | None = None,
+                 whole: int | None = None) -> None:  # fmt: skip
         self.name = url
         self._file = self._mmap = None
         self._view = None
@@ -58,7 +61,11 @@ class RemoteSource(ByteSource):
             if fs is None or path is None:
                 fs, path = filesystem(url, storage_options)
             self.fetcher: Fetcher = fetcher(fs, path, url)
-            head, tail = self.fetcher.edges(*(edges or (EDGE_SIZE, EDGE_SIZE)))
+            piece = self.fetcher.whole(whole) if whole is not None else None
+            if piece is None:
+                head, tail = self.fetcher.edges(*(edges or (EDGE_SIZE, EDGE_SIZE)))
+        if piece is not None:  # the whole object, in one request
+            head, tail = piece, None
         self._size = head.size
         self.identity = self.fetcher.identity
         self._ranges: Ranges = ranges_for(cache, url, self.identity)
@@ -128,13 +135,6 @@ class RemoteSource(ByteSource):
                   and self._ranges.find(o, n) is None]  # fmt: skip
         if wanted:
             self._fetch(coalesce(wanted, MAX_GAP))
-
-    def fetch_all(self) -> None:
-        """Fetch the whole object (in parts, concurrently): every later read is served from
-        memory."""
-        if self._whole is None:
-            size = self._size
-            self._whole = b"".join(self._get(split([(0, size)], PART_SIZE)))
 
     def _fetch(self, ranges: list[tuple[int, int]]) -> None:
         """Fetch ``ranges`` (large ones in concurrent parts) and keep them."""
