@@ -498,3 +498,35 @@ def test_a_large_header_or_trailer_costs_one_more_round(tmp_path: Path):
             assert array.metadata["note"] == "y" * 20000
             counter.reset()
             np.testing.assert_array_equal(array[123_456], data[123_456])
+
+
+@pytest.mark.parametrize("name", ["x.bcolz", "x.b2sframe", "t.bcolz"])
+def test_disk_cache_of_a_directory_container(name: str, tmp_path: Path, s3):
+    """With ``cache=<dir>`` the member objects of a directory container are kept on disk by
+    identity (their ETags, which one listing of the prefix tells): a second run lists the
+    prefix and fetches no object; a replaced object is fetched again, never served stale."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3.direct, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")  # fmt: skip
+    first, second = (TABLE, TABLE[::-1].copy()) if name == "t.bcolz" else (ARRAY, ARRAY * 3)
+
+    def upload(data: np.ndarray, local: Path) -> None:
+        local.parent.mkdir()
+        bloscpack.save(data, local)
+        for path in local.rglob("*"):
+            if path.is_file():
+                key = f"cached-{name}/" + path.relative_to(local).as_posix()
+                client.upload_file(str(path), "data", key)
+
+    upload(first, tmp_path / "one" / name)
+    url, cache = f"s3://data/cached-{name}", str(tmp_path / "cache")
+    np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), first)
+    s3.counter.reset()
+    np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), first)
+    assert s3.counter.requests >= 1
+    assert all("list-type=2" in r for r in s3.counter.ranges), s3.counter.ranges
+    upload(second, tmp_path / "two" / name)  # every object replaced (new ETags)
+    np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), second)
+    with bloscpack.open(url, s3.options(), cache=cache) as array:
+        np.testing.assert_array_equal(array[5:9], second[5:9])

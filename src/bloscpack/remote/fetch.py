@@ -62,7 +62,7 @@ class Fetcher:
         if info.get("type") == "directory":
             raise FileNotFoundError(self.path)
         size = int(info["size"])
-        self.identity = _identity_of(info)
+        self.identity = identity_of(info)
         first = Piece(0, self.fs.cat_file(self.path, 0, min(head, size)), size, self.identity)
         self.requests += 2
         last = None
@@ -79,7 +79,7 @@ class Fetcher:
         if info.get("type") == "directory":
             raise FileNotFoundError(self.path)
         size = int(info["size"])
-        self.identity = _identity_of(info)
+        self.identity = identity_of(info)
         self.requests += 1
         if size > limit:
             return None
@@ -309,7 +309,33 @@ def cat_objects(fs: Any, paths: Sequence[str]) -> list[bytes | Exception]:
     return list(sync(fs.loop, all_of))
 
 
-def _or_error(read: Callable[[str], bytes], path: str) -> bytes | Exception:
+def whole_objects(fs: Any, paths: Sequence[str], urls: Sequence[str]) -> list[Piece | Exception]:
+    """Every object of ``paths`` (``urls``: their names) whole with the identity its answer
+    told (or the exception reading it raised): concurrently, a bounded number in flight,
+    where ``fs`` is asynchronous."""
+    fetchers = [fetcher(fs, p, u) for p, u in zip(paths, urls, strict=True)]
+    everything = 1 << 62
+    if not fetchers or not isinstance(fetchers[0], AsyncFetcher):
+        return [_or_error(lambda f: f.whole(everything), f) for f in fetchers]
+
+    async def all_of() -> list[Piece | Exception]:
+        limit = asyncio.Semaphore(IN_FLIGHT)
+
+        async def one(f: AsyncFetcher) -> Piece | Exception:
+            async with limit:
+                try:
+                    return await f._retried(None, everything)  # noqa: SLF001
+                except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
+                    return exc
+
+        return await asyncio.gather(*(one(f) for f in fetchers))  # type: ignore[arg-type]
+
+    from fsspec.asyn import sync
+
+    return list(sync(fs.loop, all_of))
+
+
+def _or_error(read: Callable[[Any], Any], path: Any) -> Any:
     try:
         return bytes(read(path))
     except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
@@ -352,7 +378,9 @@ def _modified(headers: Any) -> str | None:
     return f"{modified}/{headers.get('Content-Range', '').rpartition('/')[2]}" if modified else None
 
 
-def _identity_of(info: dict[str, Any]) -> str | None:
+def identity_of(info: dict[str, Any]) -> str | None:
+    """The identity of an object as ``info`` (or a listing) describes it: its ``ETag``, or its
+    modification time and size."""
     for key in ("ETag", "etag", "checksum"):
         if info.get(key):
             return str(info[key])
@@ -369,4 +397,4 @@ def _is_transient(exc: BaseException) -> bool:
     return name in {"ServerDisconnectedError", "ClientPayloadError", "ClientOSError"}
 
 
-__all__ = ["Fetcher", "Piece", "coalesce", "fetcher"]
+__all__ = ["Fetcher", "Piece", "coalesce", "fetcher", "identity_of", "whole_objects"]
