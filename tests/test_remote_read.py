@@ -530,3 +530,35 @@ def test_disk_cache_of_a_directory_container(name: str, tmp_path: Path, s3):
     np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), second)
     with bloscpack.open(url, s3.options(), cache=cache) as array:
         np.testing.assert_array_equal(array[5:9], second[5:9])
+
+
+def test_disk_cache_of_a_directory_in_memory_fs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """memory:// lists creation times as numbers and answers ``info`` with datetimes: both
+    name the same identity, so a second run fetches nothing; a replaced container is read
+    anew."""
+    import fsspec
+
+    from bloscpack.remote import dirs
+
+    fetched: list[str] = []
+    whole_objects = dirs.whole_objects
+
+    def counted(fs, paths, urls):
+        fetched.extend(urls)
+        return whole_objects(fs, paths, urls)
+
+    monkeypatch.setattr(dirs, "whole_objects", counted)
+    memory = fsspec.filesystem("memory")
+    bloscpack.save(ARRAY, tmp_path / "c.bcolz")
+    memory.put(str(tmp_path / "c.bcolz"), "/cached-dir/c.bcolz", recursive=True)
+    url, cache = "memory://cached-dir/c.bcolz", str(tmp_path / "cache")
+    np.testing.assert_array_equal(bloscpack.load(url, cache=cache), ARRAY)
+    assert fetched
+    fetched.clear()
+    np.testing.assert_array_equal(bloscpack.load(url, cache=cache), ARRAY)
+    assert fetched == []
+    bloscpack.save(ARRAY + 5, tmp_path / "c.bcolz")
+    memory.rm("/cached-dir/c.bcolz", recursive=True)
+    memory.put(str(tmp_path / "c.bcolz"), "/cached-dir/c.bcolz", recursive=True)
+    np.testing.assert_array_equal(bloscpack.load(url, cache=cache), ARRAY + 5)
+    assert fetched

@@ -316,7 +316,15 @@ def whole_objects(fs: Any, paths: Sequence[str], urls: Sequence[str]) -> list[Pi
     fetchers = [fetcher(fs, p, u) for p, u in zip(paths, urls, strict=True)]
     everything = 1 << 62
     if not fetchers or not isinstance(fetchers[0], AsyncFetcher):
-        return [_or_error(lambda f: f.whole(everything), f) for f in fetchers]
+        found: list[Piece | Exception] = []
+        for f in fetchers:
+            try:
+                piece = f.whole(everything)
+                assert piece is not None
+                found.append(piece)
+            except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
+                found.append(exc)
+        return found
 
     async def all_of() -> list[Piece | Exception]:
         limit = asyncio.Semaphore(IN_FLIGHT)
@@ -335,7 +343,7 @@ def whole_objects(fs: Any, paths: Sequence[str], urls: Sequence[str]) -> list[Pi
     return list(sync(fs.loop, all_of))
 
 
-def _or_error(read: Callable[[Any], Any], path: Any) -> Any:
+def _or_error(read: Callable[[str], bytes], path: str) -> bytes | Exception:
     try:
         return bytes(read(path))
     except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
@@ -385,8 +393,10 @@ def identity_of(info: dict[str, Any]) -> str | None:
         if info.get(key):
             return str(info[key])
     for key in ("mtime", "LastModified", "last_modified", "modified", "created"):
-        if info.get(key) is not None:
-            return f"{info[key]}/{info.get('size')}"
+        when = info.get(key)
+        if when is not None:  # a listing may give a number where info gives a datetime
+            when = when.timestamp() if hasattr(when, "timestamp") else when
+            return f"{when}/{info.get('size')}"
     return None
 
 
