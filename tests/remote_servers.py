@@ -20,23 +20,37 @@ _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
 @dataclass
 class Counter:
-    """Requests a server answered and the body bytes it sent."""
+    """Requests a server answered, the body bytes it sent, and when each request came and was
+    answered (for :meth:`rounds`)."""
 
     requests: int = 0
     bytes: int = 0
     ranges: list[str] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, nbytes: int, what: str) -> None:
+    def add(self, nbytes: int, what: str, since: float | None = None) -> None:
+        now = time.perf_counter()
         with self.lock:
             self.requests += 1
             self.bytes += nbytes
             self.ranges.append(what)
+            self.spans.append((now if since is None else since, now))
 
     def reset(self) -> None:
         with self.lock:
             self.requests, self.bytes = 0, 0
             self.ranges.clear()
+            self.spans.clear()
+
+    def rounds(self) -> int:
+        """Dependent rounds of requests: the most requests of which none was in flight while
+        another was (with a server latency, requests made at once overlap)."""
+        count, last = 0, float("-inf")
+        for start, end in sorted(self.spans, key=lambda span: span[1]):
+            if start >= last:
+                count, last = count + 1, end
+        return count
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -52,6 +66,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
+        since = time.perf_counter()
         if self.latency:
             time.sleep(self.latency)
         failing = self.failures.get(self.path)
@@ -62,7 +77,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         path = os.path.join(self.root, self.path.split("?")[0].lstrip("/"))
         if not os.path.isfile(path):
-            self.counter.add(0, f"404 {self.path}")
+            self.counter.add(0, f"404 {self.path}", since)
             self.send_error(404)
             return
         with open(path, "rb") as fh:
@@ -95,7 +110,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.counter.add(len(body), self.headers.get("Range", "whole"))
+        self.counter.add(len(body), self.headers.get("Range", "whole"), since)
         if self.truncate and found is not None and found.group(1) in ("", "0"):
             self.truncate_next = True  # the edges whole, later ranges cut short
         elif self.truncate and found is not None:

@@ -37,6 +37,7 @@ import numpy as np
 from . import engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
+from .blosc.partial import MIN_PARTIAL_CBYTES
 from .containers.base import (
     ArrayDescription,
     ChunkSizes,
@@ -45,6 +46,7 @@ from .containers.base import (
     check_chunk_nbytes,
 )
 from .containers.registry import (
+    by_extension,
     describe,
     detect,
     detect_directory,
@@ -409,9 +411,12 @@ class FlatStore:
             self._read_span(c, first - c * cu, stop - c * cu, dest_bytes)
             return
         spans = list(self._spans(first, stop))
-        if len(spans) > 2:  # the chunks in between are read whole: fetched at once if remote
-            self.source.prefetch([c for c, _, _ in spans[1:-1]])
-        unit = self.unit
+        unit, sizes, n = self.unit, self.source.sizes, self.source.nchunks
+        whole = [(end - start) * unit >= sizes.of(c, n) for c, start, end in spans]
+        read_whole = [c for k, (c, _, _) in enumerate(spans)
+                      if whole[k] or 0 < k < len(spans) - 1]  # fmt: skip
+        if read_whole:  # fetched at once if remote
+            self.source.prefetch(read_whole)
         ends = [spans[0], spans[-1]] if len(spans) > 1 else []  # maybe only some blocks
         fetched = dict(zip((0, len(spans) - 1), self._fetched(
             [(c, start * unit, end * unit) for c, start, end in ends]), strict=False))
@@ -427,6 +432,10 @@ class FlatStore:
         threads (each read then costs the rounds of one); else Nones (read when decoded)."""
         if not 1 < len(wanted) <= CONCURRENT_CHUNKS or not self.source.remote:
             return [None] * len(wanted)
+        sizes, n = self.source.sizes, self.source.nchunks
+        if all(sizes.of(c, n) <= MIN_PARTIAL_CBYTES for c, _, _ in wanted):
+            # small chunks are read whole: neighbours come in one request
+            self.source.prefetch([c for c, _, _ in wanted])
 
         def fetch(one: tuple[int, int, int]) -> tuple[Buffer, ChunkHeader]:
             data, header = self._chunk(*one)
@@ -771,12 +780,22 @@ class TableStore:
         return self.read((axis_of(rows),))[positions.reshape(-1)]
 
     def read(self, selection: tuple[Axis, ...]) -> np.ndarray:
-        """The selected rows as a structured array, column by column."""
+        """The selected rows as a structured array, column by column (the columns of a table
+        at a URL at once, in threads: one round of requests for all)."""
         out = _allocate(result_shape(selection), self.dtype, self.name)
-        for name in self.names:
+
+        def read_column(name: str) -> None:
             column = self.column(name)
             whole_rows = tuple(AxisSelection(0, n, 1, False) for n in column.shape[1:])
             out[name] = column.read(selection + whole_rows)
+
+        columns = [self.column(name) for name in self.names]
+        if len(columns) > 1 and columns[0].source.remote:
+            with ThreadPoolExecutor(min(len(columns), CONCURRENT_CHUNKS)) as pool:
+                list(pool.map(read_column, self.names))
+        else:
+            for name in self.names:
+                read_column(name)
         return out
 
     def iter_chunks(self) -> Iterator[np.ndarray]:
@@ -921,7 +940,8 @@ class BloscArray:
             fmt, opened = open_url_input(self.url, storage_options, cache=cache)
         elif isinstance(source, (ByteSource, Directory)):  # opened by the caller: it is ours
             opened = source
-            fmt = detect_directory(source) if isinstance(source, Directory) else None
+            fmt = (detect_directory(source, by_extension(source.name))
+                   if isinstance(source, Directory) else None)  # fmt: skip
         elif isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             recover(self.path)  # an append that was interrupted is rolled back first

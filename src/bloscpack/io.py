@@ -551,9 +551,14 @@ class Directory:
                 raise ValueError(f"larger than {limit} bytes")
             return fh.read()
 
-    def source(self, member: str) -> ByteSource:
-        """A :class:`ByteSource` over ``member``."""
+    def source(self, member: str, head: int | None = None) -> ByteSource:
+        """A :class:`ByteSource` over ``member``; ``head``: the bytes read first (a remote
+        directory fetches just those on opening it)."""
         return ByteSource(self.join(member))
+
+    def holds(self, member: str) -> bool:
+        """Whether ``member`` is at hand whole (a remote directory: fetched and kept)."""
+        return not self.remote
 
     def size(self, member: str) -> int:
         return os.path.getsize(self.join(member))

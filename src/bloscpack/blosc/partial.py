@@ -73,6 +73,8 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
         header = check_header(header_bytes)
     except BloscpackError:
         return None  # the whole-chunk path reports it
+    ts = max(header.real_typesize, 1)  # the blocks holding [lo, hi) hold its whole items
+    lo, hi = lo // ts * ts, -(-hi // ts) * ts
     if not partial_candidate(header, lo, hi):
         return None
     cbytes, nblocks, size = header.cbytes, header.nblocks, header.size
@@ -101,6 +103,25 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
     if _streams_end(view, header, first, stop, starts) > span_hi:
         return None  # streams overlap the next block: the whole-chunk path checks them
     return view
+
+
+#: Bytes read at the start of a chunk whose blocks are read alone: its header and, with up to
+#: 1016 blocks, its bstarts (one read instead of two).
+CHUNK_HEAD_READ = 4096
+
+
+def source_chunk_items(source: Any, at: int, size: int, lo: int, hi: int,
+                       what: str) -> memoryview | None:  # fmt: skip
+    """:func:`read_chunk_items` of the chunk at offset ``at`` of ``source`` (a
+    :class:`~bloscpack.io.ByteSource`; ``size``: the bytes the chunk may span there): its first
+    :data:`CHUNK_HEAD_READ` bytes are read, then the streams of the blocks that bytes ``[lo,
+    hi)`` touch.  ``what`` names the chunk in messages."""
+    head = source.read(at, min(CHUNK_HEAD_READ, size), f"{what} header")
+
+    def read_into(pos: int, dest: memoryview, part: str) -> None:
+        source.read_into(at + pos, dest, f"{what} {part}")
+
+    return read_chunk_items(read_into, head, lo, hi)
 
 
 def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import engine
+from ..blosc import partial
 from ..blosc.header import ChunkHeader
 from ..blosc.layout import validate_chunk
 from ..chunks import inspect_chunk
@@ -41,6 +42,21 @@ class ChunkReader(ReaderBase):
             validate_chunk(self.stored_chunk(0))
         except BloscpackError as exc:
             raise type(exc)(f"{self.name}: chunk 0: {exc}") from None
+
+    @property
+    def remote(self) -> bool:
+        return self.source.remote
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
+        """The chunk, or from a remote input a buffer of its size holding its header, bstarts
+        and the streams of the blocks that bytes ``[lo, hi)`` touch (two rounds of requests
+        at most: the header when not fetched yet, then the blocks)."""
+        if self.source.remote:
+            part = partial.source_chunk_items(self.source, 0, self.source.size(), lo, hi,
+                                              "Blosc chunk")  # fmt: skip
+            if part is not None:
+                return part
+        return self.stored_chunk(index)
 
     def metadata(self) -> None:
         """A chunk carries no metadata."""

@@ -20,10 +20,12 @@ import numpy as np
 from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
 from ..io import ByteSource, Directory, PathLike, StagedOutput
 from ..remote.dirs import open_url
+from ..remote.source import EDGE_SIZE
 from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
 from .base import ArrayDescription, ContainerReader, ContainerWriter
 from .bloscpack.header import MAGIC as BLP_MAGIC
+from .frame.core import EDGE_READ
 from .frame.records import MAGIC as FRAME_MAGIC
 from .options import COMMON_OPTIONS, CompressionParams, check_options
 
@@ -32,8 +34,10 @@ from .options import COMMON_OPTIONS, CompressionParams, check_options
 class Format:
     """One container format: its name, the suffix files written in it get, whether it is a
     directory, other names it answers to, whether it stores raw bytes as such (else they
-    become an array of unsigned ints), and the module of ``bloscpack.containers`` that reads
-    and writes it."""
+    become an array of unsigned ints), the module of ``bloscpack.containers`` that reads
+    and writes it, and ``edges``: the bytes its open reads from the start and the end of a
+    file of usual size (what opening one at a URL fetches first; its reader asks for more
+    in one round when its header says so)."""
 
     name: str
     title: str
@@ -42,6 +46,7 @@ class Format:
     directory: bool = False
     aliases: tuple[str, ...] = ()
     holds_bytes: bool = False  # stores raw bytes as such (not only typed arrays)
+    edges: tuple[int, int] = (EDGE_SIZE, EDGE_SIZE)
 
     def __str__(self) -> str:
         return self.name
@@ -50,11 +55,14 @@ class Format:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
+        # header, metadata and offsets (2,000 chunks) at the start, nothing at the end
         Format("blp", "Bloscpack file", ".blp", "bloscpack", aliases=("bloscpack",),
-               holds_bytes=True),  # fmt: skip
+               holds_bytes=True, edges=(16 * 1024, 0)),  # fmt: skip
+        # header and metalayers at the start; index and trailer at the end
         Format("b2frame", "Blosc2 contiguous frame", ".b2frame", "frame", aliases=("frame",),
-               holds_bytes=True),  # fmt: skip
-        Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",)),
+               holds_bytes=True, edges=(EDGE_READ, EDGE_READ)),  # fmt: skip
+        Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",),
+               edges=(EDGE_READ, EDGE_READ)),  # fmt: skip
         Format("sframe", "Blosc2 sparse frame (a directory)", ".b2sframe", "sframe",
                directory=True, aliases=("sparse",), holds_bytes=True),  # fmt: skip
         Format("bcolz", "bcolz carray or ctable (a directory)", ".bcolz", "bcolz",
@@ -153,19 +161,27 @@ def detect(path: PathLike, storage_options: Mapping[str, Any] | None = None) -> 
         return detect_source(source)
 
 
-#: A single-file container read whole (``load``, ``verify``, ``convert``) is fetched in
-#: concurrent parts first, up to this size; a larger one chunk by chunk.
+#: A single-file container read whole (``load``, ``verify``, ``convert``) is fetched in one
+#: request first, up to this size; a larger one chunk by chunk.
 WHOLE_FETCH = 1 << 30
 
 
-def detect_directory(directory: Directory) -> str:
+def detect_directory(directory: Directory, named: Format | None = None) -> str:
     """The format of the directory container ``directory`` (a prefix at a URL): ``sframe``,
-    ``b2nd`` or ``bcolz``."""
+    ``b2nd`` or ``bcolz``.  ``named``: the format the name's suffix tells, whose members are
+    fetched first (the others only if they are missing)."""
     from . import b2nd
     from .bcolz.layout import META_MEMBERS, sniff_dir
     from .sframe import INDEX_FILE
 
-    directory.prefetch([INDEX_FILE, *META_MEMBERS])  # one round of requests
+    if named is not None and named.name == "bcolz":
+        directory.prefetch(list(META_MEMBERS))
+        if sniff_dir(directory):
+            return "bcolz"
+    elif named is not None and named.name in ("sframe", "b2nd"):
+        directory.prefetch([INDEX_FILE])
+    if named is None or not directory.is_file(INDEX_FILE):
+        directory.prefetch([INDEX_FILE, *META_MEMBERS])  # one round of requests
     if directory.is_file(INDEX_FILE):
         return "b2nd" if b2nd.sniff_b2nd(directory) else "sframe"
     if sniff_dir(directory):
@@ -177,17 +193,21 @@ def detect_directory(directory: Directory) -> str:
 
 
 def open_url_input(url: str, storage_options: Mapping[str, Any] | None = None, *,
-                   cache: Any = None) -> tuple[str | None, Any]:  # fmt: skip
+                   cache: Any = None, whole: bool = False) -> tuple[str | None, Any]:  # fmt: skip
     """``(format, source)`` for the container at ``url`` (not a local ``file://`` one): a
     :class:`~bloscpack.remote.source.RemoteSource` (format None: the caller detects it with
-    the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format."""
+    the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format.
+    ``whole``: all of it will be read (a file up to :data:`WHOLE_FETCH` bytes is fetched in
+    one request)."""
     named = by_extension(url)
     opened = open_url(url, storage_options, cache=cache,
-                      directory=named is not None and named.directory)  # fmt: skip
+                      directory=named is not None and named.directory,
+                      edges=named.edges if named is not None else None,
+                      whole=WHOLE_FETCH if whole else None)  # fmt: skip
     if not isinstance(opened, Directory):
         return None, opened
     try:
-        return detect_directory(opened), opened
+        return detect_directory(opened, named), opened
     except BaseException:
         opened.close()
         raise
@@ -199,17 +219,15 @@ def opened_url(url: str, storage_options: Mapping[str, Any] | None = None, *,
     """The container at ``url``: its format and what its reader opens (the local path of a
     ``file://`` URL, a :class:`~bloscpack.remote.source.RemoteSource` or a
     :class:`~bloscpack.remote.dirs.RemoteDir`), closed after the block.  ``whole``: all of it
-    will be read (a file is then fetched in concurrent parts, up to :data:`WHOLE_FETCH`)."""
+    will be read (a file up to :data:`WHOLE_FETCH` bytes is then fetched in one request)."""
     local = local_path(url, storage_options)
     if local is not None:
         yield detect(local), local
         return
-    fmt, opened = open_url_input(url, storage_options, cache=cache)
+    fmt, opened = open_url_input(url, storage_options, cache=cache, whole=whole)
     try:
         if fmt is None:
             fmt = detect_source(opened)
-            if whole and opened.size() <= WHOLE_FETCH:
-                opened.fetch_all()
         yield fmt, opened
     finally:
         opened.close()

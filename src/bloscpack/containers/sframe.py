@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..blosc import partial
 from ..blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
 from ..errors import (
     BloscpackError,
@@ -224,6 +225,12 @@ class SparseFrame(FrameBase):
     def at_url(self) -> bool:
         return self.remote is not None
 
+    @property
+    def ranged(self) -> bool:  # type: ignore[override]
+        """At a URL, with chunks large enough to read some blocks alone."""
+        chunksize = self.header.chunksize
+        return self.remote is not None and not 0 < chunksize <= partial.MIN_PARTIAL_CBYTES
+
     def chunk_size(self, chunk_id: int) -> int:
         """Bytes in the file of chunk ``chunk_id``."""
         if self.remote is not None:
@@ -236,6 +243,27 @@ class SparseFrame(FrameBase):
         if self.remote is not None:
             entries = (int(self.offsets[i]) for i in indices if 0 <= i < self.nchunks)
             self.remote.prefetch([chunk_file_name(e) for e in entries if e >= 0])
+
+    def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
+        """At a URL, from a large chunk object only its header and bstarts, then the blocks
+        that bytes ``[lo, hi)`` touch (two requests, two rounds); else the whole chunk."""
+        remote, chunksize = self.remote, self.header.chunksize
+        if (remote is None or 0 < chunksize <= partial.MIN_PARTIAL_CBYTES
+                or (hi - lo) * 2 > chunksize):  # fmt: skip
+            return self.read_chunk(i)  # most of a chunk is read whole
+        entry = self._entry(self._check_index(i))
+        member = chunk_file_name(entry)
+        if entry < 0 or remote.holds(member):
+            return self.read_chunk(i)
+        try:
+            with remote.source(member, head=partial.CHUNK_HEAD_READ) as source:
+                part = partial.source_chunk_items(source, 0, source.size(), lo, hi,
+                                                  f"chunk {i}")  # fmt: skip
+                if part is not None:
+                    return part
+        except BloscpackError:
+            pass  # missing or damaged: reading the whole chunk says how
+        return self.read_chunk(i)
 
     def _read_chunk_file(self, entry: int) -> bytes:
         if self.remote is not None:

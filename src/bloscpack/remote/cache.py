@@ -126,6 +126,54 @@ class DiskRanges(Ranges):
             os.replace(temp, final)
 
 
+class DiskObjects:
+    """Whole objects (the members of a directory container) kept in files under
+    ``directory``/objects, keyed by the object's URL and identity: an object whose identity
+    changed is a new key, never the old bytes."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = os.path.join(os.fspath(directory), "objects")
+        os.makedirs(self.directory, exist_ok=True)
+
+    def _file(self, url: str, identity: str) -> str:
+        key = hashlib.sha256(f"{url}\0{identity}".encode()).hexdigest()[:40]
+        return os.path.join(self.directory, key)
+
+    def get(self, url: str, identity: str | None) -> bytes | None:
+        """The bytes kept for ``url`` at ``identity``, if any."""
+        if identity is None:
+            return None
+        try:
+            with open(self._file(url, identity), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def has(self, url: str, identity: str | None) -> bool:
+        """Whether bytes are kept for ``url`` at ``identity``."""
+        return identity is not None and os.path.isfile(self._file(url, identity))
+
+    def put(self, url: str, identity: str | None, data: bytes) -> None:
+        """Keep ``data``, the bytes of ``url`` at ``identity`` (nothing without one)."""
+        if identity is None:
+            return
+        final = self._file(url, identity)
+        temp = f"{final}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with contextlib.suppress(OSError):
+            with open(temp, "wb") as fh:
+                fh.write(data)
+            os.replace(temp, final)
+
+
+def objects_for(cache: Any) -> DiskObjects | None:
+    """The kept whole objects of ``cache`` when it is a directory (see :func:`ranges_for`)."""
+    if cache is None or cache == "memory":
+        return None
+    if isinstance(cache, (str, os.PathLike)):
+        return DiskObjects(os.fspath(cache))
+    raise ArgumentError(f"cache={cache!r}: use None, 'memory' or a directory path")
+
+
 def ranges_for(cache: Any, url: str, identity: str | None) -> Ranges:
     """The ranges kept for one object: ``cache`` None (recent ranges, within a budget),
     ``"memory"`` (every range fetched, while the source is open) or a directory path (on
@@ -139,4 +187,4 @@ def ranges_for(cache: Any, url: str, identity: str | None) -> Ranges:
     raise ArgumentError(f"cache={cache!r}: use None, 'memory' or a directory path")
 
 
-__all__ = ["DiskRanges", "RECENT_BUDGET", "Ranges", "ranges_for"]
+__all__ = ["DiskObjects", "DiskRanges", "RECENT_BUDGET", "Ranges", "objects_for", "ranges_for"]

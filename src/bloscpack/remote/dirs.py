@@ -13,7 +13,8 @@ from typing import Any
 from ..errors import RemoteError
 from ..io import ByteSource, Directory
 from ..url import filesystem, remote_errors
-from .fetch import cat_objects
+from .cache import objects_for
+from .fetch import cat_objects, identity_of, whole_objects
 from .source import RemoteSource
 
 
@@ -35,6 +36,11 @@ class RemoteDir(Directory):
         self._kept: dict[str, bytes | BaseException] = {}
         self._sizes: dict[str, dict[str, Any]] = {}  # listed sizes, by folder
         self._lock = threading.Lock()
+        #: Members kept on disk across runs, by identity (with a cache directory), and the
+        #: listing of every object under the prefix that tells their identities (one request,
+        #: shared with the children).
+        self._disk = objects_for(cache)
+        self._listing: list[dict[str, Any] | None] = [None]
 
     def join(self, member: str) -> str:
         return f"{self.name}/{member}"
@@ -47,7 +53,7 @@ class RemoteDir(Directory):
         ``name/...``) is its own."""
         child = RemoteDir(self.join(name), cache=self._cache, fs=self._fs, path=self._path(name))
         child._prefix = f"{self._prefix}{name}/"
-        child._kept, child._lock = self._kept, self._lock
+        child._kept, child._lock, child._listing = self._kept, self._lock, self._listing
         return child
 
     def is_dir(self) -> bool:
@@ -68,7 +74,7 @@ class RemoteDir(Directory):
             if kept is not None and not keep and self._cache is None:
                 del self._kept[key]
         if kept is None:
-            found = cat_objects(self._fs, [self._path(member)])[0]
+            found = self._fetch([member])[0]
             if isinstance(found, Exception):
                 try:
                     with remote_errors(self.join(member)):
@@ -95,7 +101,7 @@ class RemoteDir(Directory):
         if not wanted:
             return
         with remote_errors(self.name):
-            found = cat_objects(self._fs, [self._path(m) for m in wanted])
+            found = self._fetch(wanted)
         with self._lock:
             for member, value in zip(wanted, found, strict=True):
                 if isinstance(value, BaseException):
@@ -104,9 +110,60 @@ class RemoteDir(Directory):
                     value = error
                 self._kept[self._prefix + member] = value
 
-    def source(self, member: str) -> ByteSource:
+    def _fetch(self, members: list[str]) -> list[bytes | Exception]:
+        """The bytes of each of ``members`` (or the exception reading it raised), fetched at
+        once; with a cache directory, those kept there at the identity the listing tells
+        are not fetched, and those fetched are kept."""
+        if self._disk is None:
+            return cat_objects(self._fs, [self._path(m) for m in members])
+        entries = [self._listed(m) for m in members]
+        listed = [identity_of(e) if e else None for e in entries]
+        found: list[bytes | Exception | None] = [
+            self._disk.get(self.join(m), i) for m, i in zip(members, listed, strict=True)
+        ]
+        for k, entry in enumerate(entries):  # not listed where the storage lists: missing
+            if entry is not None and not entry:
+                found[k] = FileNotFoundError(self._path(members[k]))
+        missing = [k for k, data in enumerate(found) if data is None]
+        pieces = whole_objects(self._fs, [self._path(members[k]) for k in missing],
+                               [self.join(members[k]) for k in missing])  # fmt: skip
+        for k, piece in zip(missing, pieces, strict=True):
+            if isinstance(piece, Exception):
+                found[k] = piece
+                continue
+            found[k] = piece.data
+            if piece.identity is not None and piece.identity == listed[k]:
+                self._disk.put(self.join(members[k]), piece.identity, piece.data)
+        return [f for f in found if f is not None]
+
+    def _listed(self, member: str) -> dict[str, Any] | None:
+        """What the listing of the prefix tells of ``member``: its entry, ``{}`` when the
+        listing has none (it is missing), None where the storage does not list (HTTP)."""
+        with self._lock:
+            listing = self._listing[0]
+            if listing is None:
+                try:
+                    found = self._fs.find(self._root, detail=True)
+                except Exception:  # noqa: BLE001 - no listing: nothing is known ahead
+                    found = {}
+                listing = self._listing[0] = {str(k).rstrip("/"): v for k, v in found.items()}
+            if not listing:  # no listing, or an empty one: it tells nothing
+                return None
+            return listing.get(self._path(member), {})
+
+    def source(self, member: str, head: int | None = None) -> ByteSource:
         return RemoteSource(self.join(member), cache=self._cache, fs=self._fs,
-                            path=self._path(member))  # fmt: skip
+                            path=self._path(member),
+                            edges=None if head is None else (head, 0))  # fmt: skip
+
+    def holds(self, member: str) -> bool:
+        with self._lock:
+            if isinstance(self._kept.get(self._prefix + member), bytes):
+                return True
+        if self._disk is None:
+            return False
+        entry = self._listed(member)
+        return entry is not None and self._disk.has(self.join(member), identity_of(entry))
 
     def size(self, member: str) -> int:
         """The size of ``member``: from one listing of its directory where the filesystem
@@ -146,14 +203,17 @@ class RemoteDir(Directory):
 
 
 def open_url(url: str, storage_options: Mapping[str, Any] | None = None, *, cache: Any = None,
-             directory: bool = False) -> RemoteSource | RemoteDir:  # fmt: skip
-    """The object at ``url`` as a :class:`RemoteSource`, or, when there is none (or
+             directory: bool = False,
+             edges: tuple[int, int] | None = None,
+             whole: int | None = None) -> RemoteSource | RemoteDir:  # fmt: skip
+    """The object at ``url`` as a :class:`RemoteSource` (``edges``: the bytes fetched from its
+    start and its end; ``whole``: fetched whole up to that size), or, when there is none (or
     ``directory`` says so), the prefix ``url`` as a :class:`RemoteDir`."""
     with remote_errors(url):
         fs, path = filesystem(url, storage_options)
     if not directory and not url.endswith("/"):
         try:
-            return RemoteSource(url, cache=cache, fs=fs, path=path)
+            return RemoteSource(url, cache=cache, fs=fs, path=path, edges=edges, whole=whole)
         except RemoteError as exc:
             if not isinstance(exc.__cause__, (FileNotFoundError, IsADirectoryError)):
                 raise

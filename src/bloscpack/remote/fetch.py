@@ -55,21 +55,37 @@ class Fetcher:
         self.identity: str | None = None
         self.requests = 0  # made so far (for measurements)
 
-    def edges(self, n: int) -> tuple[Piece, Piece | None]:
-        """The first and the last ``n`` bytes (None when the first hold the whole object)."""
+    def edges(self, head: int, tail: int) -> tuple[Piece, Piece | None]:
+        """The first ``head`` and the last ``tail`` bytes (None when the first hold the whole
+        object, or ``tail`` is 0)."""
         info = self.fs.info(self.path)
         if info.get("type") == "directory":
             raise FileNotFoundError(self.path)
         size = int(info["size"])
-        self.identity = _identity_of(info)
-        head = Piece(0, self.fs.cat_file(self.path, 0, min(n, size)), size, self.identity)
+        self.identity = identity_of(info)
+        first = Piece(0, self.fs.cat_file(self.path, 0, min(head, size)), size, self.identity)
         self.requests += 2
-        tail = None
-        if size > n:
-            start = max(n, size - n)
-            tail = Piece(start, self.fs.cat_file(self.path, start, size), size, self.identity)
+        last = None
+        if tail and size > head:
+            start = max(head, size - tail)
+            last = Piece(start, self.fs.cat_file(self.path, start, size), size, self.identity)
             self.requests += 1
-        return head, tail
+        return first, last
+
+    def whole(self, limit: int) -> Piece | None:
+        """The whole object in one request, or None (nothing read) when it holds more than
+        ``limit`` bytes."""
+        info = self.fs.info(self.path)
+        if info.get("type") == "directory":
+            raise FileNotFoundError(self.path)
+        size = int(info["size"])
+        self.identity = identity_of(info)
+        self.requests += 1
+        if size > limit:
+            return None
+        self.requests += 1
+        data = self.fs.cat_file(self.path)
+        return Piece(0, _exact(self.url, data, 0, size), size, self.identity)
 
     def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         """The bytes of each ``(start, end)`` range, exactly."""
@@ -88,16 +104,28 @@ class AsyncFetcher(Fetcher):
     async def _range(self, spec: str) -> Piece:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    async def _whole(self, limit: int) -> Piece | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def whole(self, limit: int) -> Piece | None:
+        """The whole object in one request (no ``Range``: a server without ``Range`` support
+        serves it too), or None, its body unread, when it holds more than ``limit`` bytes."""
+        piece = self._run(lambda: self._retried(None, limit))
+        if piece is not None:
+            self.identity = piece.identity
+        return piece
+
     def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
         from fsspec.asyn import sync
 
         return sync(self.fs.loop, make)
 
-    async def _retried(self, spec: str) -> Piece:
+    async def _retried(self, spec: str | None, limit: int = 0) -> Any:
+        """A range (``spec``), or the whole object up to ``limit`` bytes (``spec`` None)."""
         for attempt in range(ATTEMPTS):
             try:
                 self.requests += 1
-                return await self._range(spec)
+                return await (self._range(spec) if spec is not None else self._whole(limit))
             except (TimeoutError, Transient, ConnectionResetError) as exc:
                 if attempt == ATTEMPTS - 1:
                     raise ConnectionError(f"{exc} (after {ATTEMPTS} attempts)") from exc
@@ -109,19 +137,23 @@ class AsyncFetcher(Fetcher):
             await asyncio.sleep(BACKOFF * 2**attempt)
         raise AssertionError("unreachable")
 
-    def edges(self, n: int) -> tuple[Piece, Piece | None]:
-        async def both() -> tuple[Piece, Piece]:
-            return await asyncio.gather(self._retried(f"bytes=0-{n - 1}"),
-                                        self._retried(f"bytes=-{n}"))  # fmt: skip
+    def edges(self, head: int, tail: int) -> tuple[Piece, Piece | None]:
+        """The first ``head`` and the last ``tail`` bytes in one round (one request when
+        ``tail`` is 0); the answers tell the size and identity."""
+        specs = [f"bytes=0-{head - 1}"] + ([f"bytes=-{tail}"] if tail else [])
 
-        head, tail = self._run(both)
-        known = None not in (head.identity, tail.identity)
-        if head.size != tail.size or (known and head.identity != tail.identity):
+        async def both() -> list[Piece]:
+            return await asyncio.gather(*(self._retried(spec) for spec in specs))
+
+        pieces = self._run(both)
+        first, last = pieces[0], pieces[-1]
+        known = None not in (first.identity, last.identity)
+        if first.size != last.size or (known and first.identity != last.identity):
             raise FileChangedError(f"{self.url}: changed while it was opened")
-        self.identity = head.identity or tail.identity
-        if head.start + len(head.data) >= head.size:
-            return head, None
-        return head, tail
+        self.identity = first.identity or last.identity
+        if len(pieces) == 1 or first.start + len(first.data) >= first.size:
+            return first, None
+        return first, last
 
     def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
         async def all_of() -> list[Piece]:
@@ -140,6 +172,35 @@ class AsyncFetcher(Fetcher):
 class HttpFetcher(AsyncFetcher):
     """An object on an HTTP(S) server (fsspec's ``HTTPFileSystem`` and its session)."""
 
+    def _checked(self, r: Any) -> None:
+        """Raise what an answer other than 200/206 (or 416) means."""
+        if r.status == 404:
+            raise FileNotFoundError(self.url)
+        if r.status in (401, 403):
+            raise PermissionError(self.url)
+        if r.status == 412:
+            raise FileChangedError.since_opened(self.url)
+        if r.status >= 500:
+            raise Transient(f"HTTP {r.status} {r.reason}")
+        if r.status not in (200, 206, 416):
+            raise OSError(f"HTTP {r.status} {r.reason}")
+
+    async def _whole(self, limit: int) -> Piece | None:
+        fs = self.fs
+        kw = dict(fs.kwargs)
+        session = await fs.set_session()
+        async with session.get(fs.encode_url(self.path), **kw) as r:
+            self._checked(r)
+            length = r.content_length
+            if length is not None and length > limit:
+                return None
+            data = await r.read()
+            if length is not None and len(data) != length:
+                raise RemoteError(f"{self.url}: truncated response: {len(data)} of {length} bytes")
+            modified = r.headers.get("Last-Modified")
+            identity = r.headers.get("ETag") or (f"{modified}/{len(data)}" if modified else None)
+            return Piece(0, data, len(data), identity)
+
     async def _range(self, spec: str) -> Piece:
         fs = self.fs
         kw = dict(fs.kwargs)
@@ -148,18 +209,9 @@ class HttpFetcher(AsyncFetcher):
             headers["If-Match"] = self.identity
         session = await fs.set_session()
         async with session.get(fs.encode_url(self.path), headers=headers, **kw) as r:
-            if r.status == 404:
-                raise FileNotFoundError(self.url)
-            if r.status in (401, 403):
-                raise PermissionError(self.url)
-            if r.status == 412:
-                raise FileChangedError.since_opened(self.url)
+            self._checked(r)
             if r.status == 416:  # an empty object has no byte to range over
                 return Piece(0, b"", 0, r.headers.get("ETag"))
-            if r.status >= 500:
-                raise Transient(f"HTTP {r.status} {r.reason}")
-            if r.status not in (200, 206):
-                raise OSError(f"HTTP {r.status} {r.reason}")
             identity = r.headers.get("ETag") or _modified(r.headers)
             if r.status == 200:
                 length = r.content_length
@@ -177,6 +229,21 @@ class HttpFetcher(AsyncFetcher):
 
 class S3Fetcher(AsyncFetcher):
     """An object in S3 (s3fs's client, its retries and its error translation)."""
+
+    async def _whole(self, limit: int) -> Piece | None:
+        bucket, key, version = self.fs.split_path(self.path)
+        kw: dict[str, Any] = {"VersionId": version} if version else {}
+        resp = await self.fs._call_s3("get_object", Bucket=bucket, Key=key, **kw)
+        try:
+            length = resp.get("ContentLength")
+            if length is not None and length > limit:
+                return None
+            data = await resp["Body"].read()
+        finally:
+            resp["Body"].close()
+        if length is not None and len(data) != length:
+            raise RemoteError(f"{self.url}: truncated response: {len(data)} of {length} bytes")
+        return Piece(0, data, len(data), resp.get("ETag"))
 
     async def _range(self, spec: str) -> Piece:
         bucket, key, version = self.fs.split_path(self.path)
@@ -242,6 +309,40 @@ def cat_objects(fs: Any, paths: Sequence[str]) -> list[bytes | Exception]:
     return list(sync(fs.loop, all_of))
 
 
+def whole_objects(fs: Any, paths: Sequence[str], urls: Sequence[str]) -> list[Piece | Exception]:
+    """Every object of ``paths`` (``urls``: their names) whole with the identity its answer
+    told (or the exception reading it raised): concurrently, a bounded number in flight,
+    where ``fs`` is asynchronous."""
+    fetchers = [fetcher(fs, p, u) for p, u in zip(paths, urls, strict=True)]
+    everything = 1 << 62
+    if not fetchers or not isinstance(fetchers[0], AsyncFetcher):
+        found: list[Piece | Exception] = []
+        for f in fetchers:
+            try:
+                piece = f.whole(everything)
+                assert piece is not None
+                found.append(piece)
+            except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
+                found.append(exc)
+        return found
+
+    async def all_of() -> list[Piece | Exception]:
+        limit = asyncio.Semaphore(IN_FLIGHT)
+
+        async def one(f: AsyncFetcher) -> Piece | Exception:
+            async with limit:
+                try:
+                    return await f._retried(None, everything)  # noqa: SLF001
+                except Exception as exc:  # noqa: BLE001 - kept for the read that needs it
+                    return exc
+
+        return await asyncio.gather(*(one(f) for f in fetchers))  # type: ignore[arg-type]
+
+    from fsspec.asyn import sync
+
+    return list(sync(fs.loop, all_of))
+
+
 def _or_error(read: Callable[[str], bytes], path: str) -> bytes | Exception:
     try:
         return bytes(read(path))
@@ -285,13 +386,17 @@ def _modified(headers: Any) -> str | None:
     return f"{modified}/{headers.get('Content-Range', '').rpartition('/')[2]}" if modified else None
 
 
-def _identity_of(info: dict[str, Any]) -> str | None:
+def identity_of(info: dict[str, Any]) -> str | None:
+    """The identity of an object as ``info`` (or a listing) describes it: its ``ETag``, or its
+    modification time and size."""
     for key in ("ETag", "etag", "checksum"):
         if info.get(key):
             return str(info[key])
     for key in ("mtime", "LastModified", "last_modified", "modified", "created"):
-        if info.get(key) is not None:
-            return f"{info[key]}/{info.get('size')}"
+        when = info.get(key)
+        if when is not None:  # a listing may give a number where info gives a datetime
+            when = when.timestamp() if hasattr(when, "timestamp") else when
+            return f"{when}/{info.get('size')}"
     return None
 
 
@@ -302,4 +407,4 @@ def _is_transient(exc: BaseException) -> bool:
     return name in {"ServerDisconnectedError", "ClientPayloadError", "ClientOSError"}
 
 
-__all__ = ["Fetcher", "Piece", "coalesce", "fetcher"]
+__all__ = ["Fetcher", "Piece", "coalesce", "fetcher", "identity_of", "whole_objects"]

@@ -2,8 +2,12 @@
 by byte range, so every format reads a remote file as it reads a local one, with the same
 checks.
 
-Opening fetches the first and the last :data:`EDGE_SIZE` bytes (two concurrent requests, which
-also tell the size): headers, metalayers, offsets and trailers lie in them.  Later reads fetch
+Opening fetches the first and the last bytes of the object in one round (two concurrent
+requests, or one when the format keeps nothing at its end; the answers also tell the size):
+headers, metalayers, offsets and trailers usually lie in them, and a format whose header says
+it needs more asks for it in one more round (:meth:`RemoteSource.prefetch`).  The windows are
+the format's own (the registry's ``Format.edges``, by the name's suffix), :data:`EDGE_SIZE` at
+each end when the name does not tell.  Later reads fetch
 just their bytes (a small one at least :data:`MIN_FETCH`, so that a chunk header brings its
 bstarts along); :meth:`RemoteSource.prefetch` fetches many ranges at once, neighbours merged.
 """
@@ -20,10 +24,11 @@ from ..url import filesystem, remote_errors
 from .cache import Ranges, ranges_for
 from .fetch import Fetcher, coalesce, fetcher, split
 
-#: Bytes read from each end of an object when it is opened.
-EDGE_SIZE = 64 * 1024
+#: Bytes read from each end of an object when it is opened and its name tells no format.
+EDGE_SIZE = 8 * 1024
+
 #: A read of fewer bytes fetches this many (a chunk header and its bstarts in one request).
-MIN_FETCH = 16 * 1024
+MIN_FETCH = 4096
 #: Ranges closer than this are fetched as one.
 MAX_GAP = 64 * 1024
 #: Bytes fetched by one request when a large range is fetched whole (the parts concurrently).
@@ -33,7 +38,10 @@ PART_SIZE = 8 << 20
 class RemoteSource(ByteSource):
     """The bytes of the object at ``url`` (an fsspec URL; ``storage_options`` for its
     filesystem), fetched by range.  ``cache``: None (recent ranges only), ``"memory"`` or a
-    directory (see :func:`~bloscpack.remote.cache.ranges_for`).
+    directory (see :func:`~bloscpack.remote.cache.ranges_for`); ``edges``: the bytes opening
+    fetches from its start and its end (:data:`EDGE_SIZE` each by default); ``whole``: the
+    object will be read whole, so one request fetches all of it when it holds at most that
+    many bytes (else its edges).
 
     It overrides every public method of :class:`~bloscpack.io.ByteSource`."""
 
@@ -41,7 +49,9 @@ class RemoteSource(ByteSource):
     remote = True
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None, *,
-                 cache: Any = None, fs: Any = None, path: str | None = None) -> None:  # fmt: skip
+                 cache: Any = None, fs: Any = None, path: str | None = None,
+                 edges: tuple[int, int] | None = None,
+                 whole: int | None = None) -> None:  # fmt: skip
         self.name = url
         self._file = self._mmap = None
         self._view = None
@@ -51,7 +61,11 @@ class RemoteSource(ByteSource):
             if fs is None or path is None:
                 fs, path = filesystem(url, storage_options)
             self.fetcher: Fetcher = fetcher(fs, path, url)
-            head, tail = self.fetcher.edges(EDGE_SIZE)
+            piece = self.fetcher.whole(whole) if whole is not None else None
+            if piece is None:
+                head, tail = self.fetcher.edges(*(edges or (EDGE_SIZE, EDGE_SIZE)))
+        if piece is not None:  # the whole object, in one request
+            head, tail = piece, None
         self._size = head.size
         self.identity = self.fetcher.identity
         self._ranges: Ranges = ranges_for(cache, url, self.identity)
@@ -121,13 +135,6 @@ class RemoteSource(ByteSource):
                   and self._ranges.find(o, n) is None]  # fmt: skip
         if wanted:
             self._fetch(coalesce(wanted, MAX_GAP))
-
-    def fetch_all(self) -> None:
-        """Fetch the whole object (in parts, concurrently): every later read is served from
-        memory."""
-        if self._whole is None:
-            size = self._size
-            self._whole = b"".join(self._get(split([(0, size)], PART_SIZE)))
 
     def _fetch(self, ranges: list[tuple[int, int]]) -> None:
         """Fetch ``ranges`` (large ones in concurrent parts) and keep them."""

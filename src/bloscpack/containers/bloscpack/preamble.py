@@ -213,6 +213,9 @@ class Preamble:
                 f" max_meta_size {header.max_meta_size}"
             )
         length = metadata_section_length(header)
+        if self.source.remote:  # the metadata and the offsets after it in one round
+            offsets = 8 * max(self.header.nchunks, 0) if self.header.offsets else 0
+            self.source.prefetch([(pos, min(length + offsets, max(self.size - pos, 0)))])
         section = self.source.read(pos, length, "metadata section")
         data_end = METADATA_HEADER_LENGTH + header.meta_comp_size
         self.stored_metadata = section[METADATA_HEADER_LENGTH:data_end]

@@ -45,7 +45,6 @@ from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
 CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
-CHUNK_HEAD_READ = 4096  # a chunk's first bytes read for a partial read: header and bstarts
 _MIN_CHUNK = 16
 
 
@@ -365,12 +364,8 @@ class BloscpackReader:
         some of its blocks, a buffer of its size holding its header, bstarts and those blocks'
         streams (see :mod:`bloscpack.blosc.partial`): what a remote input reads."""
         loc = self.locate(index, whole=False)
-        head = self.source.read(loc.offset, min(CHUNK_HEAD_READ, loc.cbytes), "chunk header")
-
-        def read_into(at: int, dest: memoryview, what: str) -> None:
-            self.source.read_into(loc.offset + at, dest, f"chunk {index} {what}")
-
-        part = partial.read_chunk_items(read_into, head, lo, hi)
+        part = partial.source_chunk_items(self.source, loc.offset, loc.cbytes, lo, hi,
+                                          f"chunk {index}")  # fmt: skip
         return self._read_location(loc, False) if part is None else part
 
     def _read_location(self, loc: ChunkLocation, verify: bool) -> memoryview:

@@ -11,16 +11,13 @@ import numpy as np
 
 from ...blosc import partial
 from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
+from ...blosc.partial import CHUNK_HEAD_READ
 from ...errors import ArgumentError, FormatError
 from ...io import ByteSource, PathLike, atomic_write
 from .edit import FrameBase
 from .params import CParams, compress_vlmeta, new_frame_image
 from .records import FRAME_CONTIGUOUS, HEADER_FIXED_LEN, pack_metalayers, pack_trailer
 from .storage import FrameStorage
-
-#: Bytes read at the start of a chunk whose blocks are read alone: its header and, with up to
-#: 1016 blocks, its bstarts (one read instead of two).
-CHUNK_HEAD_READ = 4096
 
 
 class ContiguousFrame(FrameBase):
@@ -117,6 +114,12 @@ class ContiguousFrame(FrameBase):
         source = self._storage.source
         return source is not None and source.remote
 
+    def _prefetch_open(self, ranges: list[tuple[int, int]]) -> None:
+        source = self._storage.source
+        if source is not None and source.remote:
+            at, size = self._storage.offset, self._storage.size()
+            source.prefetch([(at + p, n) for p, n in ranges if p >= 0 and p + n <= size])
+
     def prefetch(self, indices: Sequence[int]) -> None:
         """Fetch chunks ``indices`` of a remote frame at once: each from its offset to the
         next chunk's (or the end of the chunks section)."""
@@ -150,12 +153,23 @@ class ContiguousFrame(FrameBase):
         self._partial_reads += 1
         header = self.header
         pos = header.header_len + entry
-        head = self._storage.read(
-            pos, min(CHUNK_HEAD_READ, header.cbytes - entry), f"chunk {i} header"
-        )
-        cbytes = ChunkHeader.parse(head).cbytes
-        if cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes:
+        if header.cbytes - entry < BLOSC2_HEADER_SIZE:
             return self.chunk_at(i, entry)  # which reports it
+        # at a URL, the fixed header first: a small chunk (maybe fetched already with its
+        # neighbours) is then read whole
+        head = self._storage.read(
+            pos, BLOSC2_HEADER_SIZE if source.remote else min(CHUNK_HEAD_READ,
+                                                               header.cbytes - entry),
+            f"chunk {i} header",
+        )  # fmt: skip
+        cbytes = ChunkHeader.parse(head).cbytes
+        if (cbytes < BLOSC2_HEADER_SIZE or entry + cbytes > header.cbytes
+                or (source.remote and cbytes <= partial.MIN_PARTIAL_CBYTES)):  # fmt: skip
+            return self.chunk_at(i, entry)  # which reports a bad one
+        if source.remote:
+            head = self._storage.read(
+                pos, min(CHUNK_HEAD_READ, header.cbytes - entry), f"chunk {i} header"
+            )
 
         def read_into(at: int, dest: memoryview, what: str) -> None:
             self._storage.read_into(pos + at, dest, f"chunk {i} {what}")

@@ -87,14 +87,16 @@ class FrameCore:
             raise TruncatedError(
                 f"{where}: header says frame_len {header.frame_len}, only {size} bytes are there"
             )
+        # index and trailer end the frame: read them at once (with the bytes before them when
+        # they are shorter than EDGE_READ)
+        end_at = max(header.header_len, min(self._index_at(header), header.frame_len - EDGE_READ))
+        # a remote frame fetches what the header says the rest of its opening reads at once
+        self._prefetch_open([(0, header.header_len), (end_at, header.frame_len - end_at)])
         if header.header_len <= len(first):
             head = first[: header.header_len]
         else:
             head = read(0, header.header_len, "frame header and metalayers")
         layers = parse_layers(head, HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{where}: metalayers")
-        # index and trailer end the frame: read them at once (with the bytes before them when
-        # they are shorter than EDGE_READ)
-        end_at = max(header.header_len, min(self._index_at(header), header.frame_len - EDGE_READ))
         end = read(end_at, header.frame_len - end_at, "frame end")
 
         def read_end(pos: int, n: int, what: str) -> Any:
@@ -129,6 +131,10 @@ class FrameCore:
         self.vlmeta = [(n, c) for n, c, _ in vl]
         self._open_index(read_end, trailer_at, size, where)
         return trailer_at, trailer_len
+
+    def _prefetch_open(self, ranges: list[tuple[int, int]]) -> None:
+        """Hint: opening reads the frame's ``(pos, length)`` ``ranges`` next (a remote frame
+        fetches those it lacks in one round; nothing elsewhere)."""
 
     def _index_at(self, header: FrameHeader) -> int:
         """Where the index chunk starts (after the chunks section of a contiguous frame)."""
