@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from cloud_servers import CloudStore
 
 pytest_plugins = ["cloud_servers"]  # the fixtures gcs_store, azure_store and cloud
+# gcsfs (objects under 5 MiB) and adlfs hand aiohttp an object's bytes whole; aiohttp advises
+# a stream above 1 MiB with a ResourceWarning (the upload is right: asserted byte for byte).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Sending a large body directly with raw bytes:ResourceWarning"
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 ARRAY = CASES["blp"][1]
@@ -281,3 +286,48 @@ def test_a_missing_back_end_names_its_extra(url: str, extra: str, monkeypatch):
     message = str(raised.value)
     assert message.startswith(f"{url}: ") and "\n" not in message
     assert message.endswith(f"(pip install 'bloscpack[{extra}]')")
+
+
+def test_reads_are_concurrent(cloud: CloudStore, monkeypatch):
+    """Opening asks for the object's description and its first bytes at once, then for its
+    last bytes; a selection over several chunks fetches their ranges at once."""
+    import asyncio
+
+    array = np.random.default_rng(3).integers(0, 1 << 20, (1200, 800)).astype("<i8")
+    url = cloud.url("big.b2nd")
+    bloscpack.save(array, url, storage_options=cloud.storage_options, chunks=(300, 800),
+                   blocks=(20, 800))  # fmt: skip
+    fs = cloud.filesystem()
+    calls: list[str] = []
+    flight = [0, 0]  # now, most
+
+    def counted(name: str, real):
+        async def call(*args, **kwargs):
+            calls.append(name)
+            flight[0] += 1
+            flight[1] = max(flight)
+            try:
+                await asyncio.sleep(0.05)
+                return await real(*args, **kwargs)
+            finally:
+                flight[0] -= 1
+
+        return call
+
+    monkeypatch.setattr(fs, "_info", counted("info", fs._info))
+    monkeypatch.setattr(fs, "_cat_file", counted("cat", fs._cat_file))
+    with bloscpack.open(url, cloud.storage_options) as remote:
+        assert sorted(calls) == ["cat", "cat", "info"] and flight[1] == 2
+        del calls[:]
+        flight[1] = 0
+        np.testing.assert_array_equal(remote[::97, :5], array[::97, :5])
+        assert set(calls) == {"cat"} and flight[1] >= 3, (calls, flight)
+
+
+def test_an_empty_object_is_not_a_container(cloud: CloudStore):
+    from bloscpack.errors import NotAContainer
+
+    cloud.filesystem().pipe_file(cloud.key("empty.blp"), b"")
+    url = cloud.url("empty.blp")
+    with pytest.raises(NotAContainer, match=f"^{url}"):
+        bloscpack.open(url, cloud.storage_options)
