@@ -15,6 +15,16 @@ from typing import Any
 from .errors import BloscpackError, RemoteError, UnsupportedError
 
 EXTRA = "pip install 'bloscpack[remote]'"
+#: The extra that installs the back end of a protocol, where ``remote`` does not (the one
+#: table of back-end names: the code is the same for every back end).
+EXTRAS = {"gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure",
+          "adl": "azure"}  # fmt: skip
+
+
+def extra_for(url: str) -> str:
+    """How to install what reads ``url`` (for the innermost protocol of a chained URL)."""
+    protocol = url.rpartition("::")[2].partition("://")[0].lower()
+    return f"pip install 'bloscpack[{EXTRAS[protocol]}]'" if protocol in EXTRAS else EXTRA
 
 
 def is_url(name: Any) -> bool:
@@ -38,7 +48,7 @@ def filesystem(url: str, storage_options: Mapping[str, Any] | None = None) -> tu
     try:
         return fsspec.core.url_to_fs(url, **dict(storage_options or {}))
     except ImportError as exc:  # the protocol's back end (s3fs, gcsfs, ...) is missing
-        raise UnsupportedError(f"{url}: {exc} ({EXTRA})") from None
+        raise UnsupportedError(f"{url}: {exc} ({extra_for(url)})") from None
     except (ValueError, TypeError) as exc:  # an unknown protocol, a bad storage option
         raise RemoteError(f"{url}: {exc}") from None
 
@@ -83,4 +93,7 @@ def remote_errors(url: str) -> Iterator[None]:
         raise
 
 
-__all__ = ["EXTRA", "describe", "filesystem", "is_url", "local_path", "remote_errors"]
+__all__ = [
+    "EXTRA", "EXTRAS", "describe", "extra_for", "filesystem", "is_url", "local_path",
+    "remote_errors",
+]  # fmt: skip

@@ -5,8 +5,11 @@ fsspec's filesystem), which tell the object's size and identity (``ETag``) with 
 first bytes and the last bytes of an object come in two concurrent requests, with no separate
 ``HEAD``.  A server that ignores ``Range`` (an answer ``200`` with the whole body) is detected
 and refused unless the body is small; later requests carry ``If-Match`` so that an object
-replaced since it was opened is never mixed with the old one.  Other filesystems (``memory://``,
-``zip://...::``, ``simplecache::...``) are read through fsspec's ``info`` and ``cat_file``.
+replaced since it was opened is never mixed with the old one.  Other asynchronous filesystems
+(``gs://``, ``az://``, ...) are read through fsspec's ``_info`` and ``_cat_file``, concurrently:
+the object's description with its first bytes, then its last bytes; a read's ranges at once.
+The rest (``memory://``, ``zip://...::``, ``simplecache::...``) through ``info`` and
+``cat_file``, one request after the other.
 """
 
 from __future__ import annotations
@@ -44,6 +47,19 @@ class Piece:
 
 class Transient(ConnectionError):
     """A failure worth a retry (a 5xx answer)."""
+
+
+async def bounded(fetch: Callable[[int, int], Awaitable[Any]],
+                  ranges: Sequence[tuple[int, int]]) -> list[Any]:  # fmt: skip
+    """``fetch(start, end)`` of every range, concurrently, at most :data:`IN_FLIGHT` at once;
+    in the order of ``ranges``."""
+    limit = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(start: int, end: int) -> Any:
+        async with limit:
+            return await fetch(start, end)
+
+    return list(await asyncio.gather(*(one(s, e) for s, e in ranges)))
 
 
 class Fetcher:
@@ -156,17 +172,57 @@ class AsyncFetcher(Fetcher):
         return first, last
 
     def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
-        async def all_of() -> list[Piece]:
-            limit = asyncio.Semaphore(IN_FLIGHT)
+        async def piece(start: int, end: int) -> Piece:
+            return await self._retried(f"bytes={start}-{end - 1}")
 
-            async def one(start: int, end: int) -> Piece:
-                async with limit:
-                    return await self._retried(f"bytes={start}-{end - 1}")
-
-            return await asyncio.gather(*(one(s, e) for s, e in ranges))
-
-        pieces = self._run(all_of)
+        pieces = self._run(lambda: bounded(piece, ranges))
         return [_exact(self.url, p.data, s, e) for p, (s, e) in zip(pieces, ranges, strict=True)]
+
+
+class AsyncFsFetcher(Fetcher):
+    """An object on an asynchronous fsspec filesystem without ranges of our own (gcsfs,
+    adlfs, ...): its ``_info`` and first bytes in one round, its last bytes in a second one
+    when the first do not hold it whole; the ranges of a read concurrently, a bounded number
+    in flight (the back end retries what it deems transient)."""
+
+    def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        from fsspec.asyn import sync
+
+        return sync(self.fs.loop, make)
+
+    async def _cat(self, start: int, end: int) -> bytes:
+        self.requests += 1
+        return bytes(await self.fs._cat_file(self.path, start, end))
+
+    def edges(self, head: int, tail: int) -> tuple[Piece, Piece | None]:
+        async def described() -> tuple[dict[str, Any], bytes]:
+            self.requests += 1
+            found: Any = await asyncio.gather(self.fs._info(self.path), self._cat(0, head),
+                                              return_exceptions=True)  # fmt: skip
+            info, data = found
+            if isinstance(info, BaseException):
+                raise info
+            if info.get("type") == "directory":
+                raise FileNotFoundError(self.path)
+            if isinstance(data, BaseException):
+                if int(info["size"]):
+                    raise data
+                data = b""  # an empty object has no byte to range over
+            return info, bytes(data)
+
+        info, data = self._run(described)
+        size = int(info["size"])
+        self.identity = identity_of(info)
+        first = Piece(0, data[:size], size, self.identity)
+        if len(first.data) >= size or not tail:
+            return first, None
+        start = max(len(first.data), size - tail)
+        last = Piece(start, self._run(lambda: self._cat(start, size)), size, self.identity)
+        return first, last
+
+    def get(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        found = self._run(lambda: bounded(self._cat, ranges))
+        return [_exact(self.url, d, s, e) for d, (s, e) in zip(found, ranges, strict=True)]
 
 
 class HttpFetcher(AsyncFetcher):
@@ -274,12 +330,14 @@ class S3Fetcher(AsyncFetcher):
 
 def fetcher(fs: Any, path: str, url: str) -> Fetcher:
     """The fetcher for ``path`` on ``fs``: our own ``Range`` requests for HTTP and S3, fsspec's
-    reads for the others."""
+    reads for the others (concurrent ones where ``fs`` is asynchronous)."""
     kind = type(fs).__name__
     if kind == "HTTPFileSystem":
         return HttpFetcher(fs, path, url)
     if kind == "S3FileSystem":
         return S3Fetcher(fs, path, url)
+    if getattr(fs, "async_impl", False) and not getattr(fs, "asynchronous", False):
+        return AsyncFsFetcher(fs, path, url)
     return Fetcher(fs, path, url)
 
 
@@ -407,4 +465,5 @@ def _is_transient(exc: BaseException) -> bool:
     return name in {"ServerDisconnectedError", "ClientPayloadError", "ClientOSError"}
 
 
-__all__ = ["Fetcher", "Piece", "coalesce", "fetcher", "identity_of", "whole_objects"]
+__all__ = ["AsyncFsFetcher", "Fetcher", "Piece", "coalesce", "fetcher", "identity_of",
+           "whole_objects"]
