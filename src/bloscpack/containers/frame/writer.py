@@ -9,14 +9,14 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, Self
+from typing import IO, Any
 
 import numpy as np
 
 from ... import ndarray as nd
 from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
-from ...io import PathLike, StagedOutput, atomic_write
+from ...io import CommitsOnSuccess, PathLike, StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size
 from ..target import (
@@ -48,9 +48,9 @@ from .records import (
 )
 
 
-class OnePassWriter:
-    """What the one-pass frame writers share: ``append_data`` and the context-manager protocol
-    (``close`` when the block succeeds, ``abort`` when it raises)."""
+class OnePassWriter(CommitsOnSuccess):
+    """What the one-pass frame writers share: ``append_data``, and as a block ``close`` when
+    it succeeds and ``abort`` when it raises."""
 
     cparams: CParams
 
@@ -64,17 +64,8 @@ class OnePassWriter:
     def close(self) -> Any:
         raise NotImplementedError
 
-    def abort(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
+    def commit(self) -> None:
+        self.close()
 
 
 class FrameWriter(OnePassWriter):
