@@ -460,6 +460,8 @@ class SparseLayout(FrameLayout):
         name = f"{index:08X}.part"
         with open(os.path.join(directory, name), "xb") as fh:
             fh.write(memoryview(chunk)[: header.cbytes])
+            fh.flush()
+            start_writeback(fh.fileno())  # the commit's sync finds it (mostly) on disk
         return bytes(chunk[:BLOSC2_HEADER_SIZE]), name
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from itertools import islice
@@ -172,27 +172,26 @@ def _write_parts(parts: Sequence[tuple[Any, Any]], name: str, directory: bool) -
     """Write each dask array of ``parts`` through its writer (a container's, or a table
     column's), all in one computation (the arrays' common inputs computed once); ``directory``:
     the writers store their chunk files themselves (then every task runs at once)."""
-    dask = optional("dask", "dask")
     stage = None
     if not directory and STAGE_RUNS and _active_client() is not None:
         stage = _stage(parts[0][0])
     tasks, owners, nbytes = [], [], 1
     for part, data in parts:
-        layout = part.layout
-        blocks, firsts, nbytes = _runs(data, layout)
-        for block, first in zip(blocks, firsts, strict=True):
-            if part.directory is not None:
-                tasks.append(dask.delayed(_store_chunks, pure=True)(layout, first, block,
-                                                                   part.directory))  # fmt: skip
-            elif stage is not None:
-                tasks.append(dask.delayed(_stage_chunks, pure=True)(layout, first, block,
-                                                                   *stage))  # fmt: skip
-            else:
-                tasks.append(dask.delayed(_compress_chunks, pure=True)(layout, first, block))
-            owners.append(part)
+        task: Callable[..., Any]
+        extra: tuple[Any, ...]
+        if part.directory is not None:
+            task, extra = _store_chunks, (part.directory,)
+        elif stage is not None:
+            task, extra = _stage_chunks, stage
+        else:
+            task, extra = _compress_chunks, ()
+        runs, nbytes = _runs(data, part.layout, task, extra)
+        tasks += runs
+        owners += [part] * len(runs)
     batch = len(tasks) if directory else max(1, BATCH_NBYTES // nbytes)
     appended = {id(part): 0 for part, _ in parts}
-    for part, results in zip(owners, _in_order(tasks, batch, name), strict=True):
+    for part, run in zip(owners, _in_order(tasks, batch, name), strict=True):
+        results = run.item()  # the run task's one-element array
         if isinstance(results, StagedRun):
             part.append_run(results.path, results.receipts)
             os.remove(results.path)
@@ -256,12 +255,15 @@ def _partition_shape(frame: Any, text: Sequence[str]) -> tuple[int, list[int]]:
     return len(frame), [table.dtype[name].itemsize // 4 for name in text]
 
 
-def _runs(array: Any, layout: Any) -> tuple[list[Any], list[int], int]:
-    """``array`` (flattened for a flat layout) cut into runs of consecutive chunks of
-    ``layout`` along the last axis its chunk grid cuts: as many as a dask chunk holds when
-    the dask chunks hold whole ones, else about :data:`TASK_NBYTES`.  Returns the runs (dask
-    delayed blocks, in order), the index of each one's first chunk, and the uncompressed bytes
-    of a run."""
+def _runs(array: Any, layout: Any, task: Callable[..., Any], extra: tuple[Any, ...]
+          ) -> tuple[list[Any], int]:  # fmt: skip
+    """The tasks ``task(layout, first, run, *extra)`` of ``array`` (flattened for a flat
+    layout) cut into runs of consecutive chunks of ``layout`` along the last axis its chunk
+    grid cuts: as many as a dask chunk holds when the dask chunks hold whole ones, else about
+    :data:`TASK_NBYTES` (``first``: the index of the run's first chunk).  The tasks are one
+    graph layer (:func:`_run_task`), as dask delayed objects in order, each computing a
+    one-element object array of the task's result; also returns the uncompressed bytes of
+    a run."""
     chunk_nbytes = int(np.prod(layout.chunks)) * max(array.dtype.itemsize, 1)
     per_task = max(1, TASK_NBYTES // chunk_nbytes)
     if layout.flat and array.ndim > 1:  # whole rows first: reshape(-1) rechunks nothing
@@ -269,23 +271,37 @@ def _runs(array: Any, layout: Any) -> tuple[list[Any], list[int], int]:
         rows = max(1, layout.chunks[0] * per_task // row)
         array = array.rechunk((rows, *array.shape[1:]), method="tasks")
     data = array.reshape(-1) if layout.flat else array
-    if not data.ndim:
-        return list(data.to_delayed().ravel()), [0], chunk_nbytes
     counts = [-(-n // c) for n, c in zip(data.shape, layout.chunks, strict=True)]
     axis = max((i for i, count in enumerate(counts) if count > 1), default=0)
-    own, rem = divmod(data.chunks[axis][0], layout.chunks[axis])
-    if not rem and own * chunk_nbytes <= 4 * TASK_NBYTES:  # the dask chunks' runs: no moves
-        per_task = own
-    wide = list(layout.chunks)
-    wide[axis] *= per_task
-    # task rechunking: each run depends on the few blocks it takes, no barrier
-    blocks = data.rechunk(tuple(wide), method="tasks").to_delayed()
-    firsts = []
-    for coords in np.ndindex(*blocks.shape):
-        start = list(coords)
+    if data.ndim:
+        own, rem = divmod(data.chunks[axis][0], layout.chunks[axis])
+        if not rem and own * chunk_nbytes <= 4 * TASK_NBYTES:  # the dask chunks' runs: no moves
+            per_task = own
+        wide = list(layout.chunks)
+        wide[axis] *= per_task
+        # task rechunking: each run depends on the few blocks it takes, no barrier
+        data = data.rechunk(tuple(wide), method="tasks")
+    runs = data.map_blocks(
+        _run_task, task, layout, (axis, per_task, counts), extra, dtype=object,
+        chunks=tuple((1,) * len(c) for c in data.chunks), meta=np.empty((0,) * data.ndim, object),
+    )  # fmt: skip
+    return list(runs.to_delayed(optimize_graph=False).ravel()), chunk_nbytes * per_task
+
+
+def _run_task(block: np.ndarray, task: Callable[..., Any], layout: Any,
+              grid: tuple[int, int, list[int]], extra: tuple[Any, ...],
+              block_id: tuple[int, ...] = ()) -> np.ndarray:  # fmt: skip
+    """``task(layout, first, block, *extra)`` for the run ``block`` at ``block_id`` in the runs
+    of :func:`_runs` (``grid``: the axis they cut, the chunks per run and the chunk grid's
+    shape), in a one-element object array (a block of the array of runs)."""
+    axis, per_task, counts = grid
+    start = list(block_id)
+    if start:
         start[axis] *= per_task
-        firsts.append(int(np.ravel_multi_index(start, counts)))
-    return list(blocks.ravel()), firsts, chunk_nbytes * per_task
+    first = int(np.ravel_multi_index(start, counts)) if counts else 0
+    out = np.empty((1,) * block.ndim, object)
+    out[(0,) * block.ndim] = task(layout, first, block, *extra)
+    return out
 
 
 def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
