@@ -453,14 +453,20 @@ def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
         writer.append_chunk(chunk)
 
 
-def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray) -> list[Any]:
+def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray,
+              threads: int = 1) -> list[Any]:  # fmt: skip
     """Compress the chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds
     and write the bytes a single file holds of them (:meth:`ChunkLayout.stored`) to the new
-    file ``path``, for :meth:`ContainerWriter.append_run`; returns their receipts."""
+    file ``path``, for :meth:`ContainerWriter.append_run`; returns their receipts.  With
+    ``threads`` > 1, that many pool threads compress while this one writes."""
+    regions = enumerate(chunk_regions(block.shape, layout.chunks))
+
+    def compress(item: tuple[int, tuple[slice, ...]]) -> tuple[list[Buffer], Any]:
+        return layout.stored(layout.compress_chunk(first + item[0], block[item[1]]))
+
     receipts = []
     with open(path, "xb") as fh:
-        for k, region in enumerate(chunk_regions(block.shape, layout.chunks)):
-            parts, receipt = layout.stored(layout.compress_chunk(first + k, block[region]))
+        for parts, receipt in engine.map_in_order(compress, regions, threads):
             fh.writelines(parts)
             receipts.append(receipt)
     return receipts

@@ -125,6 +125,10 @@ def is_dask_array(value: Any) -> bool:
 #: The uncompressed bytes of the chunks one task compresses (fewer, larger tasks: the
 #: scheduler's cost per task would dominate with chunks of 1 MiB).
 TASK_NBYTES = 16 * 2**20
+#: Threads a task works with: one writes a chunk while another compresses the next (a
+#: ``distributed`` worker runs a task on one thread, and writing a file is a quarter to half
+#: of the time compressing a chunk takes).
+TASK_THREADS = 2
 #: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
 #: computed or waiting at a time, so memory stays flat whatever the array's size).
 BATCH_NBYTES = 64 * 2**20
@@ -329,14 +333,17 @@ def _stage_chunks(layout: Any, first: int, block: np.ndarray, directory: str,
     if not os.path.exists(os.path.join(directory, token)):
         return _compress_chunks(layout, first, block)
     path = os.path.join(directory, f"{first:012d}-{os.urandom(4).hex()}.run")
-    return StagedRun(path, stage_run(layout, path, first, block))
+    return StagedRun(path, stage_run(layout, path, first, block, TASK_THREADS))
 
 
 def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
     """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
-    regions = chunk_regions(block.shape, layout.chunks)
-    return [layout.store_chunk(directory, first + k, block[region])
-            for k, region in enumerate(regions)]  # fmt: skip
+    regions = enumerate(chunk_regions(block.shape, layout.chunks))
+
+    def store(item: tuple[int, tuple[slice, ...]]) -> Any:
+        return layout.store_chunk(directory, first + item[0], block[item[1]])
+
+    return list(engine.map_in_order(store, regions, TASK_THREADS))
 
 
 def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
@@ -401,6 +408,7 @@ def _active_client() -> Any:
 
 
 __all__ = [
-    "BATCH_NBYTES", "STAGE_RUNS", "TASK_NBYTES", "StagedRun", "dask_table", "is_dask_array",
-    "is_dask_dataframe", "save_dask", "sized", "storage_chunks", "to_dask", "to_dask_dataframe",
+    "BATCH_NBYTES", "STAGE_RUNS", "TASK_NBYTES", "TASK_THREADS", "StagedRun", "dask_table",
+    "is_dask_array", "is_dask_dataframe", "save_dask", "sized", "storage_chunks", "to_dask",
+    "to_dask_dataframe",
 ]  # fmt: skip
