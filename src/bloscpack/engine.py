@@ -594,7 +594,13 @@ def _compression_scratch(nbytes: int) -> np.ndarray:
     return scratch[:nbytes]
 
 
-def compress_blosc2(
+def compress_blosc2(data: Buffer, **settings: Any) -> bytearray:
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with the
+    ``settings`` of :func:`compress_blosc2_view`; the caller owns the bytes."""
+    return bytearray(compress_blosc2_view(data, **settings))
+
+
+def compress_blosc2_view(
     data: Buffer,
     *,
     typesize: int = 8,
@@ -607,9 +613,12 @@ def compress_blosc2(
     blocksize: int = 0,
     use_dict: bool = False,
     nthreads: int | None = None,
-) -> bytearray:
+) -> memoryview:
     """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with
-    ``nthreads`` C threads (default: :func:`get_nthreads`)."""
+    ``nthreads`` C threads (default: :func:`get_nthreads`), kept in this thread's compression
+    buffer: the view is valid until the thread compresses again (no new chunk-sized buffer,
+    whose pages cost more than compressing where the allocator returns freed memory at once,
+    as in ``distributed`` workers)."""
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= MAX_TYPESIZE:
         raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
@@ -634,11 +643,10 @@ def compress_blosc2(
     n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
-    out = bytearray(dest[:n])
     observer = _observer
     if observer is not None:
         observer("compress", src.size)
-    return out
+    return dest.data[:n].toreadonly()
 
 
 def compress_blosc1(

@@ -453,13 +453,13 @@ class SparseLayout(FrameLayout):
         """Compress chunk ``index`` into a file of ``directory`` named after the index (its
         id is given on :meth:`SparseFrame.append_stored`); returns its header and the file
         name (None for a special chunk, which has no file)."""
-        chunk = self.compress_chunk(index, data)
+        chunk = self.cparams.compress_view(np.ascontiguousarray(data).view(np.uint8))
         header = ChunkHeader.parse(chunk)
         if marker_of(header) is not None:
             return bytes(chunk[:BLOSC2_HEADER_SIZE]), None
         name = f"{index:08X}.part"
         with open(os.path.join(directory, name), "xb") as fh:
-            fh.write(memoryview(chunk)[: header.cbytes])
+            fh.write(chunk[: header.cbytes])
             fh.flush()
             start_writeback(fh.fileno())  # the commit's sync finds it (mostly) on disk
         return bytes(chunk[:BLOSC2_HEADER_SIZE]), name

@@ -88,12 +88,20 @@ class CParams:
     def compress(self, data: Any, nthreads: int | None = None) -> bytearray:
         """Compress ``data`` into one chunk with these parameters (``nthreads`` C threads,
         default :func:`~bloscpack.engine.get_nthreads`)."""
-        return engine.compress_blosc2(
-            data, typesize=self.typesize, clevel=self.clevel, codec=self.codec,
-            filters=self.filters, filters_meta=self.filters_meta, codec_meta=self.codec_meta,
-            splitmode=SPLITMODE_NAMES[self.splitmode], blocksize=self.blocksize,
-            use_dict=self.use_dict, nthreads=nthreads,
-        )  # fmt: skip
+        return engine.compress_blosc2(data, **self._settings(), nthreads=nthreads)
+
+    def compress_view(self, data: Any) -> memoryview:
+        """:meth:`compress` with one C thread, into this thread's compression buffer (valid
+        until it compresses again: :func:`~bloscpack.engine.compress_blosc2_view`)."""
+        return engine.compress_blosc2_view(data, **self._settings(), nthreads=1)
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "typesize": self.typesize, "clevel": self.clevel, "codec": self.codec,
+            "filters": self.filters, "filters_meta": self.filters_meta,
+            "codec_meta": self.codec_meta, "splitmode": SPLITMODE_NAMES[self.splitmode],
+            "blocksize": self.blocksize, "use_dict": self.use_dict,
+        }  # fmt: skip
 
     def stune(self) -> dict[str, Any]:
         """The parameters C-Blosc2's block-size tuner uses, as keyword arguments of
