@@ -23,9 +23,15 @@ format's defaults; the ratio is the dask time / the local time (< 1: dask is fas
 the file formats the same run also times the dask save that sends every compressed chunk
 through the scheduler to this process (``STAGE_RUNS = False``, before the staged runs).
 
+``--no-malloc-trim`` starts the workers without the ``MALLOC_TRIM_THRESHOLD_=65536`` that
+dask's nannies set by default.  With that setting glibc maps every buffer of 128 KiB or more
+afresh and faults in its pages; that is most of the remaining gap for bcolz and ``.blp``,
+whose chunks python-blosc compresses into a new buffer each.
+
     python bench/bench_dask.py --size-mib 256
     python bench/bench_dask.py                  # 2 GiB per file
     python bench/bench_dask.py --writes-only --write-mib 256
+    python bench/bench_dask.py --writes-only --write-mib 256 --no-malloc-trim
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import blosc2
+import dask
 import dask.array as da
 import distributed
 import numpy as np
@@ -60,7 +67,11 @@ def main() -> None:
     parser.add_argument("--write-mib", type=int, default=256, help="array size of the writes"
                         " in MiB (256)")  # fmt: skip
     parser.add_argument("--writes-only", action="store_true", help="time the writes only")
+    parser.add_argument("--no-malloc-trim", action="store_true", help="workers without dask's"
+                        " MALLOC_TRIM_THRESHOLD_ setting")  # fmt: skip
     args = parser.parse_args()
+    if args.no_malloc_trim:
+        dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-dask-"))
     if args.writes_only:
         with _cluster() as client:
