@@ -42,7 +42,7 @@ import os
 import pickle
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import blosc2
@@ -138,14 +138,15 @@ def print_writes(writes: list[tuple[str, dict[str, float]]], mib: int, repeat: i
     """The table of :func:`write_rows`."""
     print(f"{mib} MiB float64 random walk held by the workers, best of {repeat}")
     print("| format | dask `save` (2 workers) MB/s | local `save` MB/s | dask time / local time |"
-          " chunks sent to this process: MB/s | time / local time |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|")
+          " this process's memory growth (dask) MiB | chunks sent to this process: MB/s |"
+          " time / local time |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for fmt, t in writes:
-        mbs = {k: mib / v for k, v in t.items()}
+        mbs = {k: mib / v for k, v in t.items() if k != "growth"}
         sent = (f"{mbs['sent']:,.0f} | {t['sent'] / t['local']:.2f}" if "sent" in t
                 else "| ")  # fmt: skip
         print(f"| {fmt} | {mbs['dask']:,.0f} | {mbs['local']:,.0f} |"
-              f" {t['dask'] / t['local']:.2f} | {sent} |")  # fmt: skip
+              f" {t['dask'] / t['local']:.2f} | {t['growth'] / MiB:,.0f} | {sent} |")  # fmt: skip
 
 
 def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
@@ -164,8 +165,25 @@ def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
         }
         if not f.directory:
             fns["sent"] = lambda f=f: _sent(x, root / f"w-sent{f.extension}")
-        rows.append((fmt, best_of(repeat, fns)))
+        times = best_of(repeat, fns)
+        times["growth"] = _growth(fns["dask"])
+        rows.append((fmt, times))
     return rows
+
+
+def _growth(fn: Callable[[], object]) -> int:
+    """How far this process's resident memory rose above its size before ``fn`` ran (bytes;
+    Linux: the peak is reset through ``/proc/self/clear_refs``)."""
+
+    def status(key: str) -> int:
+        with open("/proc/self/status") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
+
+    before = status("VmRSS:")
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    fn()
+    return status("VmHWM:") - before
 
 
 def _sent(x: da.Array, path: Path) -> None:

@@ -8,6 +8,7 @@ import os
 import re
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ FORMATS = list(registry.FORMATS)
 ARRAY = np.cumsum(np.arange(1_200_000, dtype="<f8") % 7).reshape(1500, 800)
 ARRAY[:1100] = 0  # whole chunks of zeros: special chunks (frame index markers)
 OPTIONS = {"chunk_size": "1M"}
+MiB = 2**20
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +127,30 @@ def test_file_formats_copy_the_runs_tasks_wrote(client, tmp_path, monkeypatch, f
     assert len(runs) == 5
     assert sum(runs) == bloscpack.info(expected)["nchunks"] > len(runs)
     assert sorted(os.listdir(tmp_path)) == sorted([expected.name, written.name])
+
+
+@pytest.mark.parametrize(("fmt", "staged"), [(fmt, True) for fmt in FORMATS]
+                         + [(fmt, False) for fmt in FILE_FORMATS])  # fmt: skip
+def test_the_callers_memory_is_flat_in_the_array_size(client, tmp_path, monkeypatch, fmt,
+                                                      staged):  # fmt: skip
+    """The caller holds at most two batches of chunks (or of their receipts) at a time:
+    saving 4 times as much incompressible data takes hardly more of its memory (the
+    scheduler's state per task)."""
+    monkeypatch.setattr(dask_integration, "TASK_NBYTES", MiB)  # runs of one 1 MiB chunk
+    monkeypatch.setattr(dask_integration, "BATCH_NBYTES", 2 * MiB)  # batches of two runs
+    monkeypatch.setattr(dask_integration, "STAGE_RUNS", staged)
+    bloscpack.save(da.zeros(10, chunks=5), path_of(tmp_path, fmt, "warm"), **OPTIONS)  # imports
+    peaks = {}
+    for mib in (16, 64):
+        x = da.random.default_rng(mib).random(mib * MiB // 8, chunks=MiB // 8)  # on the workers
+        tracemalloc.start()
+        try:
+            bloscpack.save(x, path_of(tmp_path, fmt, f"m{mib}"), **OPTIONS)
+            peaks[mib] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peaks[64] < peaks[16] + 4 * MiB
+    assert peaks[64] < 16 * MiB
 
 
 @pytest.mark.parametrize("fmt", FILE_FORMATS)
