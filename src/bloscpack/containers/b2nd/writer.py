@@ -95,9 +95,14 @@ class B2ndLayout:
 
     def compress_chunk(self, index: int, data: np.ndarray) -> bytearray:
         """Chunk ``index`` of its box ``data``, with one C thread (as :func:`save_b2nd` when
-        it compresses several chunks at a time)."""
+        it compresses several chunks at a time); a whole C-contiguous box whose blocks are
+        in C order is the chunk's bytes already."""
+        box = np.asarray(data)
+        if (self.grid.blocks_in_order and box.shape == self.grid.ext_chunk
+                and box.flags.c_contiguous):  # fmt: skip
+            return self.params.compress(box.reshape(-1).view(np.uint8), nthreads=1)
         chunk = np.empty(self.grid.chunk_nbytes // max(self.dtype.itemsize, 1), self.dtype)
-        box_to_chunk(np.asarray(data), self.grid, self.grid.chunk_coords(index), chunk)
+        box_to_chunk(box, self.grid, self.grid.chunk_coords(index), chunk)
         return self.params.compress(chunk.view(np.uint8), nthreads=1)
 
     def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
