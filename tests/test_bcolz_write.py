@@ -3,6 +3,7 @@ appends that survive interruption, atomic creation, attributes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -294,15 +295,21 @@ def test_existing_directory_kept_unless_overwrite(tmp_path):
 
 def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch):
     calls = []
-    real = engine.compress_blosc1
+    real = engine.blosc1_compressor
 
-    def failing(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            raise RuntimeError("disk on fire")
-        return real(*args, **kwargs)
+    @contextlib.contextmanager
+    def failing(**settings):  # the third chunk compressed fails
+        with real(**settings) as compress:
 
-    monkeypatch.setattr(engine, "compress_blosc1", failing)
+            def counting(data):
+                calls.append(1)
+                if len(calls) == 3:
+                    raise RuntimeError("disk on fire")
+                return compress(data)
+
+            yield counting
+
+    monkeypatch.setattr(engine, "blosc1_compressor", failing)
     with pytest.raises(RuntimeError, match="disk on fire"):
         B.save_bcolz(np.arange(20), tmp_path / "new", chunklen=4)
     assert os.listdir(tmp_path) == []

@@ -546,6 +546,21 @@ def _tree_bytes(path: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_saves_of_many_block_chunks_are_reproducible(tmp_path: Path, fmt: str):
+    """zstd chunks of many blocks: one array gives one result (bcolz chunks used to keep
+    their blocks in the order two C threads finished them, different on each save)."""
+    a = np.cumsum(np.random.default_rng(7).standard_normal(2**22))  # 32 MiB
+    ext = registry.FORMATS[fmt].extension
+    written = set()
+    for k in range(5):
+        path = tmp_path / f"{k}{ext}"
+        bloscpack.save(a, path, codec="zstd", nthreads=2)
+        written.add(hash(tuple(sorted(_tree_bytes(path).items()))))
+    assert len(written) == 1
+    np.testing.assert_array_equal(bloscpack.load(tmp_path / f"0{ext}"), a)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_saves_with_metadata_are_reproducible(tmp_path: Path, fmt: str):
     """With user metadata too, one array gives one result (b2frame and b2nd used to give a
     few, compressed by several C threads at once)."""

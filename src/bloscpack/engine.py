@@ -19,7 +19,7 @@ import glob
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from itertools import islice
 from typing import Any
@@ -203,7 +203,8 @@ def run_workers(work: Callable[[int], None], workers: int) -> None:
 IN_FLIGHT_PER_WORKER = 2
 
 
-def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> Iterator[Any]:
+def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int
+                 ) -> Generator[Any, None, None]:  # fmt: skip
     """Yield ``fn(item)`` for each of ``items``, in order, with up to ``workers`` calls running
     at once on the pool threads.  At most ``IN_FLIGHT_PER_WORKER * workers`` items are
     submitted at a time: an item is taken from ``items`` only when the result that many places

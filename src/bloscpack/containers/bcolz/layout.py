@@ -346,15 +346,31 @@ def _quantize(data: np.ndarray, digits: int) -> np.ndarray:
     return np.asarray(np.around(scale * data) / scale, dtype=data.dtype)
 
 
+@contextlib.contextmanager
+def chunk_compressor(cparams: Cparams, dtype: np.dtype[Any]
+                     ) -> Iterator[Callable[[np.ndarray], bytes]]:  # fmt: skip
+    """A function compressing rows of ``dtype`` into one Blosc1 chunk, with bcolz's typesize
+    and the quantization of ``cparams``, one C thread per call with the GIL released: several
+    threads may call it at once, and the bytes never depend on the thread count (C-Blosc 1.x
+    threads store a chunk's blocks in the order they finish).  Other Blosc1 compressions wait
+    until the block ends."""
+    with engine.blosc1_compressor(
+        typesize=blosc_typesize(dtype), clevel=cparams.clevel, shuffle=cparams.shuffle,
+        codec=cparams.cname, concurrent=True,
+    ) as compress:  # fmt: skip
+
+        def compress_rows(rows: np.ndarray) -> bytes:
+            if cparams.quantize and rows.dtype.kind == "f":
+                rows = _quantize(rows, cparams.quantize)
+            return compress(np.ascontiguousarray(rows).reshape(-1).view(np.uint8))
+
+        yield compress_rows
+
+
 def _compress_chunk(rows: np.ndarray, cparams: Cparams) -> bytes:
-    """``rows`` as one Blosc1 chunk, with bcolz's typesize and the quantization of ``cparams``."""
-    if cparams.quantize and rows.dtype.kind == "f":
-        rows = _quantize(rows, cparams.quantize)
-    flat = np.ascontiguousarray(rows).reshape(-1).view(np.uint8)
-    return engine.compress_blosc1(
-        flat, typesize=blosc_typesize(rows.dtype), clevel=cparams.clevel,
-        shuffle=cparams.shuffle, codec=cparams.cname,
-    )  # fmt: skip
+    """``rows`` as one Blosc1 chunk (:func:`chunk_compressor`)."""
+    with chunk_compressor(cparams, rows.dtype) as compress:
+        return compress(rows)
 
 
 def _chunk_cbytes(chunk: Any) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import engine
 from ... import ndarray as nd
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, ObjectNumpyArrayRejection
@@ -57,6 +58,7 @@ from .layout import (
     blosc_typesize,
     check_chunklen,
     check_column_name,
+    chunk_compressor,
     default_chunklen,
     row_nbytes,
     sniff_dir,
@@ -203,8 +205,9 @@ class CarrayWriter:
         pos, n, chunklen = 0, len(rows), self.chunklen
         while pos < n:
             if not self._filled and n - pos >= chunklen:
-                self._write_rows(rows[pos : pos + chunklen])
-                pos += chunklen
+                whole = (n - pos) // chunklen * chunklen
+                self._write_whole(rows[pos : pos + whole])
+                pos += whole
                 continue
             if self._buffer is None:
                 self._buffer = np.empty((chunklen, *self.rowshape), self.dtype)
@@ -214,6 +217,19 @@ class CarrayWriter:
             pos += take
             if self._filled == chunklen:
                 self._flush()
+
+    def _write_whole(self, rows: np.ndarray) -> None:
+        """Write the whole chunks ``rows`` holds: :func:`~bloscpack.engine.get_nthreads`
+        compressed at a time, each written in order as soon as it and those before are
+        done."""
+        chunklen = self.chunklen
+        starts = range(0, len(rows), chunklen)
+        with chunk_compressor(self.cparams, self.dtype) as compress, contextlib.closing(
+            engine.map_in_order(lambda start: compress(rows[start : start + chunklen]), starts,
+                                engine.get_nthreads())
+        ) as chunks:  # fmt: skip
+            for chunk in chunks:
+                self._write_chunk(chunk, chunklen)
 
     def _flush(self) -> None:
         if self._filled and self._buffer is not None:
