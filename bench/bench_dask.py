@@ -22,6 +22,8 @@ chunks to files next to the output, which the kernel copies into it) against
 format's defaults; the ratio is the dask time / the local time (< 1: dask is faster).  For
 the file formats the same run also times the dask save that sends every compressed chunk
 through the scheduler to this process (``STAGE_RUNS = False``, before the staged runs).
+Each dask save runs once more under ``tracemalloc`` for the peak of the memory this process
+allocates meanwhile (the scheduler runs in it too), which stays flat as the array grows.
 
 ``--no-malloc-trim`` starts the workers without the ``MALLOC_TRIM_THRESHOLD_=65536`` that
 dask's nannies set by default.  With that setting glibc maps every buffer of 128 KiB or more
@@ -42,6 +44,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -138,15 +141,15 @@ def print_writes(writes: list[tuple[str, dict[str, float]]], mib: int, repeat: i
     """The table of :func:`write_rows`."""
     print(f"{mib} MiB float64 random walk held by the workers, best of {repeat}")
     print("| format | dask `save` (2 workers) MB/s | local `save` MB/s | dask time / local time |"
-          " this process's memory growth (dask) MiB | chunks sent to this process: MB/s |"
-          " time / local time |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          " this process's peak MiB | chunks sent to this process: MB/s | time / local time |"
+          " peak MiB |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for fmt, t in writes:
-        mbs = {k: mib / v for k, v in t.items() if k != "growth"}
-        sent = (f"{mbs['sent']:,.0f} | {t['sent'] / t['local']:.2f}" if "sent" in t
-                else "| ")  # fmt: skip
+        mbs = {k: mib / t[k] for k in ("dask", "local", "sent") if k in t}
+        sent = (f"{mbs['sent']:,.0f} | {t['sent'] / t['local']:.2f} | {t['sent peak'] / MiB:.1f}"
+                if "sent" in t else "| |")  # fmt: skip
         print(f"| {fmt} | {mbs['dask']:,.0f} | {mbs['local']:,.0f} |"
-              f" {t['dask'] / t['local']:.2f} | {t['growth'] / MiB:,.0f} | {sent} |")  # fmt: skip
+              f" {t['dask'] / t['local']:.2f} | {t['peak'] / MiB:.1f} | {sent} |")  # fmt: skip
 
 
 def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
@@ -166,24 +169,22 @@ def write_rows(root: Path, mib: int, repeat: int, client: distributed.Client
         if not f.directory:
             fns["sent"] = lambda f=f: _sent(x, root / f"w-sent{f.extension}")
         times = best_of(repeat, fns)
-        times["growth"] = _growth(fns["dask"])
+        times["peak"] = _peak(fns["dask"])
+        if "sent" in fns:
+            times["sent peak"] = _peak(fns["sent"])
         rows.append((fmt, times))
     return rows
 
 
-def _growth(fn: Callable[[], object]) -> int:
-    """How far this process's resident memory rose above its size before ``fn`` ran (bytes;
-    Linux: the peak is reset through ``/proc/self/clear_refs``)."""
-
-    def status(key: str) -> int:
-        with open("/proc/self/status") as fh:
-            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
-
-    before = status("VmRSS:")
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    fn()
-    return status("VmHWM:") - before
+def _peak(fn: Callable[[], object]) -> int:
+    """The peak of the memory this process allocates (Python objects and numpy arrays, as
+    ``tracemalloc`` sees them) while ``fn`` runs, in bytes."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def _sent(x: da.Array, path: Path) -> None:
