@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -203,3 +205,27 @@ def test_decoding_runs_cover_the_chunks_longest_first() -> None:
     assert _runs(3, 100, 2) == [(0, 3)]
     assert _runs(0, 100, 2) == []
     assert _runs(5, 8 << 20, 4) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+
+
+@pytest.mark.usefixtures("two_threads")
+@pytest.mark.parametrize("write", [
+    lambda array, path: bp.pack_ndarray_to_file(array, str(path), chunk_size=CHUNK),
+    lambda array, path: bp.save(array, path.with_suffix(".bcolz"), chunklen=CHUNK // 4),
+], ids=["blp-pack", "bcolz-save"])  # fmt: skip
+def test_blosc1_writers_need_no_shared_pool_thread(tmp_path, write) -> None:
+    """The writers that hold python-blosc's settings while several threads compress use
+    threads of their own: Blosc1 work on the shared pool's threads, which waits for those
+    settings, cannot stall them (with such work on every pool thread, it was a deadlock)."""
+    release = threading.Event()
+    pool = engine._shared_pool(2)
+    busy = [pool.submit(release.wait, 60) for _ in range(engine._pool_size)]
+    array = _random_walk(9 * CHUNK + 1000)
+    done = threading.Event()
+    writer = threading.Thread(target=lambda: (write(array, tmp_path / "a.blp"), done.set()))
+    try:
+        writer.start()
+        assert done.wait(30)
+    finally:
+        release.set()
+        writer.join()
+    assert all(future.result() for future in busy)

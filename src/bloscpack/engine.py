@@ -203,18 +203,27 @@ def run_workers(work: Callable[[int], None], workers: int) -> None:
 IN_FLIGHT_PER_WORKER = 2
 
 
-def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int
-                 ) -> Generator[Any, None, None]:  # fmt: skip
+def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int, *,
+                 own_threads: bool = False) -> Generator[Any, None, None]:  # fmt: skip
     """Yield ``fn(item)`` for each of ``items``, in order, with up to ``workers`` calls running
     at once on the pool threads.  At most ``IN_FLIGHT_PER_WORKER * workers`` items are
     submitted at a time: an item is taken from ``items`` only when the result that many places
     before it has been computed (so a producer may reuse that many buffers in turn).  The
     first exception, in order, is raised; calls still running are waited for and no more
-    start."""
+    start.  ``own_threads``: the calls run on threads of this call, not on the shared pool
+    (for a caller holding a lock that work on the pool's threads may be waiting for)."""
     if workers <= 1:
         yield from map(fn, items)
-        return
-    pool = _shared_pool(workers)
+    elif own_threads:
+        with ThreadPoolExecutor(workers, thread_name_prefix="bloscpack") as pool:
+            yield from _in_order_on(pool, fn, items, workers)
+    else:
+        yield from _in_order_on(_shared_pool(workers), fn, items, workers)
+
+
+def _in_order_on(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: Iterable[Any],
+                 workers: int) -> Generator[Any, None, None]:  # fmt: skip
+    """:func:`map_in_order` on ``pool``."""
     source = iter(items)
     first = islice(source, IN_FLIGHT_PER_WORKER * workers)
     pending: deque[Future[Any]] = deque(pool.submit(fn, item) for item in first)

@@ -220,13 +220,14 @@ class CarrayWriter:
 
     def _write_whole(self, rows: np.ndarray) -> None:
         """Write the whole chunks ``rows`` holds: :func:`~bloscpack.engine.get_nthreads`
-        compressed at a time, each written in order as soon as it and those before are
-        done."""
+        compressed at a time (on threads of their own: other Blosc1 compressions, which may
+        be on the shared pool's threads, wait meanwhile), each written in order as soon as it
+        and those before are done."""
         chunklen = self.chunklen
         starts = range(0, len(rows), chunklen)
         with chunk_compressor(self.cparams, self.dtype) as compress, contextlib.closing(
             engine.map_in_order(lambda start: compress(rows[start : start + chunklen]), starts,
-                                engine.get_nthreads())
+                                engine.get_nthreads(), own_threads=True)
         ) as chunks:  # fmt: skip
             for chunk in chunks:
                 self._write_chunk(chunk, chunklen)

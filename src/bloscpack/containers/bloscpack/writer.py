@@ -114,7 +114,8 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
     else:
         settings = _blosc1_settings(blosc_args)
         with engine.blosc1_compressor(**settings, concurrent=True) as compress:
-            yield from engine.map_in_order(compress, datas, workers)
+            # threads of its own: Blosc1 work on the shared pool's threads may wait for it
+            yield from engine.map_in_order(compress, datas, workers, own_threads=True)
 
 
 def _blosc2_settings(blosc_args: BloscArgs) -> dict[str, Any]:
