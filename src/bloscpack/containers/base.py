@@ -458,15 +458,15 @@ def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray,
     """Compress the chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds
     and write the bytes a single file holds of them (:meth:`ChunkLayout.stored`) to the new
     file ``path``, for :meth:`ContainerWriter.append_run`; returns their receipts.  With
-    ``threads`` > 1, that many pool threads compress while this one writes."""
-    regions = enumerate(chunk_regions(block.shape, layout.chunks))
+    ``threads`` > 1, that many threads of its own compress while this one writes."""
+    regions = list(enumerate(chunk_regions(block.shape, layout.chunks)))
 
     def compress(item: tuple[int, tuple[slice, ...]]) -> tuple[list[Buffer], Any]:
         return layout.stored(layout.compress_chunk(first + item[0], block[item[1]]))
 
     receipts = []
     with open(path, "xb") as fh:
-        for parts, receipt in engine.map_in_order(compress, regions, threads):
+        for parts, receipt in engine.map_in_order(compress, regions, threads, own_threads=True):
             fh.writelines(parts)
             receipts.append(receipt)
     return receipts

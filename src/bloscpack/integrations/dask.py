@@ -125,9 +125,9 @@ def is_dask_array(value: Any) -> bool:
 #: The uncompressed bytes of the chunks one task compresses (fewer, larger tasks: the
 #: scheduler's cost per task would dominate with chunks of 1 MiB).
 TASK_NBYTES = 16 * 2**20
-#: Threads a task works with: one writes a chunk while another compresses the next (a
-#: ``distributed`` worker runs a task on one thread, and writing a file is a quarter to half
-#: of the time compressing a chunk takes).
+#: Threads a task works with, its own: one writes a chunk while another compresses the next
+#: (a ``distributed`` worker runs a task on one thread, and writing a file is a quarter to
+#: half of the time compressing a chunk takes).
 TASK_THREADS = 2
 #: File formats: the uncompressed bytes of the chunks computed in one batch (two batches are
 #: computed or waiting at a time, so memory stays flat whatever the array's size).
@@ -338,12 +338,12 @@ def _stage_chunks(layout: Any, first: int, block: np.ndarray, directory: str,
 
 def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
     """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
-    regions = enumerate(chunk_regions(block.shape, layout.chunks))
+    regions = list(enumerate(chunk_regions(block.shape, layout.chunks)))
 
     def store(item: tuple[int, tuple[slice, ...]]) -> Any:
         return layout.store_chunk(directory, first + item[0], block[item[1]])
 
-    return list(engine.map_in_order(store, regions, TASK_THREADS))
+    return list(engine.map_in_order(store, regions, TASK_THREADS, own_threads=True))
 
 
 def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:
