@@ -19,7 +19,7 @@ import glob
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from itertools import islice
 from typing import Any
@@ -212,8 +212,6 @@ def map_in_order(fn: Callable[[Any], Any], items: Iterable[Any], workers: int, *
     first exception, in order, is raised; calls still running are waited for and no more
     start.  ``own_threads``: the calls run on threads of this call, not on the shared pool
     (for a caller holding a lock that work on the pool's threads may be waiting for)."""
-    if isinstance(items, Sized):
-        workers = min(workers, len(items))
     if workers <= 1:
         yield from map(fn, items)
     elif own_threads:

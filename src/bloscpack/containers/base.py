@@ -10,8 +10,9 @@ against this protocol and name no format.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, Self
 
@@ -434,6 +435,18 @@ def chunk_regions(shape: tuple[int, ...], chunks: tuple[int, ...]
                     for i, c, n in zip(coords, chunks, shape, strict=True))  # fmt: skip
 
 
+def map_chunks(fn: Callable[[int, np.ndarray], Any], block: np.ndarray, chunks: tuple[int, ...],
+               first: int = 0, threads: int = 1, *, own_threads: bool = False
+               ) -> Generator[Any, None, None]:  # fmt: skip
+    """``fn(first + k, box)`` for the boxes that chunks of ``chunks`` cut ``block`` into (C
+    order, ``k`` from 0), in order, up to ``threads`` at a time
+    (:func:`~bloscpack.engine.map_in_order`, ``own_threads`` as there)."""
+    nchunks = math.prod(-(-n // c) if n else 0 for n, c in zip(block.shape, chunks, strict=True))
+    regions = enumerate(chunk_regions(block.shape, chunks))
+    return engine.map_in_order(lambda item: fn(first + item[0], block[item[1]]), regions,
+                               min(threads, nchunks), own_threads=own_threads)  # fmt: skip
+
+
 def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
     """Append every chunk of the in-memory ``array`` to ``writer``: compressed
     :func:`~bloscpack.engine.get_nthreads` at a time, one C thread each (so the bytes never
@@ -444,12 +457,8 @@ def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
         return
     layout = writer.layout
     data = np.ascontiguousarray(array).reshape(-1) if layout.flat else array
-    regions = enumerate(chunk_regions(data.shape, layout.chunks))
-
-    def compress(item: tuple[int, tuple[slice, ...]]) -> Buffer:
-        return layout.compress_chunk(item[0], data[item[1]])
-
-    for chunk in engine.map_in_order(compress, regions, engine.get_nthreads()):
+    for chunk in map_chunks(layout.compress_chunk, data, layout.chunks,
+                            threads=engine.get_nthreads()):  # fmt: skip
         writer.append_chunk(chunk)
 
 
@@ -459,14 +468,13 @@ def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray,
     and write the bytes a single file holds of them (:meth:`ChunkLayout.stored`) to the new
     file ``path``, for :meth:`ContainerWriter.append_run`; returns their receipts.  With
     ``threads`` > 1, that many threads of its own compress while this one writes."""
-    regions = list(enumerate(chunk_regions(block.shape, layout.chunks)))
-
-    def compress(item: tuple[int, tuple[slice, ...]]) -> tuple[list[Buffer], Any]:
-        return layout.stored(layout.compress_chunk(first + item[0], block[item[1]]))
+    def compress(index: int, box: np.ndarray) -> tuple[list[Buffer], Any]:
+        return layout.stored(layout.compress_chunk(index, box))
 
     receipts = []
     with open(path, "xb") as fh:
-        for parts, receipt in engine.map_in_order(compress, regions, threads, own_threads=True):
+        for parts, receipt in map_chunks(compress, block, layout.chunks, first, threads,
+                                         own_threads=True):  # fmt: skip
             fh.writelines(parts)
             receipts.append(receipt)
     return receipts
@@ -475,5 +483,5 @@ def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray,
 __all__ = [
     "NUMPY_KEYS", "ArrayDescription", "ChunkLayout", "ChunkSizes", "ContainerReader",
     "ContainerWriter", "ReaderBase", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
-    "chunk_regions", "stage_run", "write_array",
+    "chunk_regions", "map_chunks", "stage_run", "write_array",
 ]  # fmt: skip

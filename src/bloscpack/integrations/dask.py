@@ -16,6 +16,7 @@ appends them in order, a bounded number at a time, then commits.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +30,7 @@ import numpy as np
 from .. import engine
 from ..array import BloscArray
 from ..containers import registry
-from ..containers.base import chunk_regions, stage_run
+from ..containers.base import map_chunks, stage_run
 from ..errors import ArgumentError, BloscpackError
 from ..io import PathLike
 from ..url import is_url
@@ -311,8 +312,7 @@ def _run_task(block: np.ndarray, task: Callable[..., Any], layout: Any,
 def _compress_chunks(layout: Any, first: int, block: np.ndarray) -> list[Any]:
     """The chunks ``first``, ``first + 1``, ... of ``layout`` that ``block`` holds,
     compressed."""
-    regions = chunk_regions(block.shape, layout.chunks)
-    return [layout.compress_chunk(first + k, block[region]) for k, region in enumerate(regions)]
+    return list(map_chunks(layout.compress_chunk, block, layout.chunks, first))
 
 
 def _stage(writer: Any) -> tuple[str, str]:
@@ -338,12 +338,8 @@ def _stage_chunks(layout: Any, first: int, block: np.ndarray, directory: str,
 
 def _store_chunks(layout: Any, first: int, block: np.ndarray, directory: str) -> list[Any]:
     """:func:`_compress_chunks`, each chunk stored in its file in ``directory``."""
-    regions = list(enumerate(chunk_regions(block.shape, layout.chunks)))
-
-    def store(item: tuple[int, tuple[slice, ...]]) -> Any:
-        return layout.store_chunk(directory, first + item[0], block[item[1]])
-
-    return list(engine.map_in_order(store, regions, TASK_THREADS, own_threads=True))
+    store = functools.partial(layout.store_chunk, directory)
+    return list(map_chunks(store, block, layout.chunks, first, TASK_THREADS, own_threads=True))
 
 
 def _in_order(tasks: Sequence[Any], batch: int, name: str) -> Iterator[Any]:

@@ -28,7 +28,7 @@ from ...io import (
     staged_output,
     start_writeback,
 )
-from ..base import ArrayDescription, WriterBase
+from ..base import ArrayDescription, WriterBase, map_chunks
 from ..options import CompressionParams, chunk_rows, rows_of, save_options, shuffle_only
 from ..target import (
     SLAB_NBYTES,
@@ -223,14 +223,12 @@ class CarrayWriter:
         compressed at a time (on threads of their own: other Blosc1 compressions, which may
         be on the shared pool's threads, wait meanwhile), each written in order as soon as it
         and those before are done."""
-        chunklen = self.chunklen
-        starts = range(0, len(rows), chunklen)
         with chunk_compressor(self.cparams, self.dtype) as compress, contextlib.closing(
-            engine.map_in_order(lambda start: compress(rows[start : start + chunklen]), starts,
-                                engine.get_nthreads(), own_threads=True)
+            map_chunks(lambda _, box: compress(box), rows, (self.chunklen, *self.rowshape),
+                       threads=engine.get_nthreads(), own_threads=True)
         ) as chunks:  # fmt: skip
             for chunk in chunks:
-                self._write_chunk(chunk, chunklen)
+                self._write_chunk(chunk, self.chunklen)
 
     def _flush(self) -> None:
         if self._filled and self._buffer is not None:
