@@ -148,19 +148,24 @@ def test_b2frame_both_ways_with_python_blosc2(tmp_path: Path, big_input: Path,
     check_ours(theirs)
 
 
+def assert_peer_reads(path: Path, opening: str) -> None:
+    """The peer's array ``a`` (``opening`` makes it of ``sys.argv[1]``) has the input's length,
+    its markers and the sum of its last 5000 items."""
+    marks = sorted(MARKS)
+    code = (f"import sys\n{opening}\n"
+            "marks = [int(m) for m in sys.argv[2].split(',')]\n"
+            "print(len(a), *[int(a[m]) for m in marks], int(a[-5000:].sum()))\n")  # fmt: skip
+    out = run_peer(code, str(path), ",".join(str(m) for m in marks)).split()
+    tail = int(expected(ITEMS - 5000, ITEMS).sum())
+    assert [int(v) for v in out] == [ITEMS] + [MARKS[m] for m in marks] + [tail]
+
+
 def test_b2nd_both_ways_with_python_blosc2(tmp_path: Path, big_input: Path,
                                            big_array: np.memmap) -> None:  # fmt: skip
     ours = tmp_path / "ours.b2nd"
     bloscpack.save(big_array, ours, chunks=(CHUNK_ITEMS,), blocks=(MiB // 8,))
     check_ours(ours)
-    marks = sorted(MARKS)
-    code = ("import sys, blosc2\n"
-            "a = blosc2.open(sys.argv[1])\n"
-            "marks = [int(m) for m in sys.argv[2].split(',')]\n"
-            "print(a.shape[0], *[int(a[m]) for m in marks], int(a[-5000:].sum()))\n")
-    out = run_peer(code, str(ours), ",".join(str(m) for m in marks)).split()
-    tail = int(expected(ITEMS - 5000, ITEMS).sum())
-    assert [int(v) for v in out] == [ITEMS] + [MARKS[m] for m in marks] + [tail]
+    assert_peer_reads(ours, "import blosc2\na = blosc2.open(sys.argv[1])")
     theirs = tmp_path / "theirs.b2nd"
     run_peer("import sys, blosc2, numpy as np\n"
              "a = np.memmap(sys.argv[1], dtype='<i8', mode='r')\n"
@@ -175,14 +180,7 @@ def test_bcolz_both_ways_with_bcolz(tmp_path: Path, big_input: Path,
     ours = tmp_path / "ours.bcolz"
     bloscpack.save(big_array, ours, chunks=CHUNK_ITEMS)
     check_ours(ours)
-    marks = sorted(MARKS)
-    code = ("import sys, bcolz\n"
-            "a = bcolz.open(sys.argv[1], mode='r')\n"
-            "marks = [int(m) for m in sys.argv[2].split(',')]\n"
-            "print(len(a), *[int(a[m]) for m in marks], int(a[-5000:].sum()))\n")
-    out = run_peer(code, str(ours), ",".join(str(m) for m in marks)).split()
-    tail = int(expected(ITEMS - 5000, ITEMS).sum())
-    assert [int(v) for v in out] == [ITEMS] + [MARKS[m] for m in marks] + [tail]
+    assert_peer_reads(ours, "import bcolz\na = bcolz.open(sys.argv[1], mode='r')")
     theirs = tmp_path / "theirs.bcolz"
     run_peer("import sys, bcolz, numpy as np\n"
              "a = np.memmap(sys.argv[1], dtype='<i8', mode='r')\n"
