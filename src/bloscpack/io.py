@@ -685,11 +685,11 @@ class StagedOutput(CommitsOnSuccess):
     refused with ``OutputExistsError`` if ``overwrite`` is false; a directory is replaced only
     if it is empty or ``replaces(path)`` says it is a container (``what``: which, for the
     message), never a directory of other files; the directory the destination goes in must
-    exist.
+    exist and be writable (else ``PermissionDenied``).
 
     What is moved into place gets the mode ``open(path, "w")`` (``os.mkdir`` for a directory)
     would give it: that of the file (directory) it replaces, else the default the umask leaves
-    (:func:`new_mode`), whatever the writer built it with.
+    (:func:`_output_mode`), whatever the writer built it with.
 
     A destination that is itself what another open :class:`StagedOutput` of this process
     builds (a format's own writer called inside the one staged output of ``save``) is built in
@@ -744,7 +744,7 @@ class StagedOutput(CommitsOnSuccess):
                     copy_stream(built, out)
                 return
             target = self.target
-            os.chmod(self.path, new_mode(self.path, target))
+            os.chmod(self.path, _output_mode(self.path, target))
             if os.path.lexists(target) and (os.path.isdir(self.path) or os.path.isdir(target)):
                 os.rename(target, os.path.join(self._work, "old"))
             os.replace(self.path, target)
@@ -850,7 +850,7 @@ def _open_new(fd: int, mode: str) -> IO[Any]:
     return io.BufferedWriter(_WritebackFile(fd))
 
 
-def new_mode(built: str, target: str) -> int:
+def _output_mode(built: str, target: str) -> int:
     """The mode for ``built`` (a file or a directory) moved to ``target``: as ``open(target,
     "w")`` or ``os.mkdir`` would give, that of the file (directory) there, else 0o666 (0o777)
     minus the umask (a directory keeps the set-group-ID bit it inherited)."""
@@ -861,11 +861,11 @@ def new_mode(built: str, target: str) -> int:
         if same_kind(existing):
             return existing & 0o7777
     if directory:
-        return (0o777 & ~umask()) | (os.stat(built).st_mode & stat.S_ISGID)
-    return 0o666 & ~umask()
+        return (0o777 & ~_umask()) | (os.stat(built).st_mode & stat.S_ISGID)
+    return 0o666 & ~_umask()
 
 
-def umask() -> int:
+def _umask() -> int:
     """The process's umask, read (from ``/proc`` on Linux) without setting it where it can be:
     other threads may be creating files meanwhile."""
     with (
