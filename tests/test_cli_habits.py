@@ -441,3 +441,55 @@ def test_info_at_a_server_that_serves_no_ranges(tmp_path):
         "blpk: ratio:     unknown",
         "blpk: checksums: none (the format stores none)",
     ]
+
+
+# --- an output that is a directory, as cp takes it ------------------------------------------
+
+ARRAY = np.arange(12_000, dtype="<f8").reshape(4000, 3)
+
+
+@pytest.mark.parametrize("fmt", list(registry.FORMATS))
+def test_an_output_directory_gets_the_output_inside_it(fmt, tmp_path):
+    """``c``, ``convert`` and ``d`` into an existing directory write in it, named as when no
+    output is given (the directory's own suffix names no format); a directory is never
+    replaced, a container directory is (with ``-f``)."""
+    ext = registry.FORMATS[fmt].extension
+    np.save(tmp_path / "a.npy", ARRAY)
+    for name in ("out", "conv", "back", "data.b2nd"):
+        (tmp_path / name).mkdir()
+    for args in (["c", "--format", fmt, "a.npy", "out"], ["convert", f"out/a.npy{ext}", "conv"],
+                 ["-f", "d", "conv/a.npy.blp", "back"], ["c", "a.npy", "data.b2nd"]):  # fmt: skip
+        proc = blpk(*args, cwd=tmp_path)
+        assert (proc.returncode, proc.stderr) == (0, ""), args
+    assert registry.detect(tmp_path / "out" / f"a.npy{ext}") == fmt
+    assert np.array_equal(bloscpack.load(tmp_path / "out" / f"a.npy{ext}"), ARRAY)
+    assert np.array_equal(bloscpack.load(tmp_path / "conv" / "a.npy.blp"), ARRAY)
+    assert np.array_equal(np.load(tmp_path / "back" / "a.npy"), ARRAY)
+    assert registry.detect(tmp_path / "data.b2nd" / "a.npy.blp") == "blp"
+    proc = blpk("c", "--format", fmt, "a.npy", "out", cwd=tmp_path)
+    assert_one_error(proc, f"output file 'out/a.npy{ext}' exists!")
+    proc = blpk("-f", "c", "a.npy", "back", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert sorted(p.name for p in (tmp_path / "back").iterdir()) == ["a.npy", "a.npy.blp"]
+    bloscpack.save(ARRAY * 2, tmp_path / "old.bcolz")
+    (tmp_path / "old.bcolz").rename(tmp_path / "old")  # a container, named as none
+    proc = blpk("-f", "convert", "--format", fmt, f"out/a.npy{ext}", "old", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert registry.detect(tmp_path / "old") == fmt
+    assert np.array_equal(bloscpack.load(tmp_path / "old"), ARRAY)
+
+
+def test_a_directory_is_never_replaced_nor_named_for_the_user(tmp_path):
+    np.save(tmp_path / "a.npy", ARRAY)
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    (tmp_path / "out" / "a").mkdir(parents=True)
+    for force in ([], ["-f"]):
+        proc = blpk(*force, "d", "a.blp", "out", cwd=tmp_path)
+        assert_one_error(proc, "output 'out/a' is a directory; not replacing it")
+        proc = blpk(*force, "d", "a.blp", "out/a/", "-m", "out", cwd=tmp_path)
+        assert_one_error(proc, "output 'out' is a directory; not replacing it")
+    unnamed = "output 'out' is a directory: name the file to write in it"
+    with open(tmp_path / "a.npy", "rb") as stdin:
+        assert_one_error(blpk("c", "-", "out", cwd=tmp_path, stdin=stdin), unnamed)
+    assert_one_error(blpk("d", "-e", "a.blp", "out", cwd=tmp_path), unnamed)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "a.blp", "a.npy", "out"]

@@ -44,8 +44,9 @@ class FileChangedError(BloscpackError, RuntimeError):
 
     @classmethod
     def since_opened(cls, name: str) -> FileChangedError:
-        return cls(f"{name}: was changed (appended to or edited) since it was opened; open it"
-                   " again")
+        return cls(
+            f"{name}: was changed (appended to or edited) since it was opened; open it again"
+        )
 
 
 class NotAContainer(FormatError):
@@ -70,6 +71,10 @@ class SelectionError(BloscpackError, IndexError):
 
 class FileNotFound(BloscpackError, OSError):
     """A file named on input does not exist."""
+
+
+class PermissionDenied(BloscpackError, PermissionError):
+    """An output cannot be created where it goes: its directory is not writable."""
 
 
 class RemoteError(BloscpackError, OSError):
@@ -158,6 +163,7 @@ __all__ = [
     "FileChangedError",
     "FileNotFound",
     "FormatError",
+    "PermissionDenied",
     "RemoteError",
     "SelectionError",
     "FormatVersionMismatch",

@@ -29,6 +29,7 @@ from .errors import (
     FileNotFound,
     FormatError,
     OutputExistsError,
+    PermissionDenied,
     TruncatedError,
 )
 
@@ -637,8 +638,7 @@ def atomic_write(path: PathLike, mode: str = "wb") -> Iterator[IO[Any]]:
             yield fh
         return
     with StagedOutput(path) as output:
-        fd = os.open(output.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.chmod(output.path, _new_file_mode(output.target))
+        fd = os.open(output.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with _open_new(fd, mode) as fh:
             yield fh
             fh.flush()
@@ -685,7 +685,11 @@ class StagedOutput(CommitsOnSuccess):
     refused with ``OutputExistsError`` if ``overwrite`` is false; a directory is replaced only
     if it is empty or ``replaces(path)`` says it is a container (``what``: which, for the
     message), never a directory of other files; the directory the destination goes in must
-    exist.
+    exist and be writable (else ``PermissionDenied``).
+
+    What is moved into place gets the mode ``open(path, "w")`` (``os.mkdir`` for a directory)
+    would give it: that of the file (directory) it replaces, else the default the umask leaves
+    (:func:`_output_mode`), whatever the writer built it with.
 
     A destination that is itself what another open :class:`StagedOutput` of this process
     builds (a format's own writer called inside the one staged output of ``save``) is built in
@@ -740,6 +744,7 @@ class StagedOutput(CommitsOnSuccess):
                     copy_stream(built, out)
                 return
             target = self.target
+            os.chmod(self.path, _output_mode(self.path, target))
             if os.path.lexists(target) and (os.path.isdir(self.path) or os.path.isdir(target)):
                 os.rename(target, os.path.join(self._work, "old"))
             os.replace(self.path, target)
@@ -760,6 +765,10 @@ class StagedOutput(CommitsOnSuccess):
         self.open()
 
 
+#: Whether ``os.access`` can check for the effective user (the one that writes).
+_EFFECTIVE_IDS = os.access in os.supports_effective_ids
+
+
 def _check_replaceable(destination: PathLike, overwrite: bool,
                        replaces: Callable[[str], bool] | None, what: str) -> None:  # fmt: skip
     """:class:`StagedOutput`'s rule for replacing ``destination`` (not written in place)."""
@@ -768,6 +777,8 @@ def _check_replaceable(destination: PathLike, overwrite: bool,
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
         raise FileNotFound(f"{name}: the directory {parent!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK, effective_ids=_EFFECTIVE_IDS):
+        raise PermissionDenied(f"{name}: permission denied: cannot write in {parent!r}")
     if not os.path.lexists(target):
         return
     if not overwrite:
@@ -839,14 +850,34 @@ def _open_new(fd: int, mode: str) -> IO[Any]:
     return io.BufferedWriter(_WritebackFile(fd))
 
 
-def _new_file_mode(path: str) -> int:
-    """The mode ``open(path, "w")`` would give: the existing file's, else 0o666 minus umask."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+def _output_mode(built: str, target: str) -> int:
+    """The mode for ``built`` (a file or a directory) moved to ``target``: as ``open(target,
+    "w")`` or ``os.mkdir`` would give, that of the file (directory) there, else 0o666 (0o777)
+    minus the umask (a directory keeps the set-group-ID bit it inherited)."""
+    directory = os.path.isdir(built)
+    same_kind = stat.S_ISDIR if directory else stat.S_ISREG
+    with contextlib.suppress(OSError):
+        existing = os.stat(target).st_mode
+        if same_kind(existing):
+            return existing & 0o7777
+    if directory:
+        return (0o777 & ~_umask()) | (os.stat(built).st_mode & stat.S_ISGID)
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read (from ``/proc`` on Linux) without setting it where it can be:
+    other threads may be creating files meanwhile."""
+    with (
+        contextlib.suppress(OSError, ValueError),
+        open("/proc/self/status", encoding="ascii") as fh,
+    ):
+        for line in fh:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o077)  # the strictest value while it is read
+    os.umask(mask)
+    return mask
 
 
 def fsync_directory(path: PathLike) -> None:

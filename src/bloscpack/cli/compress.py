@@ -18,6 +18,7 @@ from .files import (
     _copy_file,
     _counting,
     _input_stream,
+    _into_directory,
     _is_remote,
     _is_terminal,
     _output_format,
@@ -46,7 +47,8 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
     from_stdin = in_file == STDIO
     args.format = _output_format(args.out_file, args.format)
     found = _registry.get(args.format)
-    out_file = args.out_file or (STDIO if from_stdin else in_file + found.extension)
+    default = None if from_stdin else in_file + found.extension
+    out_file = _into_directory(args.out_file, default) if args.out_file else default or STDIO
     to_stdout = out_file == STDIO
     if not from_stdin:
         _check_input(in_file)

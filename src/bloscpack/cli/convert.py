@@ -14,9 +14,11 @@ from .files import (
     _array_nbytes,
     _check_input,
     _check_output,
+    _into_directory,
     _output_format,
     _progress_bar,
     _sized_input,
+    _strip_extension,
 )
 from .options import storage_options
 
@@ -30,7 +32,10 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     if args.src != STDIO:
         _check_input(args.src)
     fmt = _output_format(args.dst, args.format)
-    directory = fmt if _registry.get(fmt).directory or args.sparse else None
+    found = _registry.get(fmt)
+    name = None if args.src == STDIO else (_strip_extension(args.src) or args.src) + found.extension
+    args.dst = _into_directory(args.dst, name)
+    directory = fmt if found.directory or args.sparse else None
     _check_output(args.dst, args, console, directory)
     options: dict[str, Any] = {}
     if args.sparse:

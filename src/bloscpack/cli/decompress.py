@@ -16,6 +16,7 @@ from .files import (
     _format_metadata,
     _input_name,
     _input_stream,
+    _into_directory,
     _is_remote,
     _output_file,
     _progress_bar,
@@ -38,6 +39,7 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
     when ``<out_file>`` ends with ``.npy``; to a file or to stdout."""
     in_file, out_file = args.in_file, args.out_file
     from_stdin = in_file == STDIO
+    default = None  # the output's name when none is given
     if from_stdin:
         out_file = out_file or STDIO
     elif args.no_check_extension:
@@ -47,7 +49,9 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
         stripped = _strip_extension(in_file)
         if stripped is None:
             _refuse_unnamed(in_file)
-        out_file = out_file or _local_name(stripped)
+        default = _local_name(stripped)
+        out_file = out_file or default
+    out_file = _into_directory(out_file, default)
     to_stdout = out_file == STDIO
     if not from_stdin:
         _check_input(in_file)

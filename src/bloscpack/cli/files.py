@@ -49,9 +49,29 @@ def _check_output(
             raise CLIError(f"'{path}' is not a regular file: {directory} writes a directory")
         return
     if os.path.lexists(path):
+        if _is_plain_directory(path):
+            raise CLIError(f"output '{path}' is a directory; not replacing it")
         if not args.force:
             raise CLIError(f"output file '{path}' exists!")
         console.verbose(f"overwriting existing file: '{path}'")
+
+
+def _into_directory(path: str, name: str | None) -> str:
+    """The output ``path`` as ``cp`` takes it: an existing directory that holds no container
+    (one that does is what ``-f`` replaces) gets the output inside it, under the last part of
+    ``name``, the output's name when none is given (None: it has none)."""
+    if not _is_plain_directory(path):
+        return path
+    if name is None:
+        raise CLIError(f"output '{path}' is a directory: name the file to write in it")
+    return os.path.join(path, os.path.basename(name.rstrip("/")))
+
+
+def _is_plain_directory(path: str | None) -> bool:
+    """Whether the local output ``path`` is an existing directory that holds no container."""
+    if path is None or path == STDIO or _is_remote(path) or not os.path.isdir(path):
+        return False
+    return not _registry.holds_container(path)
 
 
 def _is_remote(path: str) -> bool:
@@ -313,10 +333,11 @@ def _copy_file(path: str, out: IO[bytes]) -> None:
 
 
 def _output_format(out_file: str | None, format: str | None) -> str:
-    """``--format``, or the format the suffix of ``out_file`` names, else ``blp``."""
+    """``--format``, or the format the suffix of ``out_file`` names (not that of a directory
+    the output goes in, :func:`_into_directory`), else ``blp``."""
     from ..errors import BloscpackError
 
-    if out_file is None or out_file == STDIO:
+    if out_file is None or out_file == STDIO or _is_plain_directory(out_file):
         return format or _registry.DEFAULT.name
     try:
         return _registry.output_format(out_file, format).name

@@ -503,11 +503,11 @@ def _new_frame_dir(
     path: str, cparams: CParams, chunksize: int | None, metalayers: Sequence[tuple[str, bytes]],
     vlmeta: Sequence[tuple[str, bytes]], nthreads: int, vlmeta_chunks: Sequence[tuple[str, bytes]],
 ) -> None:  # fmt: skip
-    """Make ``path`` a new directory (private to its owner) holding an empty sparse frame."""
+    """Make ``path`` a new directory holding an empty sparse frame."""
     vl = [(name, compress_vlmeta(bytes(content))) for name, content in vlmeta]
     vl += [(name, bytes(chunk)) for name, chunk in vlmeta_chunks]
     image = new_frame_image(FRAME_SPARSE, cparams, chunksize, metalayers, vl, nthreads)
-    os.mkdir(path, 0o700)
+    os.mkdir(path)
     with atomic_write(os.path.join(path, INDEX_FILE)) as fh:
         fh.write(image)
 
