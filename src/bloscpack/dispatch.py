@@ -147,10 +147,10 @@ def verify(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
     (else decoding found no error, but changed data would not be seen); ``data_verified``:
     they do and the file is ok; ``notes``: what is worth knowing but wrong with nothing (e.g.
     ignored stale bytes).  ``strict=True`` fails (``ok`` false) a file that is ok but whose
-    data could not be verified or that has notes, each reason added to ``problems``
-    (:func:`strict_failures`)."""
+    data could not be verified or that has notes, each reason added to ``problems`` (the
+    notes move there)."""
     report: dict[str, Any] = _on_input(path, storage_options, cache, True, _verify)
-    return strictly(report) if strict else report
+    return _strictly(report) if strict else report
 
 
 def _verify(path: Any, fmt: str | None = None) -> dict[str, Any]:
@@ -168,7 +168,7 @@ def _verify(path: Any, fmt: str | None = None) -> dict[str, Any]:
 NOT_VERIFIABLE = "strict: data not verifiable (no checksums stored for its chunks)"
 
 
-def strict_failures(report: Mapping[str, Any]) -> list[str]:
+def _strict_failures(report: Mapping[str, Any]) -> list[str]:
     """Why the :func:`verify` ``report`` of a file that passed every check fails under the
     strict rule: its data could not be verified, and each of its notes ([] if it passes, or if
     it failed anyway)."""
@@ -178,10 +178,10 @@ def strict_failures(report: Mapping[str, Any]) -> list[str]:
     return reasons + [f"strict: {note}" for note in report.get("notes") or ()]
 
 
-def strictly(report: dict[str, Any]) -> dict[str, Any]:
-    """``report`` under the strict rule: its :func:`strict_failures` (its notes among them)
+def _strictly(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` under the strict rule: its :func:`_strict_failures` (its notes among them)
     become problems, and fail it."""
-    reasons = strict_failures(report)
+    reasons = _strict_failures(report)
     if reasons:
         report.update(ok=False, notes=[], problems=[*report.get("problems", ()), *reasons])
     return report
