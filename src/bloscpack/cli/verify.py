@@ -95,7 +95,7 @@ def _print_verify_report(report: dict[str, Any], console: Console) -> None:
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []
     fmt = report.get("format") or "unknown format"
-    if nchunks is not None and not bad:  # the problems name what is wrong: one line
+    if nchunks is not None and problems and not bad:  # the problems say what is wrong
         why = "; ".join(_one_line(problem) for problem in problems)
         print(f"{PROG}: {path}: FAILED ({fmt}, {counted}): {why}", file=console.out)
         return
