@@ -713,11 +713,23 @@ def test_verify_names_stale_bytes_and_files_without_checksums():
     assert report["notes"] == [
         "5 bytes after the last chunk are ignored (stale bytes, as bloscpack 0.16's append"
         " leaves them)",
-        "not verifiable: the file stores no checksums (chunks were decoded, their contents"
-        " cannot be checked)",
     ]
     with_digests = verify(packed())
     assert with_digests["verifiable"] is True and with_digests["notes"] == []
+
+
+@pytest.mark.parametrize(("nchunks", "last_chunk"), [(10, -1), (-1, 1000)])
+def test_verify_notes_nchunks_and_last_chunk_that_disagree(nchunks, last_chunk):
+    """One of nchunks and last_chunk unknown (-1), the other not: the last chunk's size goes
+    unchecked, which a note says (``--strict`` fails it)."""
+    raw = packed(bloscpack_args=BloscpackArgs(offsets=False, max_app_chunks=0))
+    assert verify(raw)["notes"] == []
+    report = verify(_patched(_patched(raw, 16, i64(nchunks)), 12, i32(last_chunk)))
+    assert (report["ok"], report["problems"], report["bad_chunks"]) == (True, [], [])
+    assert report["notes"] == [
+        f"the header's nchunks {nchunks} and last_chunk {last_chunk} disagree: only one of them"
+        " is -1 (unknown); the last chunk holds 1024 bytes"
+    ]
 
 
 def test_verify_sees_a_checksum_id_changed_to_none():

@@ -581,7 +581,9 @@ def test_raw_chunk_file(tmp_path):
     chunk.write_bytes(blosc.compress(data, typesize=1, clevel=5, cname="lz4"))
     report = json.loads(blpk("info", "--json", chunk).stdout)
     assert (report["format"], report["nbytes"], report["typesize"]) == ("chunk", 25600, 1)
-    assert blpk("verify", chunk).stdout == f"blpk: {chunk}: ok (chunk, 1 chunk, no checksums)\n"
+    assert blpk("verify", chunk).stdout == (
+        f"blpk: {chunk}: structure ok, data not verifiable (chunk, 1 chunk, no checksums)\n"
+    )
     assert blpk("d", "-e", chunk, tmp_path / "raw").returncode == 0
     assert (tmp_path / "raw").read_bytes() == data
 
@@ -607,11 +609,12 @@ def test_verify_strict_fails_where_no_checksum_covers_the_chunks(tmp_path):
     done = blpk("verify", plain, digested)
     assert done.returncode == 0
     assert done.stdout == (
-        f"blpk: {plain}: ok (blp, 1 chunk, no checksums)\nblpk: {digested}: ok (blp, 1 chunk)\n"
+        f"blpk: {plain}: structure ok, data not verifiable (blp, 1 chunk, no checksums)\n"
+        f"blpk: {digested}: ok (blp, 1 chunk)\n"
     )
     strict = blpk("verify", "--strict", plain, digested)
     assert strict.returncode == 1
-    assert strict.stdout.splitlines()[0] == (
-        f"blpk: {plain}: FAILED (blp, 1 chunk, not verifiable: no checksums cover the chunks)"
+    assert strict.stdout == (
+        f"blpk: {plain}: FAILED (blp, 1 chunk): strict: data not verifiable (no checksums"
+        f" stored for its chunks)\nblpk: {digested}: ok (blp, 1 chunk)\n"
     )
-    assert strict.stdout.splitlines()[1] == f"blpk: {digested}: ok (blp, 1 chunk)"

@@ -16,10 +16,12 @@ import pytest
 
 import bloscpack
 from bloscpack import api, engine
+from bloscpack.blosc.header import FILTER_IDS, ChunkHeader
+from bloscpack.containers import registry
 from bloscpack.containers.bloscpack import BloscpackReader, read_metadata_section
 from bloscpack.containers.frame.api import Frame
 from bloscpack.convert import convert
-from bloscpack.dispatch import detect, save
+from bloscpack.dispatch import compress_file, detect, save
 from bloscpack.errors import (
     ArgumentError,
     BloscpackError,
@@ -546,7 +548,7 @@ def test_metalayers_kept_by_frames_dropped_elsewhere(tmp_path):
     convert(tmp_path / "m.b2frame", tmp_path / "m.b2nd")
     arr = blosc2.open(str(tmp_path / "m.b2nd"))
     assert arr.schunk.meta["m"] == [1, 2]
-    assert arr.dtype == np.uint8  # a raw frame holds bytes
+    assert arr.dtype == np.dtype("<u8")  # a raw frame holds bytes, of its typesize
     convert(tmp_path / "m.b2frame", tmp_path / "m.sframe", format="sframe")
     assert blosc2.open(str(tmp_path / "m.sframe")).meta["m"] == [1, 2]
     for fmt in ("blp", "bcolz"):
@@ -722,3 +724,34 @@ def test_memory_stays_bounded_by_a_few_chunks(tmp_path, fmt, options):
     finally:
         tracemalloc.stop()
     assert peak < 4 << 19, peak  # at most 4 chunks of 512 KiB, a sixteenth of the array
+
+
+# --- raw bytes keep the typesize and shuffle their chunks were compressed with ------------
+
+RAW_FORMATS = [f.name for f in registry.FORMATS.values() if f.holds_bytes]
+
+
+def stored_headers(path: Path) -> list[ChunkHeader]:
+    """The headers of every stored chunk of the container at ``path``."""
+    with registry.open_reader(str(path), detect(path)) as reader:
+        return [ChunkHeader.parse(reader.stored_chunk(i)) for i in range(reader.nchunks)]
+
+
+@pytest.mark.parametrize("filters", ["shuffle", "bitshuffle"])
+@pytest.mark.parametrize("target", list(registry.FORMATS))
+@pytest.mark.parametrize("fmt", RAW_FORMATS)
+def test_raw_bytes_keep_their_typesize_and_shuffle(tmp_path, fmt, target, filters):
+    payload = np.linspace(0, 100, 20_000).tobytes()
+    (tmp_path / "raw.bin").write_bytes(payload)
+    src = tmp_path / f"src.{fmt}"
+    compress_file(tmp_path / "raw.bin", src, format=fmt, typesize=8, filters=[filters],
+                  codec="zstd", clevel=5, chunk_size=64 * 1024)  # fmt: skip
+    shuffle = int(FILTER_IDS[filters])
+    assert {(h.typesize, h.shuffle) for h in stored_headers(src)} == {(8, shuffle)}
+    dst = tmp_path / f"dst.{target}"
+    for copy_chunks in (True, False):  # copied or compressed again
+        convert(src, dst, target, copy_chunks=copy_chunks, **_format_options(target)[1])
+        assert {(h.typesize, h.shuffle) for h in stored_headers(dst)} == {(8, shuffle)}
+        back = bloscpack.load(dst)
+        assert back.dtype == (np.dtype("<u8") if target in ("b2nd", "bcolz") else np.uint8)
+        assert back.tobytes() == payload

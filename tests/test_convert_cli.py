@@ -115,3 +115,19 @@ def test_convert_errors(source):
     assert proc.stderr.startswith("blpk: error: ") and "Checksum mismatch" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
     assert sorted(os.listdir(source)) == ["a.blp", "bad.blp", "taken.blp"]
+
+
+def test_getting_started_conversion_compresses_as_compress_does(tmp_path):
+    """The getting-started flow: ``blpk compress`` then ``blpk convert`` to a frame stores the
+    data about as small as ``blpk c --format b2frame`` does (the typesize 8 is kept)."""
+    np.linspace(0, 100, 2_000_000).tofile(tmp_path / "data.bin")
+    for args in (("compress", "data.bin"), ("convert", "data.bin.blp", "data.b2frame"),
+                 ("c", "--format", "b2frame", "data.bin", "direct.b2frame")):  # fmt: skip
+        proc = blpk(*args, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    converted = os.path.getsize(tmp_path / "data.b2frame")
+    direct = os.path.getsize(tmp_path / "direct.b2frame")
+    assert converted < 2 * direct
+    schunk = blosc2.open(str(tmp_path / "data.b2frame"))
+    assert schunk.typesize == 8
+    assert bytes(schunk[:]) == (tmp_path / "data.bin").read_bytes()

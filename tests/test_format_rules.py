@@ -18,7 +18,13 @@ import bloscpack
 from bloscpack.containers import registry
 from bloscpack.convert import convert
 from bloscpack.dispatch import compress_file
-from bloscpack.errors import ArgumentError, BloscpackError, OutputExistsError, UnsupportedError
+from bloscpack.errors import (
+    ArgumentError,
+    BloscpackError,
+    ChecksumMismatch,
+    OutputExistsError,
+    UnsupportedError,
+)
 
 FORMATS = list(registry.FORMATS)
 ARRAY = np.arange(12_000, dtype="<f8").reshape(4000, 3)
@@ -574,3 +580,125 @@ def test_saves_with_metadata_are_reproducible(tmp_path: Path, fmt: str):
     assert all(w == written[0] for w in written)
     with bloscpack.open(tmp_path / f"0{ext}") as lazy:
         np.testing.assert_array_equal(lazy[...], a)
+
+
+# --- verify: what the checksums stored in a file let it prove -------------------------------
+
+PAYLOAD = np.random.default_rng(7).integers(0, 256, 5000, dtype=np.uint8)
+#: (case, format, save options, checksummed): every format, clevel 0 (the data stored as it is)
+VERIFY_CASES = [
+    *[(fmt, fmt, {}, fmt == "blp") for fmt in FORMATS],
+    ("blp-no-checksums", "blp", {"checksum": "None"}, False),
+    ("chunk", "chunk", {}, False),
+]
+
+
+def _write_stored(path: Path, fmt: str, options: dict) -> None:
+    """``PAYLOAD`` in ``fmt``, stored uncompressed (clevel 0, no filters)."""
+    if fmt == "chunk":
+        import blosc
+
+        path.write_bytes(blosc.compress(PAYLOAD.tobytes(), typesize=1, clevel=0, shuffle=0))
+    else:
+        bloscpack.save(PAYLOAD, path, format=fmt, clevel=0, filters=[], **options)
+
+
+def _chunks(n: int) -> str:
+    return f"{n} chunk{'' if n == 1 else 's'}"
+
+
+def _flip_a_data_byte(path: Path) -> None:
+    """Flip one byte of the payload where the container stores it."""
+    marker = PAYLOAD[2000:2032].tobytes()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        data = bytearray(file.read_bytes())
+        at = data.find(marker)
+        if at >= 0:
+            data[at + 16] ^= 0xFF
+            file.write_bytes(bytes(data))
+            return
+    raise AssertionError(f"{path}: the payload is not stored as it is")
+
+
+@pytest.mark.parametrize(("case", "fmt", "options", "checksummed"), VERIFY_CASES,
+                         ids=[c[0] for c in VERIFY_CASES])  # fmt: skip
+def test_verify_says_whether_the_data_was_verified(tmp_path: Path, case: str, fmt: str,
+                                                   options: dict, checksummed: bool):  # fmt: skip
+    """A file whose chunks checksums cover is ``ok`` and passes ``--strict``; a changed byte
+    there fails it.  Without checksums a changed byte that still decodes is not seen: the
+    file is ``structure ok, data not verifiable`` (never plain ``ok``), and ``--strict`` and
+    ``strict=True`` fail it."""
+    path = tmp_path / f"x.{fmt}"
+    _write_stored(path, fmt, options)
+    report = bloscpack.verify(path)
+    assert (report["ok"], report["verifiable"], report["data_verified"]) == (
+        True, checksummed, checksummed
+    )  # fmt: skip
+    n = report["nchunks"]
+    what = f"{fmt}, {_chunks(n)}"
+    if checksummed:
+        for strict in ([], ["--strict"]):
+            proc = blpk("verify", *strict, path.name, cwd=tmp_path)
+            assert (proc.returncode, proc.stdout) == (0, f"blpk: {path.name}: ok ({what})\n")
+        assert bloscpack.verify(path, strict=True) == report
+    _flip_a_data_byte(path)
+    report = bloscpack.verify(path)
+    proc = blpk("verify", path.name, cwd=tmp_path)
+    strict = blpk("verify", "--strict", path.name, cwd=tmp_path)
+    assert strict.returncode == 1
+    if checksummed:
+        with pytest.raises(ChecksumMismatch):
+            bloscpack.load(path)
+        assert (report["ok"], report["data_verified"], proc.returncode) == (False, False, 1)
+        assert proc.stdout.startswith(f"blpk: {path.name}: FAILED ({fmt}, 1 of {_chunks(n)} bad)")
+        return
+    assert not np.array_equal(bloscpack.load(path).view(np.uint8), PAYLOAD)  # silently wrong
+    assert (report["ok"], report["data_verified"], report["notes"]) == (True, False, [])
+    assert (proc.returncode, proc.stdout) == (
+        0, f"blpk: {path.name}: structure ok, data not verifiable ({what}, no checksums)\n"
+    )  # fmt: skip
+    reason = "strict: data not verifiable (no checksums stored for its chunks)"
+    assert strict.stdout == f"blpk: {path.name}: FAILED ({what}): {reason}\n"
+    assert bloscpack.verify(path, strict=True) == {**report, "ok": False, "problems": [reason]}
+
+
+def _blp_changed(path: Path, change) -> None:
+    """A checksummed ``.blp`` of 3 chunks (no offsets) at ``path``, changed by ``change``."""
+    raw = bloscpack.pack_bytes_to_bytes(
+        bytes(range(256)) * 12,
+        chunk_size=1024,
+        bloscpack_args={"offsets": False, "max_app_chunks": 0},
+    )
+    path.write_bytes(change(bytearray(raw)))
+
+
+@pytest.mark.parametrize(
+    ("change", "note"),
+    [
+        (lambda raw: raw + b"stale", "5 bytes after the last chunk are ignored (stale bytes, as"
+                                     " bloscpack 0.16's append leaves them)"),
+        (lambda raw: raw[:12] + (-1).to_bytes(4, "little", signed=True) + raw[16:],
+         "the header's nchunks 3 and last_chunk -1 disagree: only one of them is -1 (unknown);"
+         " the last chunk holds 1024 bytes"),
+    ],
+    ids=["trailing-bytes", "nchunks-without-last-chunk"],
+)  # fmt: skip
+def test_verify_notes_fail_under_strict(tmp_path: Path, change, note: str):
+    """Stale bytes after the last chunk, and a header whose nchunks and last_chunk disagree,
+    are notes under an ``ok`` file; ``--strict`` (and ``strict=True``) fail it, naming them."""
+    _blp_changed(tmp_path / "x.blp", change)
+    proc = blpk("verify", "x.blp", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (
+        0,
+        f"blpk: x.blp: ok (blp, 3 chunks)\nblpk:   note: {note}\n",
+    )
+    strict = blpk("verify", "--strict", "x.blp", cwd=tmp_path)
+    assert (strict.returncode, strict.stdout) == (
+        1, f"blpk: x.blp: FAILED (blp, 3 chunks): strict: {note}\n"
+    )  # fmt: skip
+    report = bloscpack.verify(tmp_path / "x.blp")
+    assert (report["ok"], report["data_verified"], report["notes"]) == (True, True, [note])
+    assert bloscpack.verify(tmp_path / "x.blp", strict=True) == {
+        **report, "ok": False, "notes": [], "problems": [f"strict: {note}"]
+    }  # fmt: skip

@@ -355,8 +355,32 @@ def target_format(dst: PathLike, format: str | None) -> str:
 
 def _make_target(fmt: str, source: _Source, options: dict[str, Any], copy_chunks: bool) -> Any:
     """The writer of format ``fmt`` for ``source``, its layout chosen from the options."""
+    options = _keep_item_size(fmt, source, options)
     options = registry.writer_options(fmt, options, source.spec.dtype, source.spec.shape)
     return registry.module(fmt).ConversionTarget(source, options, copy_chunks)
+
+
+#: The unsigned ints raw bytes become in a format that stores typed arrays only.
+_UNSIGNED_SIZES = (2, 4, 8)
+
+
+def _keep_item_size(fmt: str, source: _Source, options: dict[str, Any]) -> dict[str, Any]:
+    """Raw bytes (a source that is no array) keep the typesize and the shuffle their stored
+    chunks were compressed with (the first chunk's header records them): the source's
+    ``meta.typesize`` is set, and its shuffle becomes ``filters`` unless ``options`` give
+    filters.  A format that stores typed arrays only gets the bytes as unsigned ints of that
+    size when they are whole items of 2, 4 or 8 bytes (else as bytes)."""
+    header = None if source.meta.is_array else source.first_chunk_header()
+    if header is None:
+        return options
+    typesize = source.meta.typesize = header.typesize
+    if not {"filters", "shuffle"} & set(options):
+        options = {**options, "filters": [header.shuffle] if header.shuffle else []}
+    whole = typesize in _UNSIGNED_SIZES and source.nbytes % typesize == 0
+    if whole and not registry.get(fmt).holds_bytes:
+        dtype = np.dtype(f"<u{typesize}")
+        source.spec = nd.ArraySpec(dtype, (source.nbytes // typesize,), "C")
+    return options
 
 
 def convert(

@@ -139,27 +139,51 @@ def info(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
 
 
 def verify(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
-           cache: Any = None) -> dict[str, Any]:  # fmt: skip
+           cache: Any = None, strict: bool = False) -> dict[str, Any]:  # fmt: skip
     """Check every checksum and decode every chunk of ``path`` (a URL as for
     :func:`bloscpack.open`); return a report ``{"format", "ok", "nchunks", "bad_chunks":
-    [{"index", "error"}], "problems", "verifiable", "notes"}``: ``verifiable`` is false when no
-    checksum covers the chunks (the format or the file has none: decoding found no error, but
-    changed data would not be seen), ``notes`` say what is worth knowing but wrong with
-    nothing (ignored stale bytes)."""
-    return _on_input(path, storage_options, cache, True, _verify)  # type: ignore[no-any-return]
+    [{"index", "error"}], "problems", "verifiable", "data_verified", "notes"}``.  ``ok``: no
+    check found anything wrong; ``verifiable``: checksums stored in the file cover every chunk
+    (else decoding found no error, but changed data would not be seen); ``data_verified``:
+    they do and the file is ok; ``notes``: what is worth knowing but wrong with nothing (e.g.
+    ignored stale bytes).  ``strict=True`` fails (``ok`` false) a file that is ok but whose
+    data could not be verified or that has notes, each reason added to ``problems`` (the
+    notes move there)."""
+    report: dict[str, Any] = _on_input(path, storage_options, cache, True, _verify)
+    return _strictly(report) if strict else report
 
 
 def _verify(path: Any, fmt: str | None = None) -> dict[str, Any]:
+    """The format's report of what it checked, with the verdict every format shares."""
     fmt = fmt or detect(path)
     report: dict[str, Any] = registry.module(fmt).verify(path)
     report["format"] = fmt
     report.setdefault("notes", [])
-    if "verifiable" not in report:
-        report["verifiable"] = False
-        report["notes"].append(
-            "not verifiable: the format stores no checksums (chunks were decoded and their"
-            " sizes checked)"
-        )
+    report.setdefault("verifiable", False)  # a format that reports none stores no checksums
+    report["data_verified"] = bool(report["verifiable"] and report["ok"])
+    return report
+
+
+#: Why a file that is otherwise ok fails under ``strict``: no checksum covers its chunks.
+NOT_VERIFIABLE = "strict: data not verifiable (no checksums stored for its chunks)"
+
+
+def _strict_failures(report: Mapping[str, Any]) -> list[str]:
+    """Why the :func:`verify` ``report`` of a file that passed every check fails under the
+    strict rule: its data could not be verified, and each of its notes ([] if it passes, or if
+    it failed anyway)."""
+    if not report["ok"]:
+        return []
+    reasons = [] if report.get("data_verified") else [NOT_VERIFIABLE]
+    return reasons + [f"strict: {note}" for note in report.get("notes") or ()]
+
+
+def _strictly(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` under the strict rule: its :func:`_strict_failures` (its notes among them)
+    become problems, and fail it."""
+    reasons = _strict_failures(report)
+    if reasons:
+        report.update(ok=False, notes=[], problems=[*report.get("problems", ()), *reasons])
     return report
 
 

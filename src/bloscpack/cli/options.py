@@ -411,8 +411,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print the reports as JSON")
         p.add_argument(
             "--strict", action="store_true",
-            help="also fail on files whose chunks no checksum covers\n(.blp files written"
-            " without checksums, and the formats that have none)",
+            help="also fail on files whose data no checksum covers\n(.blp files written"
+            " without checksums, and the formats that have none)\nand on files with notes"
+            " (e.g. bytes after the last chunk)",
         )  # fmt: skip
         p.add_argument("files", metavar="<file>", nargs="+", help="files to verify ('-': stdin)")
 

@@ -36,21 +36,17 @@ def cmd_verify(args: argparse.Namespace, console: Console) -> int:
         report = {"file": name, **console.unalias(report)}
         reports.append(report)
         if not args.json:
-            _print_verify_report(report, console, args.strict)
+            _print_verify_report(report, console)
     if args.json:
         console.plain(
             json.dumps(reports if len(reports) > 1 else reports[0], indent=2, default=_json_default)
         )
-    return EXIT_OK if all(_passed(r, args.strict) for r in reports) else EXIT_ERROR
-
-
-def _passed(report: dict[str, Any], strict: bool) -> bool:
-    """The file is fine (with ``--strict``: and checksums cover its chunks)."""
-    return bool(report["ok"]) and (not strict or report.get("verifiable", True) is not False)
+    return EXIT_OK if all(r["ok"] for r in reports) else EXIT_ERROR
 
 
 def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[str, Any]:
-    """The :func:`bloscpack.verify` report of ``path``, with a progress bar."""
+    """The :func:`bloscpack.verify` report of ``path`` (``--strict``: under the strict rule),
+    with a progress bar."""
     from ..dispatch import verify
     from ..errors import BloscpackError
 
@@ -60,7 +56,7 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
         _counting(bar, "decompress"),
     ):
         try:
-            return verify(path, options)
+            return verify(path, options, strict=args.strict)
         except BloscpackError as exc:
             return _unreadable(str(exc))
 
@@ -74,32 +70,37 @@ def _unreadable(problem: str) -> dict[str, Any]:
         "bad_chunks": [],
         "problems": [_one_line(problem)],
         "verifiable": False,
+        "data_verified": False,
         "notes": [],
     }
 
 
-def _print_verify_report(report: dict[str, Any], console: Console, strict: bool) -> None:
+def _print_verify_report(report: dict[str, Any], console: Console) -> None:
+    """One line for the file: ``ok``, ``structure ok, data not verifiable`` (no checksums:
+    changed data that still decodes would not be seen) or ``FAILED``; a failure with bad
+    chunks, or of a file that could not be read, is followed by one line per bad chunk and
+    problem."""
     path, nchunks = report["file"], report.get("nchunks")
     nchunks = nchunks if isinstance(nchunks, int) else None
-    unchecked = report.get("verifiable") is False
-    notes = [n for n in report.get("notes") or [] if not n.startswith("not verifiable")]
-    if report["ok"] and not (strict and unchecked):
-        extra = ", no checksums" if unchecked else ""
-        console.result(f"{path}: ok ({report['format']}, {_counted(nchunks or 0)}{extra})")
-        for note in notes:
+    counted = _counted(nchunks or 0)
+    if report["ok"]:
+        if report.get("data_verified"):
+            console.result(f"{path}: ok ({report['format']}, {counted})")
+        else:
+            console.result(f"{path}: structure ok, data not verifiable ({report['format']},"
+                           f" {counted}, no checksums)")  # fmt: skip
+        for note in report.get("notes") or []:
             console.result(f"  note: {_one_line(note)}")
-        return
-    if report["ok"]:  # --strict, and no checksum covers the chunks
-        print(f"{PROG}: {path}: FAILED ({report['format']}, {_counted(nchunks or 0)}, not"
-              " verifiable: no checksums cover the chunks)", file=console.out)  # fmt: skip
         return
     bad = report.get("bad_chunks") or []
     problems = report.get("problems") or []
+    fmt = report.get("format") or "unknown format"
+    if nchunks is not None and problems and not bad:  # the problems say what is wrong
+        why = "; ".join(_one_line(problem) for problem in problems)
+        print(f"{PROG}: {path}: FAILED ({fmt}, {counted}): {why}", file=console.out)
+        return
     counted = f"{len(bad)} of {_counted(nchunks)} bad" if nchunks is not None else "unreadable"
-    print(
-        f"{PROG}: {path}: FAILED ({report.get('format') or 'unknown format'}, {counted})",
-        file=console.out,
-    )
+    print(f"{PROG}: {path}: FAILED ({fmt}, {counted})", file=console.out)
     for entry in bad:
         print(f"{PROG}:   chunk {entry['index']}: {_one_line(entry['error'])}", file=console.out)
     for problem in problems:

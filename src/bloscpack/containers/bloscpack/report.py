@@ -85,14 +85,15 @@ def info(path: SourceLike, *, max_chunks: int = 1000) -> dict[str, Any]:
 def verify(path: SourceLike) -> dict[str, Any]:
     """Check a ``.blp`` container without writing anything: header and metadata digest, size
     and offset consistency, and every chunk's digest, decoding and size.  Returns
-    ``{"format": "blp", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems"}``."""
+    ``{"format": "blp", "ok", "nchunks", "bad_chunks": [{"index", "error"}], "problems",
+    "verifiable", "notes"}``: ``verifiable`` when the file stores digests of its chunks."""
     report: dict[str, Any] = {
         "format": "blp",
         "ok": False,
         "nchunks": 0,
         "bad_chunks": [],
         "problems": [],
-        "verifiable": True,
+        "verifiable": False,
         "notes": [],
     }
     problems: list[str] = report["problems"]
@@ -117,12 +118,8 @@ def verify(path: SourceLike) -> dict[str, Any]:
         report["nchunks"] = len(locations)
         problems.extend(_layout_problems(reader, locations))
         problems.extend(_trailing_problems(reader, report["notes"]))
-        if reader.checksum.size == 0:
-            report["verifiable"] = False
-            report["notes"].append(
-                "not verifiable: the file stores no checksums (chunks were decoded, their"
-                " contents cannot be checked)"
-            )
+        report["notes"].extend(_header_notes(reader, locations))
+        report["verifiable"] = reader.checksum.size > 0  # digests of every chunk are stored
         try:
             report["bad_chunks"] = _chunk_problems(reader, locations)
         except BloscpackError as exc:
@@ -154,6 +151,19 @@ def _layout_problems(reader: BloscpackReader, locations: list[ChunkLocation]) ->
     except BloscpackError as exc:
         problems.append(str(exc))
     return problems
+
+
+def _header_notes(reader: BloscpackReader, locations: list[ChunkLocation]) -> list[str]:
+    """The header's ``nchunks`` and ``last_chunk`` are -1 (unknown) together or neither: one
+    unknown leaves the other unchecked."""
+    nchunks, last_chunk = reader.header.nchunks, reader.header.last_chunk
+    if (nchunks == -1) == (last_chunk == -1):
+        return []
+    held = f"; the last chunk holds {locations[-1].nbytes} bytes" if locations else ""
+    return [
+        f"the header's nchunks {nchunks} and last_chunk {last_chunk} disagree: only one of them"
+        f" is -1 (unknown){held}"
+    ]
 
 
 def _trailing_problems(reader: BloscpackReader, notes: list[str]) -> list[str]:

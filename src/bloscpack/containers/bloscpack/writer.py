@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import engine
 from ... import ndarray as nd
-from ...blosc.header import FILTER_IDS, ChunkHeader, Filter
+from ...blosc.header import FILTER_IDS, MAX_TYPESIZE, ChunkHeader, Filter
 from ...blosc.layout import validate_chunk
 from ...errors import (
     ArgumentError,
@@ -147,7 +147,7 @@ def _blosc1_settings(blosc_args: BloscArgs) -> dict[str, Any]:
 
 def check_blosc_args(blosc_args: BloscArgs) -> None:
     """Raise (before anything is written) unless ``blosc_args`` can compress chunks."""
-    limit = 255 if blosc_args.blosc_version == 1 else 536866816
+    limit = nd.MAX_BLOSC1_TYPESIZE if blosc_args.blosc_version == 1 else MAX_TYPESIZE
     check_range("typesize", blosc_args.typesize, 1, limit)
     check_range("clevel", blosc_args.clevel, 0, 9)
     shuffle_code(blosc_args.shuffle)
@@ -401,6 +401,9 @@ class BlpTarget(Target):
         )  # fmt: skip
         itemsize = spec.dtype.itemsize
         self.args.typesize = nd.chunk_typesize(spec.dtype, self.args.blosc_version)
+        if not source.meta.is_array and source.meta.typesize:  # raw bytes keep their typesize
+            limit = nd.MAX_BLOSC1_TYPESIZE if self.args.blosc_version == 1 else MAX_TYPESIZE
+            self.args.typesize = min(source.meta.typesize, limit)
         check_blosc_args(self.args)
         if opts["metadata_args"] is not None and not isinstance(
             opts["metadata_args"], MetadataArgs
