@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ..containers import registry as _registry
@@ -17,6 +17,7 @@ from ..containers.bloscpack.args import (
     SUFFIXES,
 )
 from ..containers.bloscpack.checksums import CHECKSUMS_AVAIL
+from ..containers.options import canonical
 from .console import EXIT_USAGE, PROG
 
 EXTENSION = ".blp"
@@ -51,6 +52,12 @@ def parse_size(text: str) -> int:
     if not 1 <= value <= MAX_CHUNK_SIZE:
         raise argparse.ArgumentTypeError(f"must be 1 <= size <= {MAX_CHUNK_SIZE}, got {text!r}")
     return value
+
+
+def _named(choices: Sequence[str]) -> Callable[[str], str]:
+    """The value parser of an option whose values are ``choices`` (names, matched ignoring
+    case as the Python API matches them); argparse's ``choices`` refuses the others."""
+    return lambda text: canonical(text, choices)  # type: ignore[no-any-return]
 
 
 def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
@@ -132,6 +139,7 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
         "-c",
         "--codec",
         metavar="<codec>",
+        type=_named(CODECS),
         choices=CODECS,
         dest="cname",
         default=None,
@@ -322,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
             "-k",
             "--checksum",
             metavar="<checksum>",
+            type=_named(CHECKSUMS_AVAIL),
             choices=CHECKSUMS_AVAIL,
             default=None,
             help=f"set desired checksum:\n{', '.join(CHECKSUMS_AVAIL)} (default: adler32)",
@@ -344,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         group.add_argument(
             "--format",
+            type=_named(FORMATS),
             choices=FORMATS,
             default=None,
             help="container format to write (default: the one the suffix of <out_file>\n"
@@ -426,13 +436,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("src", metavar="<src>", help="the container to convert ('-': stdin)")
     convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
     convert.add_argument(
-        "--format", choices=FORMATS, default=None,
+        "--format", type=_named(FORMATS), choices=FORMATS, default=None,
         help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd,\n"
         ".b2sframe, .bcolz; else blp)",
     )  # fmt: skip
     convert.add_argument("--sparse", action="store_true", help="b2nd: write a sparse directory")
     convert.add_argument(
-        "--codec", metavar="<codec>", default=None,
+        "--codec", metavar="<codec>", type=_named(CODECS), choices=CODECS, default=None,
         help="codec of recompressed chunks (default: the format's)",
     )  # fmt: skip
     convert.add_argument(
