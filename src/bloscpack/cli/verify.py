@@ -60,7 +60,7 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
         _counting(bar, "decompress"),
     ):
         try:
-            return verify(path, options)
+            return verify(path, storage_options=options)
         except BloscpackError as exc:
             return _unreadable(str(exc))
 
