@@ -18,6 +18,8 @@ from ..containers.bloscpack.args import (
 )
 from ..containers.bloscpack.checksums import CHECKSUMS_AVAIL
 from ..containers.options import canonical
+from ..errors import BloscpackError
+from ..ndarray import parse_dtype
 from .console import EXIT_USAGE, PROG
 
 EXTENSION = ".blp"
@@ -58,6 +60,19 @@ def _named(choices: Sequence[str]) -> Callable[[str], str]:
     """The value parser of an option whose values are ``choices`` (names, matched ignoring
     case as the Python API matches them); argparse's ``choices`` refuses the others."""
     return lambda text: canonical(text, choices)  # type: ignore[no-any-return]
+
+
+def _checked(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The value parser of an option the library's ``parse`` checks: its error is a usage
+    error."""
+
+    def checked(text: str) -> Any:
+        try:
+            return parse(text)
+        except BloscpackError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return checked
 
 
 def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
@@ -306,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
         group.add_argument(
             "--dtype",
             metavar="<dtype>",
+            type=_checked(parse_dtype),
             default=None,
             help="numpy dtype of the raw input's items (e.g. f8, <i4, float32): it is\n"
             "stored as an array of that dtype, which load() and python-blosc2 see",
