@@ -1,12 +1,13 @@
 """What the manual states about defaults and exit codes is checked against the software.
 
 Defaults: the table "Defaults" of ``docs/reference.md`` (function, parameter, default) and
-every signature quoted in ``docs/`` (a code span ``name(params)`` with the bare name of a
-function of that table) are compared with ``inspect.signature``.  Exit codes: every sentence of
-``docs/`` that states one ("exit code 1", "exits with 130", "(exit 2)", ...) and every row of
+every signature quoted in ``docs/`` and README.md (a code span ``name(params)`` with the bare
+name of a function of that table) are compared with ``inspect.signature``.  Exit codes: every
+sentence that states one ("exit code 1", "exits with 130", "(exit 2)", ...) and every row of
 the exit code table of ``docs/cli.md`` is run: each is claimed by one case below, which runs
 ``blpk`` (or the script the sentence names) and returns the exit code, which must be the one
-the page states.  A new statement without a case fails, as does a case that claims nothing."""
+the page states.  A new statement without a case fails, as does a case that claims nothing.
+Examples that need an optional extra say so on their page."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ import bloscpack
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
 # --- defaults ---------------------------------------------------------------------------------
@@ -123,7 +124,7 @@ def test_the_defaults_table_lists_every_default(name: str):
     assert [p for p in with_default if (name, p) not in table] == []
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_quoted_signatures_state_the_real_defaults(page: Path):
     functions = {fn for fn, _ in defaults_table((DOCS / "reference.md").read_text())}
     assert signature_errors(page.read_text(), page.name, functions) == []
@@ -371,7 +372,7 @@ def missing_extras(text: str) -> list[str]:
     return [extra for extra, uses in EXTRA_USES.items() if uses.search(code) and extra not in named]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_examples_say_which_extra_they_need(page: Path):
     assert missing_extras(page.read_text()) == []
 
