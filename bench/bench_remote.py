@@ -117,7 +117,8 @@ def main() -> None:
             }
             for what, read in cases.items():
                 got = measure(server, {
-                    "bloscpack": lambda read=read: read(bloscpack.open(url, options)),
+                    "bloscpack": lambda read=read: read(
+                        bloscpack.open(url, storage_options=options)),
                     "blosc2.open(lazy=True)": lambda read=read: read(
                         blosc2.open(url, lazy=True, storage_options=options)),
                 }, args.repeat)  # fmt: skip
@@ -141,8 +142,9 @@ def main() -> None:
                     bloscpack.load(local)
 
                 got = measure(server, {
-                    "open + item": lambda url=url, item=item: bloscpack.open(url, options)[item],
-                    "load": lambda url=url: bloscpack.load(url, options),
+                    "open + item": lambda url=url, item=item: bloscpack.open(
+                        url, storage_options=options)[item],
+                    "load": lambda url=url: bloscpack.load(url, storage_options=options),
                     "download + load": download,
                 }, args.repeat)  # fmt: skip
                 ratio = got["load"][0] / got["download + load"][0]

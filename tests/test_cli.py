@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import DATA, load_manifest
 
+from bloscpack.cli.options import build_parser
+
 CORPUS = DATA / "bloscpack"
 INPUTS = CORPUS / "inputs"
 MANIFEST = {entry["file"]: entry for entry in load_manifest("bloscpack")["files"]}
@@ -261,51 +263,75 @@ def test_no_subcommand_is_a_usage_error():
 
 
 Z_RANGE = "argument -z/--chunk-size: must be 1 <= size <= 2147483631"
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["-n", "0", "i", "x"], "argument -n/--nthreads: -n must be 1 <= n <= 256, got 0"),
-        (["c", "-l", "10", "x"], "argument -l/--clevel: clevel must be 0 <= n <= 9, got 10"),
-        (["c", "-t", "0", "x"], "argument -t/--typesize: typesize must be 1 <= n <= 255, got 0"),
-        (
-            ["c", "-t", "256", "x"],
-            "argument -t/--typesize: typesize must be 1 <= n <= 255, got 256",
-        ),
-        (["c", "-z", "0", "x"], f"{Z_RANGE}, got '0'"),
-        (["c", "-z", "-5", "x"], f"{Z_RANGE}, got '-5'"),
-        (["c", "-z", "3G", "x"], f"{Z_RANGE}, got '3G'"),
-        (
-            ["c", "-z", "abc", "x"],
-            "argument -z/--chunk-size: invalid size 'abc': use an integer,"
-            " a number with a B/K/M/G/T suffix, or 'max'",
-        ),
-        (
-            ["c", "-c", "snappy", "x"],
-            "argument -c/--codec: invalid choice: 'snappy' (choose from"
-            " 'blosclz', 'lz4', 'lz4hc', 'zlib', 'zstd')",
-        ),
-        (
-            ["c", "-k", "foo", "x"],
-            "argument -k/--checksum: invalid choice: 'foo' (choose from"
-            " 'None', 'adler32', 'crc32', 'md5', 'sha1', 'sha224', 'sha256',"
-            " 'sha384', 'sha512')",
-        ),
-        (
-            ["c", "--format", "zip", "x"],
-            "argument --format: invalid choice: 'zip' (choose from"
-            " 'blp', 'b2frame', 'b2nd', 'sframe', 'bcolz')",
-        ),
-    ],
+CODEC_CHOICE = "invalid choice: 'snappy' (choose from 'blosclz', 'lz4', 'lz4hc', 'zlib', 'zstd')"
+FORMAT_CHOICE = "invalid choice: 'zip' (choose from 'blp', 'b2frame', 'b2nd', 'sframe', 'bcolz')"
+CHECKSUM_CHOICE = (
+    "invalid choice: 'foo' (choose from 'None', 'adler32', 'crc32', 'md5', 'sha1', 'sha224',"
+    " 'sha256', 'sha384', 'sha512')"
 )
+OBJECTS = (
+    "arrays of dtype object hold Python object references, which cannot be stored without"
+    " pickling; convert them to a fixed-size dtype (e.g. 'U' or 'S') first"
+)
+
+#: A bad value of every option whose values are checked, and the one line it gets.
+BAD_VALUES = [
+    (["-n", "0", "i", "x"], "argument -n/--nthreads: -n must be 1 <= n <= 256, got 0"),
+    (["i", "-n", "abc", "x"], "argument -n/--nthreads: invalid integer 'abc'"),
+    (["c", "-l", "10", "x"], "argument -l/--clevel: clevel must be 0 <= n <= 9, got 10"),
+    (["c", "-l", "x", "x"], "argument -l/--clevel: invalid integer 'x'"),
+    (["a", "-l", "-1", "x", "y"], "argument -l/--clevel: clevel must be 0 <= n <= 9, got -1"),
+    (["c", "-t", "0", "x"], "argument -t/--typesize: typesize must be 1 <= n <= 255, got 0"),
+    (["c", "-t", "256", "x"], "argument -t/--typesize: typesize must be 1 <= n <= 255, got 256"),
+    (["c", "-z", "0", "x"], f"{Z_RANGE}, got '0'"),
+    (["c", "-z", "-5", "x"], f"{Z_RANGE}, got '-5'"),
+    (["c", "-z", "3G", "x"], f"{Z_RANGE}, got '3G'"),
+    (["c", "-z", "abc", "x"], "argument -z/--chunk-size: invalid size 'abc': use an integer,"
+                              " a number with a B/K/M/G/T suffix, or 'max'"),
+    (["c", "-c", "snappy", "x"], f"argument -c/--codec: {CODEC_CHOICE}"),
+    (["a", "--codec", "snappy", "x", "y"], f"argument -c/--codec: {CODEC_CHOICE}"),
+    (["c", "-k", "foo", "x"], f"argument -k/--checksum: {CHECKSUM_CHOICE}"),
+    (["c", "--format", "zip", "x"], f"argument --format: {FORMAT_CHOICE}"),
+    (["c", "--dtype", "foo", "x"],
+     "argument --dtype: dtype 'foo' is not a numpy dtype (e.g. 'f8', '<i4')"),
+    (["c", "--dtype", "O", "x"], f"argument --dtype: {OBJECTS}"),
+    (["c", "--dtype", "V0", "x"], "argument --dtype: dtype 'V0' has items of 0 bytes"),
+    (["c", "--dtype", "f8", "--shape", "3,x", "x"],
+     "argument --shape: not a shape: '3,x' (e.g. 1000,3)"),
+    (["c", "--dtype", "f8", "--shape", "-3", "x"],
+     "argument --shape: not a shape: '-3' (e.g. 1000,3)"),
+    (["c", "--max-app-chunks", "-1", "x"],
+     "argument --max-app-chunks: max-app-chunks must be 0 <= n <= 4611686018427387904, got -1"),
+    (["--storage-option", "anon", "i", "x"],
+     "argument --storage-option: not key=value: 'anon' (e.g. anon=true)"),
+    (["demo", "--size", "0"], "argument --size: must be 1 <= size <= 2147483631, got '0'"),
+    (["convert", "--clevel", "11", "x", "y"],
+     "argument --clevel: --clevel must be 0 <= n <= 9, got 11"),
+    (["convert", "--codec", "snappy", "x", "y"], f"argument --codec: {CODEC_CHOICE}"),
+    (["convert", "--format", "zip", "x", "y"], f"argument --format: {FORMAT_CHOICE}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_VALUES)
 def test_bad_option_values_are_usage_errors(args, message, tmp_path):
     proc = blpk(*args, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.startswith("usage: blpk ")
-    assert proc.stderr.endswith(f"blpk: error: {message}\n")
+    usage, error = proc.stderr.split("blpk: error: ")
+    assert usage.startswith("usage: blpk ")
+    assert error == f"{message}\n"
     assert os.listdir(tmp_path) == []
+
+
+def test_every_checked_option_has_a_bad_value_case():
+    """Every option whose value is checked (a ``type`` or ``choices``) is in ``BAD_VALUES``."""
+    given = {arg for args, _ in BAD_VALUES for arg in args if arg.startswith("-")}
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "subcommand")  # noqa: SLF001
+    parsers = [parser, *subparsers.choices.values()]
+    checked = {tuple(a.option_strings) for p in parsers for a in p._actions  # noqa: SLF001
+               if a.option_strings and (a.type is not None or a.choices is not None)}  # fmt: skip
+    assert [names for names in checked if not given & set(names)] == []
 
 
 def test_output_exists(tmp_path):

@@ -283,8 +283,9 @@ def test_raw_input_dtype_errors(tmp_path: Path):
     cases = [
         (("--dtype", "f8", "--shape", "7,3"), 1,
          "blpk: error: raw.bin: 12000 items of dtype float64 do not fill shape (7, 3)\n"),
-        (("--dtype", "zz"), 1, "blpk: error: dtype 'zz' is not a numpy dtype (e.g. 'f8', '<i4')\n"),
-        (("--dtype", "O"), 1, "blpk: error: arrays of dtype object hold Python object"),
+        (("--dtype", "zz"), 2,
+         "blpk: error: argument --dtype: dtype 'zz' is not a numpy dtype (e.g. 'f8', '<i4')\n"),
+        (("--dtype", "O"), 2, "blpk: error: argument --dtype: arrays of dtype object hold"),
         (("--shape", "3"), 2, "blpk: error: --shape needs --dtype (the item type of the raw"
                               " input)\n"),
         (("-t", "4", "--dtype", "f8"), 2,

@@ -125,8 +125,8 @@ def test_convert_a_local_file_to_a_url(case: str, store: CloudStore, local: Path
     assert report == bloscpack.convert(src, expected, nthreads=1, **options)
     got = download(store, name, tmp_path / name)
     assert files_under(got) == files_under(expected)
-    np.testing.assert_array_equal(bloscpack.load(store.url(name), store.storage_options),
-                                  CASES[case][1])  # fmt: skip
+    got = bloscpack.load(store.url(name), storage_options=store.storage_options)
+    np.testing.assert_array_equal(got, CASES[case][1])
 
 
 @pytest.mark.parametrize("case", WRITABLE)
@@ -149,7 +149,8 @@ def test_overwrite_false_refuses_an_existing_url(case: str, store: CloudStore, t
 @pytest.mark.parametrize("case", ALL)
 def test_open_and_slices_equal_local(case: str, store: CloudStore, local: Path):
     with (bloscpack.open(local / name_of(case)) as mine,
-          bloscpack.open(store.url(name_of(case)), store.storage_options) as remote):
+          bloscpack.open(store.url(name_of(case)),
+                         storage_options=store.storage_options) as remote):
         assert (remote.format, remote.shape, remote.dtype) == (mine.format, mine.shape,
                                                                 mine.dtype)  # fmt: skip
         assert remote.metadata == mine.metadata
@@ -159,7 +160,7 @@ def test_open_and_slices_equal_local(case: str, store: CloudStore, local: Path):
 
 @pytest.mark.parametrize("case", ALL)
 def test_load_equals_local(case: str, store: CloudStore, local: Path):
-    got = bloscpack.load(store.url(name_of(case)), store.storage_options)
+    got = bloscpack.load(store.url(name_of(case)), storage_options=store.storage_options)
     expected = bloscpack.load(local / name_of(case))
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
@@ -171,21 +172,21 @@ def test_load_equals_local(case: str, store: CloudStore, local: Path):
 def test_info_equals_local(case: str, store: CloudStore, local: Path):
     """The same description (where it names the container or its columns: their URLs)."""
     url, mine = store.url(name_of(case)), local / name_of(case)
-    got = json.dumps(bloscpack.info(url, store.storage_options))
+    got = json.dumps(bloscpack.info(url, storage_options=store.storage_options))
     assert json.loads(got.replace(url, str(mine))) == bloscpack.info(mine)
     assert (url in got) == (case in ("bcolz", "ctable"))
 
 
 @pytest.mark.parametrize("case", ALL)
 def test_verify_equals_local(case: str, store: CloudStore, local: Path):
-    report = bloscpack.verify(store.url(name_of(case)), store.storage_options)
+    report = bloscpack.verify(store.url(name_of(case)), storage_options=store.storage_options)
     assert report == bloscpack.verify(local / name_of(case))
     assert report["ok"] is True
 
 
 @pytest.mark.parametrize("case", ALL)
 def test_detect_equals_local(case: str, store: CloudStore, local: Path):
-    fmt = bloscpack.detect(store.url(name_of(case)), store.storage_options)
+    fmt = bloscpack.detect(store.url(name_of(case)), storage_options=store.storage_options)
     assert fmt == bloscpack.detect(local / name_of(case))
     assert fmt == {"blp": "blp", "b2frame": "b2frame", "b2nd": "b2nd", "sframe": "sframe",
                    "bcolz": "bcolz", "ctable": "bcolz", "sparse-b2nd": "b2nd",
@@ -211,7 +212,7 @@ def test_a_missing_object_is_one_line_naming_the_url(case: str, store: CloudStor
     for read in (bloscpack.open, bloscpack.load, bloscpack.info, bloscpack.verify,
                  bloscpack.detect):  # fmt: skip
         with pytest.raises(RemoteError) as raised:
-            read(url, store.storage_options)
+            read(url, storage_options=store.storage_options)
         message = str(raised.value)
         assert message.startswith(f"{url}"), message
         assert "not found" in message and "\n" not in message, message
@@ -319,7 +320,7 @@ def test_reads_are_concurrent(cloud: CloudStore, monkeypatch):
 
     monkeypatch.setattr(fs, "_info", counted("info", fs._info))
     monkeypatch.setattr(fs, "_cat_file", counted("cat", fs._cat_file))
-    with bloscpack.open(url, cloud.storage_options) as remote:
+    with bloscpack.open(url, storage_options=cloud.storage_options) as remote:
         assert sorted(calls) == ["cat", "cat", "info"] and flight[1] == 2
         del calls[:]
         flight[1] = 0
@@ -333,4 +334,4 @@ def test_an_empty_object_is_not_a_container(cloud: CloudStore):
     cloud.filesystem().pipe_file(cloud.key("empty.blp"), b"")
     url = cloud.url("empty.blp")
     with pytest.raises(NotAContainer, match=f"^{url}"):
-        bloscpack.open(url, cloud.storage_options)
+        bloscpack.open(url, storage_options=cloud.storage_options)

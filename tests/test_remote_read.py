@@ -111,17 +111,19 @@ def test_remote_reads_equal_local(backend: str, name: str, tree: Path,
     server = request.getfixturevalue(backend)
     url, options = _url(backend, server, name)
     local = bloscpack.open(tree / name)
-    with bloscpack.open(url, options) as remote:
+    with bloscpack.open(url, storage_options=options) as remote:
         assert remote.format == local.format
         assert (remote.shape, remote.dtype) == (local.shape, local.dtype)
         assert remote.metadata == local.metadata
         if local.shape:
             for selection in _selections(local.shape):
                 np.testing.assert_array_equal(remote[selection], local[selection])
-    np.testing.assert_array_equal(bloscpack.load(url, options), bloscpack.load(tree / name))
-    assert bloscpack.detect(url, options) == bloscpack.detect(tree / name)
-    assert bloscpack.info(url, options)["format"] == local.format
-    assert bloscpack.verify(url, options)["ok"]
+    np.testing.assert_array_equal(
+        bloscpack.load(url, storage_options=options), bloscpack.load(tree / name)
+    )
+    assert bloscpack.detect(url, storage_options=options) == bloscpack.detect(tree / name)
+    assert bloscpack.info(url, storage_options=options)["format"] == local.format
+    assert bloscpack.verify(url, storage_options=options)["ok"]
 
 
 def _counted(server, work):
@@ -196,7 +198,9 @@ def test_load_fetches_a_file_in_one_request(backend: str, name: str, tree: Path,
     server = request.getfixturevalue(backend)
     url, options = _url(backend, server, name)
     server.counter.reset()
-    np.testing.assert_array_equal(bloscpack.load(url, options), bloscpack.load(tree / name))
+    np.testing.assert_array_equal(
+        bloscpack.load(url, storage_options=options), bloscpack.load(tree / name)
+    )
     assert server.counter.requests == 1, server.counter.ranges
     assert server.counter.bytes == (tree / name).stat().st_size
 
@@ -216,7 +220,7 @@ def test_a_file_larger_than_the_whole_fetch_is_read_by_ranges(
 
 def test_open_s3_two_requests(s3):
     s3.counter.reset()
-    with bloscpack.open("s3://data/a.b2nd", s3.options()) as array:
+    with bloscpack.open("s3://data/a.b2nd", storage_options=s3.options()) as array:
         opened = s3.counter.requests
         assert opened <= 2, s3.counter.ranges
         assert array[5, 7] == ARRAY[5, 7]
@@ -270,7 +274,7 @@ def test_memory_file_and_chained_urls(tree: Path, tmp_path: Path):
     np.testing.assert_array_equal(bloscpack.load(f"file://{tree}/a.blp"), ARRAY)
     chained = f"simplecache::file://{tree}/a.b2frame"
     options = {"simplecache": {"cache_storage": str(tmp_path / "sc")}}
-    np.testing.assert_array_equal(bloscpack.open(chained, options)[7], ARRAY[7])
+    np.testing.assert_array_equal(bloscpack.open(chained, storage_options=options)[7], ARRAY[7])
 
 
 def test_convert_from_a_url(tree: Path, tmp_path: Path, http):
@@ -301,7 +305,7 @@ def test_xarray_and_pandas_read_urls(http):
 def test_missing_object(backend: str, request: pytest.FixtureRequest):
     url, options = _url(backend, request.getfixturevalue(backend), "nothing-here.b2nd")
     with pytest.raises(RemoteError, match="nothing-here.b2nd.*not found"):
-        bloscpack.open(url, options)
+        bloscpack.open(url, storage_options=options)
 
 
 def test_server_without_range(tree: Path):
@@ -335,7 +339,7 @@ def test_an_empty_object_is_not_a_container(backend: str, tmp_path: Path, s3):
                               aws_secret_access_key="testing")  # fmt: skip
         client.put_object(Bucket="data", Key="empty.blp", Body=b"")
         with pytest.raises(NotAContainer, match="s3://data/empty.blp"):
-            bloscpack.open("s3://data/empty.blp", s3.options())
+            bloscpack.open("s3://data/empty.blp", storage_options=s3.options())
         return
     with http_server(str(tmp_path)) as server, pytest.raises(NotAContainer, match="empty.blp"):
         bloscpack.open(f"{server.url}/empty.blp")
@@ -528,14 +532,20 @@ def test_disk_cache_of_a_directory_container(name: str, tmp_path: Path, s3):
 
     upload(first, tmp_path / "one" / name)
     url, cache = f"s3://data/cached-{name}", str(tmp_path / "cache")
-    np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), first)
+    np.testing.assert_array_equal(
+        bloscpack.load(url, storage_options=s3.options(), cache=cache), first
+    )
     s3.counter.reset()
-    np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), first)
+    np.testing.assert_array_equal(
+        bloscpack.load(url, storage_options=s3.options(), cache=cache), first
+    )
     assert s3.counter.requests >= 1
     assert all("list-type=2" in r for r in s3.counter.ranges), s3.counter.ranges
     upload(second, tmp_path / "two" / name)  # every object replaced (new ETags)
-    np.testing.assert_array_equal(bloscpack.load(url, s3.options(), cache=cache), second)
-    with bloscpack.open(url, s3.options(), cache=cache) as array:
+    np.testing.assert_array_equal(
+        bloscpack.load(url, storage_options=s3.options(), cache=cache), second
+    )
+    with bloscpack.open(url, storage_options=s3.options(), cache=cache) as array:
         np.testing.assert_array_equal(array[5:9], second[5:9])
 
 

@@ -61,6 +61,7 @@ from .errors import (
     BloscpackError,
     FileNotFound,
     IntegrityError,
+    ReadOnlyError,
     UnsupportedError,
 )
 from .io import ByteSource, Directory, PathLike, shared_lock
@@ -1354,11 +1355,18 @@ def _reopen(source: Any, options: dict[str, Any], key: Any) -> BloscArray:
     return array if key is None else array[key]
 
 
+#: The modes :func:`open` takes: containers are opened for reading only.
+READ_MODES = ("r", "rb")
+
+
 def open(
-    source: PathLike | Any, storage_options: Mapping[str, Any] | None = None, *,
+    source: PathLike | Any, mode: str = "r", *, storage_options: Mapping[str, Any] | None = None,
     verify: bool = True, columns: Sequence[str] | None = None, cache: Any = None,
 ) -> BloscArray:  # fmt: skip
     """Open the Blosc container ``source`` as a read-only lazy :class:`BloscArray`.
+
+    ``mode`` is ``"r"`` (or ``"rb"``), as ``open(path, "r")`` reads a file in h5py or
+    python-blosc2: any other mode raises :class:`~bloscpack.errors.ReadOnlyError`.
 
     ``source`` is a path (file or directory), a binary file object (memory-mapped from its
     current position when it is a real file, else read), bytes, or an fsspec URL
@@ -1375,8 +1383,25 @@ def open(
     are checked when a chunk is first read (which reads its compressed bytes whole);
     ``verify=False`` skips that, so that reading an item touches only the blocks it needs.
     """
+    check_read_mode(source, mode)
     return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
                       cache=cache)  # fmt: skip
 
 
-__all__ = ["BloscArray", "detect_buffer", "open"]
+def check_read_mode(source: Any, mode: Any) -> None:
+    """Refuse a ``mode`` other than reading, naming it and ``source``."""
+    if isinstance(mode, str) and mode in READ_MODES:
+        return
+    where = os.fspath(source) if isinstance(source, (str, os.PathLike)) else type(source).__name__
+    if isinstance(mode, Mapping):
+        raise ReadOnlyError(
+            f"{where}: the second argument of open() is the mode ('r'); pass the settings of"
+            " the file system as storage_options={...}"
+        )
+    raise ReadOnlyError(
+        f"{where}: mode {mode!r}: containers are opened read-only (mode 'r' or 'rb'); write"
+        " them with bloscpack.save or bloscpack.convert"
+    )
+
+
+__all__ = ["READ_MODES", "BloscArray", "detect_buffer", "open"]

@@ -28,6 +28,7 @@ from .blosc.header import (
     Special,
 )
 from .blosc.layout import ChunkKind, check_header, chunk_kind, chunk_layout, validate_chunk
+from .containers.options import NAMED_VALUES, canonical
 from .errors import ArgumentError, BloscpackError, NoSuchCodec
 
 __all__ = [
@@ -116,6 +117,8 @@ def compress_chunk(
     >>> bytes(decompress_chunk(chunk)) == a.tobytes()
     True
     """
+    codec = canonical(codec, NAMED_VALUES["codec"])
+    splitmode = canonical(splitmode, NAMED_VALUES["splitmode"])
     if codec == "snappy":
         raise NoSuchCodec("snappy chunks can be read but not written: C-Blosc2 dropped snappy")
     pipeline = [_filter_id(f) for f in filters]

@@ -112,7 +112,7 @@ def _on_input(path: PathLike, storage_options: Mapping[str, Any] | None, cache: 
         return in_one_state(work, sized)
 
 
-def load(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
+def load(path: PathLike, *, storage_options: Mapping[str, Any] | None = None,
          cache: Any = None) -> np.ndarray:  # fmt: skip
     """Load the array stored at ``path`` (a path or a URL, with ``storage_options`` and
     ``cache`` as for :func:`bloscpack.open`), whatever its format."""
@@ -130,7 +130,7 @@ def _load(path: Any, fmt: str | None = None) -> np.ndarray:
         return lazy[...]
 
 
-def info(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
+def info(path: PathLike, *, storage_options: Mapping[str, Any] | None = None,
          cache: Any = None) -> dict[str, Any]:  # fmt: skip
     """A JSON-able description of the container at ``path`` (format, header, metadata, chunks;
     a URL as for :func:`bloscpack.open`)."""
@@ -138,7 +138,7 @@ def info(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
                      registry.describe)  # fmt: skip
 
 
-def verify(path: PathLike, storage_options: Mapping[str, Any] | None = None, *,
+def verify(path: PathLike, *, storage_options: Mapping[str, Any] | None = None,
            cache: Any = None, strict: bool = False) -> dict[str, Any]:  # fmt: skip
     """Check every checksum and decode every chunk of ``path`` (a URL as for
     :func:`bloscpack.open`); return a report ``{"format", "ok", "nchunks", "bad_chunks":

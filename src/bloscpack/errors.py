@@ -61,6 +61,11 @@ class ArgumentError(BloscpackError, ValueError, TypeError):
     """A function argument has an invalid value or type (out of range, wrong kind)."""
 
 
+class ReadOnlyError(ArgumentError):
+    """A mode other than reading was asked of a function that opens containers read-only
+    (``bloscpack.open(path, "w")``)."""
+
+
 class SelectionError(BloscpackError, IndexError):
     """An index selects nothing the array has: out of bounds, a mask of the wrong length, or a
     kind of index a lazy array does not take (the message says what to use instead)."""
@@ -181,6 +186,7 @@ __all__ = [
     "NotEnoughSpace",
     "OutputExistsError",
     "ObjectNumpyArrayRejection",
+    "ReadOnlyError",
     "TruncatedError",
     "UnsupportedError",
 ]

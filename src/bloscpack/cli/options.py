@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ..containers import registry as _registry
@@ -17,6 +17,9 @@ from ..containers.bloscpack.args import (
     SUFFIXES,
 )
 from ..containers.bloscpack.checksums import CHECKSUMS_AVAIL
+from ..containers.options import canonical
+from ..errors import BloscpackError
+from ..ndarray import parse_dtype
 from .console import EXIT_USAGE, PROG
 
 EXTENSION = ".blp"
@@ -51,6 +54,25 @@ def parse_size(text: str) -> int:
     if not 1 <= value <= MAX_CHUNK_SIZE:
         raise argparse.ArgumentTypeError(f"must be 1 <= size <= {MAX_CHUNK_SIZE}, got {text!r}")
     return value
+
+
+def _named(choices: Sequence[str]) -> Callable[[str], str]:
+    """The value parser of an option whose values are ``choices`` (names, matched ignoring
+    case as the Python API matches them); argparse's ``choices`` refuses the others."""
+    return lambda text: canonical(text, choices)  # type: ignore[no-any-return]
+
+
+def _checked(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The value parser of an option the library's ``parse`` checks: its error is a usage
+    error."""
+
+    def checked(text: str) -> Any:
+        try:
+            return parse(text)
+        except BloscpackError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return checked
 
 
 def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
@@ -132,6 +154,7 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
         "-c",
         "--codec",
         metavar="<codec>",
+        type=_named(CODECS),
         choices=CODECS,
         dest="cname",
         default=None,
@@ -298,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
         group.add_argument(
             "--dtype",
             metavar="<dtype>",
+            type=_checked(parse_dtype),
             default=None,
             help="numpy dtype of the raw input's items (e.g. f8, <i4, float32): it is\n"
             "stored as an array of that dtype, which load() and python-blosc2 see",
@@ -322,6 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
             "-k",
             "--checksum",
             metavar="<checksum>",
+            type=_named(CHECKSUMS_AVAIL),
             choices=CHECKSUMS_AVAIL,
             default=None,
             help=f"set desired checksum:\n{', '.join(CHECKSUMS_AVAIL)} (default: adler32)",
@@ -344,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         group.add_argument(
             "--format",
+            type=_named(FORMATS),
             choices=FORMATS,
             default=None,
             help="container format to write (default: the one the suffix of <out_file>\n"
@@ -427,13 +453,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("src", metavar="<src>", help="the container to convert ('-': stdin)")
     convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
     convert.add_argument(
-        "--format", choices=FORMATS, default=None,
+        "--format", type=_named(FORMATS), choices=FORMATS, default=None,
         help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd,\n"
         ".b2sframe, .bcolz; else blp)",
     )  # fmt: skip
     convert.add_argument("--sparse", action="store_true", help="b2nd: write a sparse directory")
     convert.add_argument(
-        "--codec", metavar="<codec>", default=None,
+        "--codec", metavar="<codec>", type=_named(CODECS), choices=CODECS, default=None,
         help="codec of recompressed chunks (default: the format's)",
     )  # fmt: skip
     convert.add_argument(

@@ -56,7 +56,7 @@ def _verify_one(args: argparse.Namespace, console: Console, path: str) -> dict[s
         _counting(bar, "decompress"),
     ):
         try:
-            return verify(path, options, strict=args.strict)
+            return verify(path, storage_options=options, strict=args.strict)
         except BloscpackError as exc:
             return _unreadable(str(exc))
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..blosc.header import FILTER_IDS, MAX_BUFFERSIZE
+from ..engine import CODEC_CODES, SPLIT_MODES
 from ..errors import ArgumentError
 
 #: The common options, what they mean, and the format's own names each one replaces.
@@ -31,6 +32,13 @@ COMMON_OPTIONS: dict[str, str] = {
     "blocks": "the box one block (the unit Blosc compresses inside a chunk) holds: rows or a"
     " shape, as chunks",
 }
+
+#: The options whose values are names, and those names (matched ignoring case, see
+#: :func:`canonical`); filter names are matched by :func:`parse_filters`, format names by
+#: the registry.
+NAMED_VALUES: dict[str, tuple[str, ...]] = {
+    "codec": tuple(CODEC_CODES), "cname": tuple(CODEC_CODES), "splitmode": tuple(SPLIT_MODES),
+}  # fmt: skip
 
 #: The item size raw bytes are compressed with unless ``typesize`` says (bloscpack 0.16's).
 RAW_TYPESIZE = 8
@@ -53,7 +61,9 @@ class CompressionParams:
     @classmethod
     def parse(cls, options: dict[str, Any]) -> tuple[CompressionParams, dict[str, Any]]:
         """The common options in ``options``, checked, and the other (format's own) ones."""
-        rest = dict(options)
+        rest = {
+            name: canonical(value, NAMED_VALUES.get(name, ())) for name, value in options.items()
+        }
         params = cls(
             rest.pop("codec", None), rest.pop("clevel", None),
             parse_filters(rest.pop("filters", None)), parse_chunks(rest.pop("chunks", None)),
@@ -80,6 +90,18 @@ class CompressionParams:
                 raise ArgumentError(f"give {common} or {name}, not both")
             own[name] = value if convert is None else convert(value)
         return own
+
+
+def canonical(value: Any, choices: Iterable[str]) -> Any:
+    """The one of ``choices`` that ``value`` names ignoring case: names given as option values
+    (codecs, checksums, split modes, ...) are case-insensitive, ``"ZSTD"`` is ``"zstd"``.  Any
+    other value is returned as given, for its validator to refuse."""
+    if isinstance(value, str):
+        folded = value.casefold()
+        for choice in choices:
+            if choice.casefold() == folded:
+                return choice
+    return value
 
 
 def check_options(fmt: str, options: Iterable[str], known: Iterable[str]) -> None:
@@ -223,7 +245,8 @@ def shuffle_only(filters: tuple[int, ...], fmt: str) -> int:
 
 
 __all__ = [
-    "COMMON_OPTIONS", "FILTER_IDS", "RAW_TYPESIZE", "SIZE_SUFFIXES", "CompressionParams",
-    "check_options", "chunk_nbytes", "chunk_rows", "double_pretty_size", "parse_chunks",
-    "parse_filters", "parse_size", "pretty_size", "rows_of", "shuffle_only", "size_of_text",
+    "COMMON_OPTIONS", "FILTER_IDS", "NAMED_VALUES", "RAW_TYPESIZE", "SIZE_SUFFIXES",
+    "CompressionParams", "canonical", "check_options", "chunk_nbytes", "chunk_rows",
+    "double_pretty_size", "parse_chunks", "parse_filters", "parse_size", "pretty_size",
+    "rows_of", "shuffle_only", "size_of_text",
 ]  # fmt: skip

@@ -139,7 +139,7 @@ def output_format(path: PathLike, format: str | None = None) -> Format:
 
 
 
-def detect(path: PathLike, storage_options: Mapping[str, Any] | None = None) -> str:
+def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) -> str:
     """Name of the format of ``path`` (a path or a URL; ``storage_options`` for its
     filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz`` or ``chunk`` (one raw
     Blosc chunk).  File names do not matter, only bytes and layout."""

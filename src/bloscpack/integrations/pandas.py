@@ -97,7 +97,7 @@ def table_columns(lazy: BloscArray, columns: Sequence[str] | None, path: PathLik
     return names
 
 
-def read_table(path: PathLike, columns: Sequence[str] | None = None,
+def read_table(path: PathLike, columns: Sequence[str] | None = None, *,
                storage_options: Any = None) -> Any:  # fmt: skip
     """The table at ``path`` (a bcolz ctable, or a 1-d structured array in any format; a path
     or a URL read with ``storage_options``) as a ``pandas.DataFrame``; ``columns`` picks and

@@ -20,8 +20,16 @@ from ...errors import (
     NoSuchCodec,
     NoSuchSerializer,
 )
-from ..options import RAW_TYPESIZE, SIZE_SUFFIXES, double_pretty_size, pretty_size, size_of_text
-from .checksums import check_valid_checksum
+from ..options import (
+    NAMED_VALUES,
+    RAW_TYPESIZE,
+    SIZE_SUFFIXES,
+    canonical,
+    double_pretty_size,
+    pretty_size,
+    size_of_text,
+)
+from .checksums import CHECKSUMS_AVAIL, check_valid_checksum
 
 # --- defaults (the values of bloscpack 0.16) ------------------------------------------------
 
@@ -260,7 +268,7 @@ class BloscArgs(MutableMappingObject):
         self.typesize = typesize
         self.clevel = clevel
         self.shuffle = shuffle
-        self.cname = cname
+        self.cname = canonical(cname, NAMED_VALUES["cname"])
         self.blosc_version = blosc_version
         self.filters = filters
         self.filters_meta = filters_meta
@@ -297,7 +305,7 @@ class BloscpackArgs(MutableMappingObject):
         max_app_chunks: int | Callable[[int], int] = DEFAULT_MAX_APP_CHUNKS,
     ) -> None:
         self.offsets = offsets
-        self.checksum = "None" if checksum is None else checksum
+        self.checksum = "None" if checksum is None else canonical(checksum, CHECKSUMS_AVAIL)
         self.max_app_chunks = max_app_chunks
 
 
@@ -317,8 +325,8 @@ class MetadataArgs(MutableMappingObject):
         max_meta_size: int | Callable[[int], int] = DEFAULT_MAX_META_SIZE,
     ) -> None:
         self.magic_format = magic_format
-        self.meta_checksum = meta_checksum
-        self.meta_codec = meta_codec
+        self.meta_checksum = canonical(meta_checksum, CHECKSUMS_AVAIL)
+        self.meta_codec = canonical(meta_codec, META_CODECS)
         self.meta_level = meta_level
         self.max_meta_size = max_meta_size
 

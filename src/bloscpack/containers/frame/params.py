@@ -10,6 +10,7 @@ from typing import Any
 from ... import engine
 from ...blosc.header import CODEC_NAMES, MAX_BUFFERSIZE
 from ...errors import ArgumentError
+from ..options import NAMED_VALUES, canonical
 from .records import (
     HEADER_FIXED_LEN,
     MAX_VLMETALAYERS_WRITE,
@@ -43,10 +44,10 @@ class CParams:
     @classmethod
     def make(cls, **options: Any) -> CParams:
         """Build from keyword options (codec by name or code, splitmode by name or code)."""
-        codec = options.pop("codec", 5)
+        codec = canonical(options.pop("codec", 5), NAMED_VALUES["codec"])
         if isinstance(codec, str):
             codec = engine.codec_code(codec)
-        splitmode = options.pop("splitmode", 3)
+        splitmode = canonical(options.pop("splitmode", 3), NAMED_VALUES["splitmode"])
         if isinstance(splitmode, str):
             if splitmode not in SPLITMODE_CODES:
                 raise ArgumentError(
