@@ -633,13 +633,14 @@ UNSTORABLE = [
      LONG_DOUBLE.format(np.dtype(np.longdouble), "float64")),
     (np.dtype(object), ObjectNumpyArrayRejection, OBJECTS),
     (np.dtype([("a", "<i4"), ("b", object)]), ObjectNumpyArrayRejection, OBJECTS),
+    (np.dtypes.StringDType(), ObjectNumpyArrayRejection, OBJECTS),
 ]  # fmt: skip
 
 
 @pytest.mark.skipif(np.dtype(np.longdouble).itemsize == 8, reason="long double is a double")
 @pytest.mark.parametrize(("dtype", "error", "reason"), UNSTORABLE,
                          ids=["longdouble", "clongdouble", "longdouble-field", "object",
-                              "object-field"])  # fmt: skip
+                              "object-field", "StringDType"])  # fmt: skip
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_dtypes_no_container_holds_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                fmt: str, dtype, error, reason):  # fmt: skip
@@ -651,6 +652,7 @@ def test_dtypes_no_container_holds_are_refused(tmp_path: Path, monkeypatch: pyte
 
 PADDED = np.dtype({"names": ["a", "b"], "formats": ["u1", "<i8"], "offsets": [0, 8],
                    "itemsize": 16})  # fmt: skip
+TITLED = np.dtype({"names": ["a"], "formats": ["<i4"], "titles": ["the a"]})
 
 
 @pytest.mark.parametrize(("fmt", "array", "reason"), [
@@ -667,8 +669,11 @@ PADDED = np.dtype({"names": ["a", "b"], "formats": ["u1", "<i8"], "offsets": [0,
     ("bcolz", np.zeros((2, 2), [("a", "<i4")]), "a structured array is stored as a ctable and"
      " must be 1-D, got shape (2, 2)"),
     ("bcolz", np.zeros(3, PADDED), f"dtype {PADDED} has padding, offsets or titles, which a"
-     " ctable (one column per field) does not keep: it would read back as [('a', 'u1'), ('b',"
-     " '<i8')]; pack it first (numpy.lib.recfunctions.repack_fields) or choose another format"),
+     " ctable (one column per field) does not keep: convert it first (a.astype([('a', 'u1'),"
+     " ('b', '<i8')])) or choose another format"),
+    ("bcolz", np.zeros(3, TITLED), f"dtype {TITLED} has padding, offsets or titles, which a"
+     " ctable (one column per field) does not keep: convert it first (a.astype([('a',"
+     " '<i4')])) or choose another format"),
 ])  # fmt: skip
 def test_arrays_a_format_cannot_hold_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  fmt: str, array, reason: str):  # fmt: skip

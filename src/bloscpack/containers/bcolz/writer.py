@@ -569,8 +569,8 @@ def refused(dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
     if packed != dtype:
         return (
             f"dtype {dtype} has padding, offsets or titles, which a ctable (one column per"
-            f" field) does not keep: it would read back as {packed}; pack it first"
-            " (numpy.lib.recfunctions.repack_fields) or choose another format"
+            f" field) does not keep: convert it first (a.astype({packed})) or choose another"
+            " format"
         )
     return None
 
