@@ -44,14 +44,14 @@ def save(
     other files is never replaced.  A pandas DataFrame is saved as a structured array (a
     bcolz ctable: one column directory each; the index is not kept), an xarray DataArray as
     its values with its name, attributes and dimension names as metadata (its coordinates
-    are refused with ``DataLossError`` unless ``lossy=True``).  Nothing is dropped silently:
-    a masked array (``DataLossError``), an xarray Dataset, or a dtype the format cannot hold
-    (Python objects, long doubles, ...) are refused naming ``path`` before anything is
-    written.  ``metadata``: a
-    JSON-able mapping stored with the array (every format holds it).  ``options``: the common
-    ones (``codec``, ``clevel``, ``filters``, ``chunks``, ``chunk_size``, ``blocks``,
-    ``nthreads``) mean the same in every format; the others are the format's own (see the
-    manual's "Saving, loading and formats").  ``path`` may be a URL (``s3://bucket/key``,
+    are refused with ``DataLossError`` unless ``lossy=True``, which saves it without them).
+    Nothing is dropped silently: a masked array (``DataLossError``), an xarray Dataset, or
+    an array the format cannot hold (Python objects, long doubles, ...) is refused naming
+    ``path`` before anything is written.  ``metadata``: a JSON-able mapping stored with the
+    array (every format holds it).  ``options``: the common ones (``codec``, ``clevel``,
+    ``filters``, ``chunks``, ``chunk_size``, ``blocks``, ``nthreads``) mean the same in every
+    format; the others are the format's own (see the manual's "Saving, loading and
+    formats").  ``path`` may be a URL (``s3://bucket/key``,
     fsspec's; ``storage_options`` configure its file system): the container is built in a
     temporary local file or directory, then uploaded (see the manual, "Remote data").  A
     dask array is written in parallel on the active scheduler, the same bytes as the computed
