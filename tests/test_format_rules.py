@@ -701,6 +701,20 @@ def test_blpk_compress_refuses_an_object_npy_in_one_line(tmp_path: Path, fmt: st
     assert sorted(os.listdir(tmp_path)) == ["obj.npy"]
 
 
+@pytest.mark.parametrize(("array", "reason"), [
+    (np.float64(2.0), "bcolz stores arrays of at least one dimension, this one is 0-d"),
+    (np.zeros(3, TITLED), f"dtype {TITLED} has padding, offsets or titles, which a ctable (one"
+     " column per field) does not keep: convert it first (a.astype([('a', '<i4')])) or choose"
+     " another format"),
+])  # fmt: skip
+def test_blpk_compress_refuses_an_npy_the_format_cannot_hold(tmp_path: Path, array, reason):
+    np.save(tmp_path / "in.npy", array)
+    proc = blpk("c", "--format", "bcolz", "in.npy", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == f"blpk: error: in.npy.bcolz: {reason}\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.npy"]
+
+
 SINGLE_FILE = [fmt for fmt in FORMATS if not registry.FORMATS[fmt].directory]
 
 

@@ -70,7 +70,6 @@ def save(
     if is_dataarray(array):
         array, metadata = dataarray_values(array, metadata, path, lossy)
     array = table_array(array, path=path) if is_dataframe(array) else np.asanyarray(array)
-    registry.check_array(fmt, array.dtype, array.shape, path)
     _write_staged(array, path, fmt, overwrite, metadata, False, options, storage_options)
 
 
@@ -93,7 +92,9 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
     ``save`` where it has one (a faster path), else (or with user ``metadata``) its array
     writer (:func:`~bloscpack.containers.registry.open_writer`: the bytes do not depend on
     the number of threads), else (or for an array in Fortran order with ``metadata``, or
-    ``raw`` bytes, stored without numpy metadata) through its conversion target."""
+    ``raw`` bytes, stored without numpy metadata) through its conversion target.  An array
+    ``fmt`` cannot hold is refused first (:func:`~bloscpack.containers.registry.check_array`)."""
+    registry.check_array(fmt, array.dtype, array.shape, path)
     nthreads = options.pop("nthreads", None)
     found = registry.module(fmt)
     writer = getattr(found, "save", None)
@@ -233,6 +234,8 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
             header = map_npy(sized, src_path)
             dtype, shape = header.dtype, header.shape
             del header
+            registry.check_array(found.name, dtype, shape,
+                                 dst_path or str(getattr(dst, "name", "the output")))  # fmt: skip
             _own_path(sized, dst, found.name, overwrite, metadata, options, dtype, shape,
                       storage_options)
         return
