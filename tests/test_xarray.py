@@ -141,10 +141,15 @@ def test_names_kept_twice_and_names_that_are_no_strings_are_refused(tmp_path):
     path = tmp_path / "a.b2nd"
     with pytest.raises(ArgumentError) as raised:
         bloscpack.save(labelled(), path, metadata={"units": "km"})
-    assert str(raised.value) == (f"{path}: the DataArray's attributes, metadata= and the name and"
-                                 " dimensions kept name units twice; keep one")  # fmt: skip
+    assert str(raised.value) == (f"{path}: units given twice (the DataArray's attributes,"
+                                 " metadata= and _ARRAY_NAME, _ARRAY_DIMENSIONS are stored"
+                                 " together); keep one")  # fmt: skip
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(labelled().assign_attrs(_ARRAY_NAME="other").rename("temp"), path)
+    assert str(raised.value).startswith(f"{path}: _ARRAY_NAME given twice")
     with pytest.raises(ArgumentError) as raised:
         bloscpack.save(labelled().rename(7), path)
-    assert str(raised.value) == (f"{path}: the DataArray's name 7 is not a string, which the"
-                                 " metadata keeps: rename it (da.rename('...'))")  # fmt: skip
+    assert str(raised.value) == (f"{path}: the DataArray's name 7 is not a string (the metadata"
+                                 " keeps names as strings): rename it (da.rename('...'))"
+                                 )  # fmt: skip
     assert list(tmp_path.iterdir()) == []

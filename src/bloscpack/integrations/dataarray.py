@@ -35,8 +35,9 @@ def dataarray_values(array: Any, metadata: Mapping[str, Any] | None, path: PathL
         )
     name = array.name
     if name is not None and not isinstance(name, str):
-        raise ArgumentError(f"{where}: the DataArray's name {name!r} is not a string, which"
-                            " the metadata keeps: rename it (da.rename('...'))")  # fmt: skip
+        raise ArgumentError(f"{where}: the DataArray's name {name!r} is not a string (the"
+                            " metadata keeps names as strings): rename it (da.rename('...'))"
+                            )  # fmt: skip
     attrs = {key: value.tolist() if hasattr(value, "tolist") else value
              for key, value in array.attrs.items()}  # fmt: skip
     ours = {DIMENSIONS: list(array.dims), **({} if name is None else {NAME: name})}
@@ -44,9 +45,9 @@ def dataarray_values(array: Any, metadata: Mapping[str, Any] | None, path: PathL
     clash = sorted({str(key) for i, keys in enumerate(given) for key in keys
                     if any(key in other for other in given[i + 1 :])})  # fmt: skip
     if clash:
-        raise ArgumentError(f"{where}: the DataArray's attributes, metadata= and the name"
-                            f" and dimensions kept name {', '.join(clash)} twice; keep one"
-                            )  # fmt: skip
+        raise ArgumentError(f"{where}: {', '.join(clash)} given twice (the DataArray's"
+                            f" attributes, metadata= and {NAME}, {DIMENSIONS} are stored"
+                            " together); keep one")  # fmt: skip
     return np.asarray(array.values), {**attrs, **(metadata or {}), **ours}
 
 
