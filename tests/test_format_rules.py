@@ -1,6 +1,8 @@
 """The rules written once above the formats, checked over every format: the format an output
 gets from ``format=`` and its name, the refusal of other tools' suffixes and of contradictions,
-the overwrite rule of ``save``/``convert`` and of ``blpk``, and the error for unknown names."""
+the overwrite rule of ``save``/``convert`` and of ``blpk``, the error for unknown names, the
+refusal before any work of what a container cannot hold whole (masks, dtypes, arrays a format
+cannot hold), and ``load`` of what ``open`` takes."""
 
 from __future__ import annotations
 
