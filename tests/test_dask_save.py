@@ -359,13 +359,17 @@ def test_a_dask_dataframe_refused_before_anything_is_written(client, tmp_path):
     dd = pytest.importorskip("dask.dataframe")
     df = frame()
     df["s"] = df["s"].astype("category")
-    with pytest.raises(ArgumentError, match=r"^column 's' is categorical: store its codes"):
+    with pytest.raises(ArgumentError) as raised:
         bloscpack.save(dd.from_pandas(df, npartitions=3), tmp_path / "t.bcolz")
+    assert str(raised.value) == (f"{tmp_path / 't.bcolz'}: column 's' is categorical: store its"
+                                 " codes and categories as columns of their own"
+                                 " (series.cat.codes, series.cat.categories)")  # fmt: skip
     df = frame()
     df = df.assign(s=df["s"].where(df["i"] != 29_000))  # missing in the last partition only
-    with pytest.raises(ArgumentError, match=r"^column 's' has missing values, which a table"
-                                            r" cannot hold$"):  # fmt: skip
+    with pytest.raises(ArgumentError) as raised:
         bloscpack.save(dd.from_pandas(df, npartitions=3), tmp_path / "t.bcolz")
+    assert str(raised.value) == (f"{tmp_path / 't.bcolz'}: column 's' has missing values, which"
+                                 " a table cannot hold")  # fmt: skip
     assert os.listdir(tmp_path) == []
 
 

@@ -1,10 +1,13 @@
 """The rules written once above the formats, checked over every format: the format an output
 gets from ``format=`` and its name, the refusal of other tools' suffixes and of contradictions,
-the overwrite rule of ``save``/``convert`` and of ``blpk``, and the error for unknown names."""
+the overwrite rule of ``save``/``convert`` and of ``blpk``, the error for unknown names, the
+refusal before any work of what a container cannot hold whole (masks, dtypes, arrays a format
+cannot hold), and ``load`` of what ``open`` takes."""
 
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import shutil
 import subprocess
@@ -22,6 +25,8 @@ from bloscpack.errors import (
     ArgumentError,
     BloscpackError,
     ChecksumMismatch,
+    DataLossError,
+    ObjectNumpyArrayRejection,
     OutputExistsError,
     UnsupportedError,
 )
@@ -703,3 +708,155 @@ def test_verify_notes_fail_under_strict(tmp_path: Path, change, note: str):
     assert bloscpack.verify(tmp_path / "x.blp", strict=True) == {
         **report, "ok": False, "notes": [], "problems": [f"strict: {note}"]
     }  # fmt: skip
+# --- nothing dropped silently: what no container holds is refused before any work ----------
+
+
+def _refused_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call, error: type,
+                             message: str) -> None:  # fmt: skip
+    """``call()`` raises ``error`` with exactly ``message``, and no output was ever staged."""
+    def staged(*args, **kwargs):
+        raise AssertionError("an output was staged")
+
+    monkeypatch.setattr(registry, "_staged", staged)
+    with pytest.raises(error) as raised:
+        call()
+    assert str(raised.value) == message
+    assert isinstance(raised.value, BloscpackError)
+    assert list(tmp_path.iterdir()) == []
+
+
+MASK_MESSAGE = (": a masked array would lose its mask, which no container keeps: save"
+                " a.filled(fill_value) and np.ma.getmaskarray(a) as two arrays (or a.data, to"
+                " drop the mask)")  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("kind", ["numpy", "dask"])
+def test_a_masked_array_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str,
+                                   kind: str):  # fmt: skip
+    masked = np.ma.masked_array(np.arange(6.0), mask=[0, 1, 0, 0, 1, 0])
+    if kind == "dask":
+        da = pytest.importorskip("dask.array")
+        masked = da.from_array(masked, chunks=3, asarray=False)
+        assert isinstance(masked._meta, np.ma.MaskedArray)
+    path = tmp_path / f"m{registry.FORMATS[fmt].extension}"
+    _refused_before_any_work(tmp_path, monkeypatch, lambda: bloscpack.save(masked, path),
+                             DataLossError, f"{path}{MASK_MESSAGE}")  # fmt: skip
+
+
+LONG_DOUBLE = ("cannot be stored: {0} holds long doubles, whose bytes mean other numbers on"
+               " other machines; convert it first (a.astype(np.{1}))")  # fmt: skip
+OBJECTS = ("hold Python object references, which cannot be stored without pickling; convert"
+           " them to a fixed-size dtype (e.g. 'U' or 'S') first")  # fmt: skip
+UNSTORABLE = [
+    (np.dtype(np.longdouble), UnsupportedError,
+     LONG_DOUBLE.format(np.dtype(np.longdouble), "float64")),
+    (np.dtype(np.clongdouble), UnsupportedError,
+     LONG_DOUBLE.format(np.dtype(np.clongdouble), "complex128")),
+    (np.dtype([("t", "<i8"), ("v", np.longdouble, (2,))]), UnsupportedError,
+     LONG_DOUBLE.format(np.dtype(np.longdouble), "float64")),
+    (np.dtype(object), ObjectNumpyArrayRejection, OBJECTS),
+    (np.dtype([("a", "<i4"), ("b", object)]), ObjectNumpyArrayRejection, OBJECTS),
+    (np.dtypes.StringDType(), ObjectNumpyArrayRejection, OBJECTS),
+]  # fmt: skip
+
+
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize == 8, reason="long double is a double")
+@pytest.mark.parametrize(("dtype", "error", "reason"), UNSTORABLE,
+                         ids=["longdouble", "clongdouble", "longdouble-field", "object",
+                              "object-field", "StringDType"])  # fmt: skip
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_dtypes_no_container_holds_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               fmt: str, dtype, error, reason):  # fmt: skip
+    array = np.zeros(4, dtype)
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    _refused_before_any_work(tmp_path, monkeypatch, lambda: bloscpack.save(array, path), error,
+                             f"{path}: arrays of dtype {dtype} {reason}")  # fmt: skip
+
+
+PADDED = np.dtype({"names": ["a", "b"], "formats": ["u1", "<i8"], "offsets": [0, 8],
+                   "itemsize": 16})  # fmt: skip
+TITLED = np.dtype({"names": ["a"], "formats": ["<i4"], "titles": ["the a"]})
+
+
+@pytest.mark.parametrize(("fmt", "array", "reason"), [
+    ("b2frame", np.zeros(3, "V0"), "dtype |V0 has items of 0 bytes, which a frame's chunks cannot"
+     " hold"),
+    ("sframe", np.zeros(3, "V0"), "dtype |V0 has items of 0 bytes, which a frame's chunks cannot"
+     " hold"),
+    ("b2nd", np.zeros(3, "V0"), "dtype |V0 has items of 0 bytes, which a b2nd array cannot hold"),
+    ("bcolz", np.zeros(3, "V0"), "rows of shape () and dtype |V0 hold no bytes"),
+    ("bcolz", np.zeros((3, 0)), "rows of shape (0,) and dtype float64 hold no bytes"),
+    ("bcolz", np.float64(1.5), "bcolz stores arrays of at least one dimension, this one is 0-d"),
+    ("bcolz", np.zeros(3, [("a", "<i4")] * 0), "a structured array is stored as a ctable, one"
+     " column per field; [] has none"),
+    ("bcolz", np.zeros((2, 2), [("a", "<i4")]), "a structured array is stored as a ctable and"
+     " must be 1-D, got shape (2, 2)"),
+    ("bcolz", np.zeros(3, PADDED), f"dtype {PADDED} has padding, offsets or titles, which a"
+     " ctable (one column per field) does not keep: convert it first (a.astype([('a', 'u1'),"
+     " ('b', '<i8')])) or choose another format"),
+    ("bcolz", np.zeros(3, TITLED), f"dtype {TITLED} has padding, offsets or titles, which a"
+     " ctable (one column per field) does not keep: convert it first (a.astype([('a',"
+     " '<i4')])) or choose another format"),
+])  # fmt: skip
+def test_arrays_a_format_cannot_hold_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 fmt: str, array, reason: str):  # fmt: skip
+    path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
+    _refused_before_any_work(tmp_path, monkeypatch, lambda: bloscpack.save(array, path),
+                             UnsupportedError, f"{path}: {reason}")  # fmt: skip
+
+
+def test_blp_holds_what_the_other_formats_refuse(tmp_path: Path):
+    for array in (np.zeros(3, "V0"), np.zeros(3, PADDED), np.float64(1.5)):
+        bloscpack.save(array, tmp_path / "x.blp")
+        back = bloscpack.load(tmp_path / "x.blp")
+        assert back.dtype == array.dtype and back.shape == array.shape
+        assert back.tobytes() == np.asarray(array).tobytes()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_blpk_compress_refuses_an_object_npy_in_one_line(tmp_path: Path, fmt: str):
+    np.save(tmp_path / "obj.npy", np.array([1, "a", None], dtype=object))
+    proc = blpk("c", "--format", fmt, "obj.npy", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == ("blpk: error: obj.npy: holds Python objects (dtype object), which"
+                           " cannot be stored without pickling; convert them to a fixed-size"
+                           " dtype (e.g. 'U' or 'S') first\n")  # fmt: skip
+    assert sorted(os.listdir(tmp_path)) == ["obj.npy"]
+
+
+@pytest.mark.parametrize(("array", "reason"), [
+    (np.float64(2.0), "bcolz stores arrays of at least one dimension, this one is 0-d"),
+    (np.zeros(3, TITLED), f"dtype {TITLED} has padding, offsets or titles, which a ctable (one"
+     " column per field) does not keep: convert it first (a.astype([('a', '<i4')])) or choose"
+     " another format"),
+])  # fmt: skip
+def test_blpk_compress_refuses_an_npy_the_format_cannot_hold(tmp_path: Path, array, reason):
+    np.save(tmp_path / "in.npy", array)
+    proc = blpk("c", "--format", "bcolz", "in.npy", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == f"blpk: error: in.npy.bcolz: {reason}\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.npy"]
+
+
+SINGLE_FILE = [fmt for fmt in FORMATS if not registry.FORMATS[fmt].directory]
+
+
+@pytest.mark.parametrize("fmt", SINGLE_FILE)
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "memoryview", "BytesIO", "file"])
+def test_load_takes_what_open_takes(tmp_path: Path, fmt: str, kind: str):
+    """bytes, a bytearray, a memoryview or a binary file object (from its position)."""
+    path = tmp_path / f"a{registry.FORMATS[fmt].extension}"
+    bloscpack.save(ARRAY, path)
+    data = path.read_bytes()
+    with path.open("rb") as fh:
+        source = {"bytes": data, "bytearray": bytearray(data), "memoryview": memoryview(data),
+                  "BytesIO": io.BytesIO(data), "file": fh}[kind]  # fmt: skip
+        loaded = bloscpack.load(source)
+    assert loaded.dtype == ARRAY.dtype and loaded.shape == ARRAY.shape
+    np.testing.assert_array_equal(loaded, ARRAY)
+    with bloscpack.open(io.BytesIO(data)) as lazy:
+        np.testing.assert_array_equal(lazy[...], loaded)
+    head = io.BytesIO(b"junk" + data)
+    head.seek(4)
+    np.testing.assert_array_equal(bloscpack.load(head), ARRAY)

@@ -94,3 +94,34 @@ def test_read_table_errors_and_other_formats(tmp_path: Path):
     bloscpack.save(wide, tmp_path / "w.bcolz")
     with pytest.raises(ArgumentError, match=r"column 'v' holds items of shape \(3,\)"):
         bloscpack.read_table(tmp_path / "w.bcolz")
+
+
+@pytest.mark.parametrize("kind", ["pandas", "dask"])
+def test_timezone_aware_datetimes_are_refused_saying_what_to_do(tmp_path: Path, kind: str):
+    df = pd.DataFrame({"i": np.arange(4), "when": pd.date_range("2020", periods=4, tz="UTC")})
+    given = df
+    if kind == "dask":
+        given = pytest.importorskip("dask.dataframe").from_pandas(df, npartitions=2)
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(given, tmp_path / "t.bcolz")
+    assert str(raised.value) == (
+        f"{tmp_path / 't.bcolz'}: column 'when' holds timezone-aware datetimes"
+        f" (datetime64[{df['when'].dt.unit}, UTC]), which a table cannot hold: store them in"
+        " UTC without a zone (series.dt.tz_convert(None)) or as int64"
+        f" {df['when'].dt.unit} since the epoch (series.astype('int64')), and the zone (UTC)"
+        " as metadata"
+    )
+    assert list(tmp_path.iterdir()) == []
+    df["when"] = df["when"].dt.tz_convert(None)  # what the message says
+    bloscpack.save(df, tmp_path / "t.bcolz", metadata={"tz": "UTC"})
+    pd.testing.assert_frame_equal(bloscpack.read_table(tmp_path / "t.bcolz"), df)
+
+
+def test_pandas_types_without_a_numpy_dtype_are_refused(tmp_path: Path):
+    df = pd.DataFrame({"p": pd.period_range("2020-01", periods=3, freq="M")})
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(df, tmp_path / "t.bcolz")
+    assert str(raised.value) == (
+        f"{tmp_path / 't.bcolz'}: column 'p' holds pandas period[M] values, which have no numpy"
+        " dtype a table can hold: convert the column (series.astype(...)) first"
+    )

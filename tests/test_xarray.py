@@ -1,5 +1,5 @@
 """The xarray backend (``engine="bloscpack"``) over every format, and DataArrays saved with
-their dimension names and attributes."""
+their name, dimension names and attributes; what a container cannot keep is refused."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import bloscpack
 from bloscpack.containers import registry
-from bloscpack.errors import ArgumentError
+from bloscpack.errors import ArgumentError, DataLossError
 
 xr = pytest.importorskip("xarray")
 
@@ -81,3 +81,75 @@ def test_dimension_names_that_do_not_fit_are_refused(tmp_path):
     bloscpack.save(VALUES, tmp_path / "a.b2nd", metadata={"_ARRAY_DIMENSIONS": ["only_one"]})
     with pytest.raises(ArgumentError, match="must name the 2 dimensions, got"):
         xr.open_dataarray(tmp_path / "a.b2nd", engine="bloscpack")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_named_dataarray_keeps_its_name(tmp_path, fmt):
+    path = tmp_path / f"file{registry.FORMATS[fmt].extension}"
+    bloscpack.save(labelled().rename("temp"), path)
+    opened = xr.open_dataarray(path, engine="bloscpack")
+    assert opened.name == "temp" and opened.dims == ("time", "x")
+    assert opened.attrs == {"units": "m", "scale": 0.5, "tags": ["a", "b"]}
+    np.testing.assert_array_equal(opened.values, VALUES)
+    assert list(xr.open_dataset(path, engine="bloscpack").data_vars) == ["temp"]
+    with bloscpack.open(path) as lazy:
+        assert lazy.attrs == {"units": "m", "scale": 0.5, "tags": ["a", "b"],
+                              "_ARRAY_DIMENSIONS": ["time", "x"],
+                              "_ARRAY_NAME": "temp"}  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_coordinates_are_refused_unless_lossy(tmp_path, fmt):
+    path = tmp_path / f"t{registry.FORMATS[fmt].extension}"
+    array = labelled().rename("temp").assign_coords(x=np.arange(300) * 2, label=("time",
+                                                    np.arange(400)))  # fmt: skip
+    with pytest.raises(DataLossError) as raised:
+        bloscpack.save(array, path)
+    assert str(raised.value) == (
+        f"{path}: the DataArray has coordinates (x, label), which a container does not keep:"
+        " save each on its own (save(da[name].values, ...)), drop them"
+        " (da.drop_vars(list(da.coords))) or pass lossy=True to save without them"
+    )
+    assert list(tmp_path.iterdir()) == []
+    bloscpack.save(array, path, lossy=True)
+    opened = xr.open_dataarray(path, engine="bloscpack")
+    assert opened.name == "temp" and opened.dims == ("time", "x") and not opened.coords
+    np.testing.assert_array_equal(opened.values, VALUES)
+
+
+def test_a_dataset_is_refused_saying_what_to_do(tmp_path):
+    ds = xr.Dataset({"a": labelled(), "b": labelled() * 2}, coords={"x": np.arange(300)})
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(ds, tmp_path / "d.b2nd")
+    assert isinstance(raised.value, TypeError)  # what xarray's own error was
+    assert str(raised.value) == (
+        f"{tmp_path / 'd.b2nd'}: an xarray Dataset holds several variables, a container one"
+        " array: save each variable on its own (for name in ds.variables:"
+        " save(ds[name].drop_vars(list(ds[name].coords)), f'{name}.b2nd')), then"
+        " xr.merge(xr.open_dataset(p, engine='bloscpack') for p in paths).set_coords(...)"
+        " gives it back"
+    )
+    assert list(tmp_path.iterdir()) == []
+    for name in ds.variables:  # what the message says
+        bloscpack.save(ds[name].drop_vars(list(ds[name].coords)), tmp_path / f"{name}.b2nd")
+    paths = [tmp_path / f"{name}.b2nd" for name in ds.variables]
+    back = xr.merge(xr.open_dataset(p, engine="bloscpack") for p in paths).set_coords("x")
+    xr.testing.assert_identical(back.load(), ds)
+
+
+def test_names_kept_twice_and_names_that_are_no_strings_are_refused(tmp_path):
+    path = tmp_path / "a.b2nd"
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(labelled(), path, metadata={"units": "km"})
+    assert str(raised.value) == (f"{path}: units given twice (the DataArray's attributes,"
+                                 " metadata= and _ARRAY_NAME, _ARRAY_DIMENSIONS are stored"
+                                 " together); keep one")  # fmt: skip
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(labelled().assign_attrs(_ARRAY_NAME="other").rename("temp"), path)
+    assert str(raised.value).startswith(f"{path}: _ARRAY_NAME given twice")
+    with pytest.raises(ArgumentError) as raised:
+        bloscpack.save(labelled().rename(7), path)
+    assert str(raised.value) == (f"{path}: the DataArray's name 7 is not a string (the metadata"
+                                 " keeps names as strings): rename it (da.rename('...'))"
+                                 )  # fmt: skip
+    assert list(tmp_path.iterdir()) == []

@@ -17,12 +17,13 @@ from .containers.base import write_array
 from .containers.options import RAW_TYPESIZE
 from .containers.registry import detect
 from .convert import write_new_array
-from .errors import ArgumentError
+from .errors import ArgumentError, DataLossError
 from .integrations.dask import is_dask_array, is_dask_dataframe, save_dask, sized
-from .integrations.dataarray import dataarray_values, is_dataarray
+from .integrations.dataarray import dataarray_values, is_dataarray, refuse_dataset
 from .integrations.pandas import is_dataframe, table_array
 from .io import PathLike, sized_input
 from .journal import in_one_state
+from .streaming import map_npy
 from .url import is_url
 
 T = TypeVar("T")
@@ -33,7 +34,7 @@ FORMATS = tuple(registry.FORMATS)
 def save(
     array: Any, path: PathLike, format: str | None = None, *, overwrite: bool = True,
     metadata: Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None, **options: Any,
+    storage_options: Mapping[str, Any] | None = None, lossy: bool = False, **options: Any,
 ) -> None:  # fmt: skip
     """Save a numpy (or dask) array to ``path``.  The format is ``format`` (``blp``, ``b2frame``,
     ``b2nd``, ``sframe`` or ``bcolz``), else the one the suffix of ``path`` names (``.blp``,
@@ -42,27 +43,46 @@ def save(
     replaces; ``overwrite=False`` refuses it with ``OutputExistsError``, and a directory of
     other files is never replaced.  A pandas DataFrame is saved as a structured array (a
     bcolz ctable: one column directory each; the index is not kept), an xarray DataArray as
-    its values with its attributes and dimension names as metadata.  ``metadata``: a
-    JSON-able mapping stored with the array (every format holds it).  ``options``: the common
-    ones (``codec``, ``clevel``, ``filters``, ``chunks``, ``chunk_size``, ``blocks``,
-    ``nthreads``) mean the same in every format; the others are the format's own (see the
-    manual's "Saving, loading and formats").  ``path`` may be a URL (``s3://bucket/key``,
+    its values with its name, attributes and dimension names as metadata (its coordinates
+    are refused with ``DataLossError`` unless ``lossy=True``, which saves it without them).
+    Nothing is dropped silently: a masked array (``DataLossError``), an xarray Dataset, or
+    an array the format cannot hold (Python objects, long doubles, ...) is refused naming
+    ``path`` before anything is written.  ``metadata``: a JSON-able mapping stored with the
+    array (every format holds it).  ``options``: the common ones (``codec``, ``clevel``,
+    ``filters``, ``chunks``, ``chunk_size``, ``blocks``, ``nthreads``) mean the same in every
+    format; the others are the format's own (see the manual's "Saving, loading and
+    formats").  ``path`` may be a URL (``s3://bucket/key``,
     fsspec's; ``storage_options`` configure its file system): the container is built in a
     temporary local file or directory, then uploaded (see the manual, "Remote data").  A
     dask array is written in parallel on the active scheduler, the same bytes as the computed
     array gives, and a dask DataFrame as its pandas DataFrame gives
     (:func:`bloscpack.integrations.dask.save_dask`)."""
     fmt = registry.output_format(path, format).name
+    _refuse_masked(array, path)
+    refuse_dataset(array, path)
     if is_dask_array(array) or is_dask_dataframe(array):
-        array = sized(array)
+        array = sized(array, path)
+        registry.check_array(fmt, array.dtype, array.shape, path)
         if array.size:
             save_dask(array, path, fmt, overwrite=overwrite, storage_options=storage_options,
                       metadata=metadata, **options)  # fmt: skip
             return
     if is_dataarray(array):
-        array, metadata = dataarray_values(array, metadata)
-    array = table_array(array) if is_dataframe(array) else np.asanyarray(array)
+        array, metadata = dataarray_values(array, metadata, path, lossy)
+    array = table_array(array, path=path) if is_dataframe(array) else np.asanyarray(array)
     _write_staged(array, path, fmt, overwrite, metadata, False, options, storage_options)
+
+
+def _refuse_masked(array: Any, path: PathLike) -> None:
+    """A masked array (numpy's, or a dask array of them) is refused: no container keeps a
+    mask, and its data alone would read back as if nothing were masked."""
+    if isinstance(getattr(array, "_meta", array) if is_dask_array(array) else array,
+                  np.ma.MaskedArray):  # fmt: skip
+        raise DataLossError(
+            f"{os.fspath(path)}: a masked array would lose its mask, which no container keeps:"
+            " save a.filled(fill_value) and np.ma.getmaskarray(a) as two arrays (or a.data,"
+            " to drop the mask)"
+        )
 
 
 def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
@@ -72,7 +92,9 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
     ``save`` where it has one (a faster path), else (or with user ``metadata``) its array
     writer (:func:`~bloscpack.containers.registry.open_writer`: the bytes do not depend on
     the number of threads), else (or for an array in Fortran order with ``metadata``, or
-    ``raw`` bytes, stored without numpy metadata) through its conversion target."""
+    ``raw`` bytes, stored without numpy metadata) through its conversion target.  An array
+    ``fmt`` cannot hold is refused first (:func:`~bloscpack.containers.registry.check_array`)."""
+    registry.check_array(fmt, array.dtype, array.shape, path)
     nthreads = options.pop("nthreads", None)
     found = registry.module(fmt)
     writer = getattr(found, "save", None)
@@ -112,10 +134,16 @@ def _on_input(path: PathLike, storage_options: Mapping[str, Any] | None, cache: 
         return in_one_state(work, sized)
 
 
-def load(path: PathLike, *, storage_options: Mapping[str, Any] | None = None,
+def load(path: PathLike | bytes | bytearray | memoryview | IO[bytes], *,
+         storage_options: Mapping[str, Any] | None = None,
          cache: Any = None) -> np.ndarray:  # fmt: skip
     """Load the array stored at ``path`` (a path or a URL, with ``storage_options`` and
-    ``cache`` as for :func:`bloscpack.open`), whatever its format."""
+    ``cache`` as for :func:`bloscpack.open`), whatever its format; or, as :func:`bloscpack.open`
+    takes them, a single-file container held in bytes, a bytearray, a memoryview or a binary
+    file object (read from its current position)."""
+    if not isinstance(path, (str, os.PathLike)):
+        with BloscArray(path) as lazy:
+            return lazy[...]
     return _on_input(path, storage_options, cache, True, _load)  # type: ignore[no-any-return]
 
 
@@ -227,19 +255,18 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
     own_path = hasattr(registry.module(found.name), "compress_file")
     if npy and own_path and src_path is not None:  # the format reads the .npy its own way
         with sized_input(src_path) as sized:
-            header = np.load(sized, mmap_mode="r", allow_pickle=False)
+            header = map_npy(sized, src_path)
             dtype, shape = header.dtype, header.shape
             del header
+            registry.check_array(found.name, dtype, shape,
+                                 dst_path or str(getattr(dst, "name", "the output")))  # fmt: skip
             _own_path(sized, dst, found.name, overwrite, metadata, options, dtype, shape,
                       storage_options)
         return
     if src_path is None or dst_path is None:
         raise ArgumentError(f"format {found.name!r} is written from a file to a file, not streams")
     with sized_input(src_path) as sized:
-        if npy:
-            array = np.load(sized, mmap_mode="r", allow_pickle=False)
-        else:
-            array = nd.raw_array(sized, dtype, shape)
+        array = map_npy(sized, src_path) if npy else nd.raw_array(sized, dtype, shape)
         _write_staged(array, dst_path, found.name, overwrite, metadata, raw, options,
                       storage_options)
 

@@ -31,6 +31,11 @@ class UnsupportedError(BloscpackError, ValueError):
     """The input is valid but uses a feature this installation cannot handle."""
 
 
+class DataLossError(UnsupportedError):
+    """Saving would silently drop part of what was given (a mask, coordinates, variables): the
+    message says how to keep it, or how to accept the loss."""
+
+
 class LazyChunkError(UnsupportedError):
     """A lazy chunk (bstarts plus a pointer into its frame) cannot be decoded on its own."""
 
@@ -165,6 +170,7 @@ __all__ = [
     "ChunkError",
     "ChunkSizeTypeSizeMismatch",
     "ChunkingException",
+    "DataLossError",
     "FileChangedError",
     "FileNotFound",
     "FormatError",

@@ -69,7 +69,7 @@ def check_storable(dtype: np.dtype) -> None:
             f"arrays of dtype {dtype} hold Python object references, which cannot be stored"
             " without pickling; convert them to a fixed-size dtype (e.g. 'U' or 'S') first"
         )
-    bad = _unstorable_kind(dtype)
+    bad = _first_base(dtype, _unstorable)
     if bad is not None:
         raise UnsupportedError(
             f"arrays of dtype {dtype} cannot be stored: kind {bad.kind!r} ({bad}) is not a"
@@ -77,20 +77,44 @@ def check_storable(dtype: np.dtype) -> None:
         )
 
 
-def _unstorable_kind(dtype: np.dtype) -> np.dtype | None:
+def check_writable(dtype: np.dtype, name: str) -> None:
+    """Raise, naming the output ``name``, unless a new container may hold arrays of ``dtype``:
+    storable (:func:`check_storable`), and no long double anywhere in it, whose bytes mean
+    other numbers on other machines (80-bit x87 padded on x86, IEEE quad on aarch64 Linux,
+    a double on Windows and macOS)."""
+    try:
+        check_storable(dtype)
+    except (ObjectNumpyArrayRejection, UnsupportedError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    extended = _first_base(dtype, _long_double)
+    if extended is not None:
+        raise UnsupportedError(
+            f"{name}: arrays of dtype {dtype} cannot be stored: {extended} holds long"
+            " doubles, whose bytes mean other numbers on other machines; convert it first"
+            f" (a.astype({'np.complex128' if extended.kind == 'c' else 'np.float64'}))"
+        )
+
+
+def _unstorable(dtype: np.dtype) -> bool:
+    return dtype.kind not in _STORABLE_KINDS or type(dtype).__module__ != "numpy.dtypes"
+
+
+def _long_double(dtype: np.dtype) -> bool:
+    return dtype.itemsize > {"f": 8, "c": 16}.get(dtype.kind, dtype.itemsize)
+
+
+def _first_base(dtype: np.dtype, bad: Any) -> np.dtype | None:
+    """The first dtype in ``dtype`` (itself, its fields, its subarrays' bases) that is neither
+    structured nor a subarray and for which ``bad`` holds, else None."""
     if dtype.fields is not None:
         for field in dtype.fields.values():
-            found = _unstorable_kind(field[0])
+            found = _first_base(field[0], bad)
             if found is not None:
                 return found
         return None
     if dtype.subdtype is not None:
-        return _unstorable_kind(dtype.subdtype[0])
-    return (
-        None
-        if dtype.kind in _STORABLE_KINDS and type(dtype).__module__ == "numpy.dtypes"
-        else dtype
-    )
+        return _first_base(dtype.subdtype[0], bad)
+    return dtype if bad(dtype) else None
 
 
 def _same_dtype(a: np.dtype, b: np.dtype) -> bool:
@@ -313,6 +337,7 @@ __all__ = [
     "chunk_typesize",
     "byte_view",
     "check_storable",
+    "check_writable",
     "contiguous",
     "decode_metadata",
     "dtype_from_metadata",

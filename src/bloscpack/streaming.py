@@ -7,6 +7,7 @@
 * :func:`write_array` writes any container opened with :func:`bloscpack.open` as raw C-order
   bytes or as a ``.npy`` file, a slab of rows at a time.
 * :func:`spool` copies a stream into a temporary file, for formats that need random access.
+* :func:`map_npy` opens a ``.npy`` input, refusing one that no container can hold.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import ndarray as nd
-from .errors import FormatError
+from .errors import FormatError, ObjectNumpyArrayRejection
 
 #: Bytes of rows read, decoded and written at a time by :func:`write_array` (about).
 SLAB_BYTES = 4 << 20
@@ -149,6 +150,38 @@ def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
         sink = io.BytesIO()
         npformat.write_array_header_2_0(sink, fields)
     return sink.getvalue()
+
+
+def map_npy(path: str, name: str) -> np.ndarray:
+    """The array of the ``.npy`` file ``path`` (called ``name`` in messages), memory-mapped;
+    one no container can hold (Python objects, a long double: see
+    :func:`~bloscpack.ndarray.check_writable`) or no ``.npy`` file is refused naming ``name``."""
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        dtype = _npy_dtype(path)
+        if dtype is not None and dtype.hasobject:
+            raise ObjectNumpyArrayRejection(
+                f"{name}: holds Python objects (dtype {dtype}), which cannot be stored without"
+                " pickling; convert them to a fixed-size dtype (e.g. 'U' or 'S') first"
+            ) from None
+        raise FormatError(f"{name}: not a .npy file numpy can map ({exc})") from None
+    nd.check_writable(array.dtype, name)
+    return array
+
+
+def _npy_dtype(path: str) -> np.dtype | None:
+    """The dtype a ``.npy`` file's header declares, or None if it cannot be read."""
+    from numpy.lib import format as npformat
+
+    with open(path, "rb") as fh:
+        try:
+            version = npformat.read_magic(fh)
+            read = {(1, 0): npformat.read_array_header_1_0,
+                    (2, 0): npformat.read_array_header_2_0}.get(version)  # fmt: skip
+            return None if read is None else read(fh, max_header_size=1 << 20)[2]
+        except (ValueError, SyntaxError):
+            return None
 
 
 def write_array(array: Any, out: IO[bytes], *, npy: bool = False,

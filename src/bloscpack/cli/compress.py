@@ -149,7 +149,7 @@ def _options(args: argparse.Namespace, in_file: str) -> dict[str, Any]:
 def _input_nbytes(source: Any, size: int | None) -> int | None:
     """Bytes the compression reads: a ``.npy`` file's array, else the input's size."""
     if isinstance(source, str) and source.endswith(".npy"):
-        import numpy as np
+        from ..streaming import map_npy
 
-        return int(np.load(source, mmap_mode="r", allow_pickle=False).nbytes)
+        return int(map_npy(source, source).nbytes)
     return size

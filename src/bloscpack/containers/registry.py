@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
 from ..io import ByteSource, Directory, PathLike, StagedOutput
+from ..ndarray import check_writable
 from ..remote.dirs import open_url
 from ..remote.source import EDGE_SIZE
 from ..remote.upload import StagedUpload, Upload, rank
@@ -425,6 +426,19 @@ def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
         output.abort()
         raise
     return writer
+
+
+def check_array(fmt: str, dtype: Any, shape: Sequence[int], path: PathLike) -> None:
+    """Refuse, naming ``path``, an array of ``dtype`` and ``shape`` that a new ``fmt``
+    container cannot hold as it is (:func:`~bloscpack.ndarray.check_writable`, and the
+    format's own ``refused(dtype, shape)``, which says why or returns None): before anything
+    is computed or written."""
+    name = os.fspath(path)
+    check_writable(np.dtype(dtype), name)
+    refused = getattr(module(fmt), "refused", None)
+    reason = None if refused is None else refused(np.dtype(dtype), tuple(shape))
+    if reason is not None:
+        raise UnsupportedError(f"{name}: {reason}")
 
 
 def writer_options(fmt: str, options: dict[str, Any], dtype: Any,

@@ -51,6 +51,7 @@ from .frame.writer import (
     OnePassWriter,
     array_layout,
     own_options,
+    refused,
 )
 
 INDEX_FILE = "chunks.b2frame"
@@ -587,5 +588,6 @@ ConversionTarget = SparseFrameTarget
 
 __all__ = [
     "PUBLISHED_LAST", "ConversionTarget", "SparseFrame", "SparseFrameTarget", "SparseFrameWriter",
-    "chunk_file_name", "info", "open_reader", "open_writer", "own_options", "sniff_dir", "verify",
+    "chunk_file_name", "info", "open_reader", "open_writer", "own_options", "refused", "sniff_dir",
+    "verify",
 ]  # fmt: skip

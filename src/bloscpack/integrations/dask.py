@@ -220,18 +220,18 @@ def is_dask_dataframe(value: Any) -> bool:
     return kind.__module__.startswith("dask.") and kind.__name__ == "DataFrame"
 
 
-def sized(value: Any) -> Any:
+def sized(value: Any, path: PathLike | None = None) -> Any:
     """The dask array ``value`` with its chunk sizes known (computed when some are not, as
     after a boolean selection: the array is computed once more), or the dask DataFrame
-    ``value`` as a table (:func:`dask_table`)."""
+    ``value`` as a table (:func:`dask_table`; messages name ``path``)."""
     if is_dask_dataframe(value):
-        return dask_table(value)
+        return dask_table(value, path)
     if any(np.isnan(n) for n in value.shape):
         return value.compute_chunk_sizes()
     return value
 
 
-def dask_table(frame: Any) -> Any:
+def dask_table(frame: Any, path: PathLike | None = None) -> Any:
     """The dask DataFrame ``frame`` as a 1-d structured dask array, one field per column, as
     :func:`~bloscpack.integrations.pandas.table_array` makes of a pandas DataFrame (the same
     checks, text as fixed-width unicode; the index is not kept).  The partitions' lengths and
@@ -239,24 +239,27 @@ def dask_table(frame: Any) -> Any:
     computed twice."""
     dask = optional("dask", "dask")
     da = optional("dask.array", "dask")
-    empty = table_array(frame._meta)  # the column checks, before anything is computed
+    empty = table_array(frame._meta, path=path)  # the column checks, before any computing
     text = [name for name in empty.dtype.names or () if empty.dtype[name].kind == "U"]
     partitions = frame.to_delayed()
-    shapes = dask.compute(*[dask.delayed(_partition_shape, pure=True)(part, text)
+    where = None if path is None else os.fspath(path)  # messages name it
+    shapes = dask.compute(*[dask.delayed(_partition_shape, pure=True)(part, text, where)
                             for part in partitions])  # fmt: skip
     widths = {name: max([1, *(shape[1][k] for shape in shapes)]) for k, name in enumerate(text)}
     dtype = np.dtype([(name, f"<U{widths[name]}" if name in widths else empty.dtype[name])
                       for name in empty.dtype.names or ()])  # fmt: skip
-    blocks = [da.from_delayed(dask.delayed(table_array, pure=True)(part, dtype),
+    blocks = [da.from_delayed(dask.delayed(table_array, pure=True)(part, dtype, where),
                               shape=(length,), dtype=dtype)
               for part, (length, _) in zip(partitions, shapes, strict=True) if length]  # fmt: skip
     return da.concatenate(blocks) if blocks else da.from_array(np.empty(0, dtype))
 
 
-def _partition_shape(frame: Any, text: Sequence[str]) -> tuple[int, list[int]]:
+def _partition_shape(frame: Any, text: Sequence[str], path: str | None
+                     ) -> tuple[int, list[int]]:  # fmt: skip
     """The rows of the pandas DataFrame ``frame`` and the widest value of each of its ``text``
-    columns (in characters), every column checked as :func:`table_array` checks it."""
-    table = table_array(frame)
+    columns (in characters), every column checked as :func:`table_array` checks it (messages
+    name ``path``)."""
+    table = table_array(frame, path=path)
     return len(frame), [table.dtype[name].itemsize // 4 for name in text]
 
 

@@ -25,8 +25,9 @@ def is_dataframe(value: Any) -> bool:
 
 def _column(name: Any, series: Any) -> np.ndarray:
     """The values of one DataFrame column as a numpy array a table column can hold: numbers,
-    booleans and datetimes as they are, text as fixed-width unicode; missing values, and
-    categorical or other object columns, are refused naming the column."""
+    booleans and datetimes as they are, text as fixed-width unicode; missing values,
+    timezone-aware datetimes, and categorical or other object columns, are refused naming the
+    column and what to do."""
     pd = optional("pandas", "pandas")
     if not isinstance(name, str):
         raise ArgumentError(f"column {name!r}: table columns are named by strings")
@@ -35,6 +36,13 @@ def _column(name: Any, series: Any) -> np.ndarray:
         raise ArgumentError(
             f"column {name!r} is categorical: store its codes and categories as columns of"
             " their own (series.cat.codes, series.cat.categories)"
+        )
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        raise ArgumentError(
+            f"column {name!r} holds timezone-aware datetimes ({dtype}), which a table cannot"
+            " hold: store them in UTC without a zone (series.dt.tz_convert(None)) or as int64"
+            f" {series.dt.unit} since the epoch (series.astype('int64')), and the zone"
+            f" ({dtype.tz}) as metadata"
         )
     holds_nan = isinstance(dtype, np.dtype) and dtype.kind in "fmM"  # NaN and NaT are values
     if not holds_nan and series.isna().any():
@@ -47,20 +55,32 @@ def _column(name: Any, series: Any) -> np.ndarray:
                 " a table holds numbers, booleans, datetimes and strings"
             )
         return values.astype(str) if len(values) else np.empty(0, "<U1")
-    numpy_dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+    try:
+        numpy_dtype = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+    except TypeError:
+        raise ArgumentError(
+            f"column {name!r} holds pandas {dtype} values, which have no numpy dtype a table"
+            " can hold: convert the column (series.astype(...)) first"
+        ) from None
     if numpy_dtype.kind == "O":
         raise ArgumentError(f"column {name!r} holds Python objects ({dtype}), which a table"
                             " cannot hold")  # fmt: skip
     return series.to_numpy(dtype=numpy_dtype)
 
 
-def table_array(frame: Any, dtype: Any = None) -> np.ndarray:
+def table_array(frame: Any, dtype: Any = None, path: PathLike | None = None) -> np.ndarray:
     """The DataFrame ``frame`` as a 1-d structured array, one field per column (the index is
     not kept, as bcolz did not keep it), of ``dtype`` if given (a part of a larger table:
-    text columns as wide as the widest of all parts, the others of the types they hold)."""
-    columns = [_column(name, frame[name]) for name in frame.columns]
-    if len(set(frame.columns)) != len(columns):
-        raise ArgumentError("the DataFrame has columns of the same name")
+    text columns as wide as the widest of all parts, the others of the types they hold).
+    Messages name ``path``, the container it is saved to."""
+    try:
+        columns = [_column(name, frame[name]) for name in frame.columns]
+        if len(set(frame.columns)) != len(columns):
+            raise ArgumentError("the DataFrame has columns of the same name")
+    except ArgumentError as exc:
+        if path is None:
+            raise
+        raise ArgumentError(f"{os.fspath(path)}: {exc}") from None
     if dtype is None:
         dtype = [(str(n), c.dtype) for n, c in zip(frame.columns, columns, strict=True)]
     out = np.empty(len(frame), dtype=dtype)

@@ -4,8 +4,9 @@
 Variables are lazy: xarray's indexing reaches the library's own, which reads only the chunks
 and blocks a selection touches; ``chunks={}`` gives dask arrays chunked as stored.  Dimension
 names come from the metadata entry ``_ARRAY_DIMENSIONS`` (the name zarr gives them for
-xarray), which :func:`bloscpack.save` writes for a ``DataArray`` with its attributes; without
-it they are ``dim_0``, ``dim_1``, ....  A ctable's columns become variables sharing its one
+xarray) and the variable's name from ``_ARRAY_NAME``, which :func:`bloscpack.save` writes for
+a ``DataArray`` with its attributes; without them they are ``dim_0``, ``dim_1``, ... and the
+file's name without its suffix.  A ctable's columns become variables sharing its one
 dimension.
 """
 
@@ -25,7 +26,7 @@ from ..containers.registry import by_extension, detect
 from ..errors import ArgumentError, BloscpackError
 from ..url import is_url
 from .dask import storage_chunks
-from .dataarray import DIMENSIONS
+from .dataarray import DIMENSIONS, NAME
 from .reopen import ContainerSlices
 
 
@@ -74,6 +75,7 @@ def open_container(path: str, drop_variables: Iterable[str] = (),
     dropped = {drop_variables} if isinstance(drop_variables, str) else set(drop_variables)
     with BloscArray(path, storage_options=storage_options) as lazy:
         attrs = lazy.attrs
+        name = attrs.pop(NAME, None)
         variables = {}
         if lazy.columns is not None:  # one variable per column, sharing the table's dimension
             dims = _dimensions(attrs, 1)
@@ -84,7 +86,8 @@ def open_container(path: str, drop_variables: Iterable[str] = (),
                     variables[name] = _variable(path, name, column, dims + extra, {},
                                                 storage_options)  # fmt: skip
             return Dataset(variables, attrs=attrs)
-        name = os.path.splitext(os.path.basename(path.rstrip("/")))[0]
+        if not isinstance(name, str):  # no name kept: the file's
+            name = os.path.splitext(os.path.basename(path.rstrip("/")))[0]
         if name not in dropped:
             variables[name] = _variable(path, None, lazy, _dimensions(attrs, lazy.ndim), attrs,
                                         storage_options)  # fmt: skip

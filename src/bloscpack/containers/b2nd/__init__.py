@@ -23,11 +23,19 @@ from .reader import (
     sniff_b2nd,
     verify,
 )
-from .writer import B2ndTarget, ConversionTarget, open_writer, own_options, save, save_b2nd
+from .writer import (
+    B2ndTarget,
+    ConversionTarget,
+    open_writer,
+    own_options,
+    refused,
+    save,
+    save_b2nd,
+)
 
 __all__ = [
     "PUBLISHED_LAST", "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
     "load", "load_b2nd", "open_frame", "open_reader", "open_writer", "own_options",
     "read_b2nd_metalayer",
-    "read_b2nd_selection", "save", "save_b2nd", "sniff_b2nd", "verify",
+    "read_b2nd_selection", "refused", "save", "save_b2nd", "sniff_b2nd", "verify",
 ]  # fmt: skip

@@ -42,6 +42,13 @@ DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
 UNICODE_FILTERS_META = (0, 0, 0, 0, 0, 4)
 
 
+def refused(dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+    """Why a b2nd array cannot hold an array of ``dtype`` and ``shape``, or None."""
+    if dtype.itemsize == 0:
+        return f"dtype {dtype} has items of 0 bytes, which a b2nd array cannot hold"
+    return None
+
+
 def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
                 shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """The common options as the b2nd writer's: ``chunks`` (rows alone: whole rows),

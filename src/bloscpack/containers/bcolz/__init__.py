@@ -44,6 +44,7 @@ from .writer import (
     CtableWriter,
     open_writer,
     own_options,
+    refused,
     save,
     save_bcolz,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "open_writer",
     "own_options",
     "read_bcolz_column",
+    "refused",
     "save",
     "save_bcolz",
     "sniff_dir",

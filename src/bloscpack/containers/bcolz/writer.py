@@ -554,6 +554,27 @@ def _column_dflts(dflt: Any, names: Sequence[str]) -> dict[str, Any]:
     return dict(dflt)
 
 
+def refused(dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+    """Why bcolz cannot hold an array of ``dtype`` and ``shape`` as it is, or None."""
+    if not shape:
+        return "bcolz stores arrays of at least one dimension, this one is 0-d"
+    if dtype.names is None:
+        empty = dtype.itemsize * math.prod(shape[1:]) == 0
+        return f"rows of shape {shape[1:]} and dtype {dtype} hold no bytes" if empty else None
+    if len(shape) != 1:
+        return f"a structured array is stored as a ctable and must be 1-D, got shape {shape}"
+    if not dtype.names:
+        return f"a structured array is stored as a ctable, one column per field; {dtype} has none"
+    packed = np.dtype([(name, dtype[name]) for name in dtype.names])
+    if packed != dtype:
+        return (
+            f"dtype {dtype} has padding, offsets or titles, which a ctable (one column per"
+            f" field) does not keep: convert it first (a.astype({packed})) or choose another"
+            " format"
+        )
+    return None
+
+
 def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
                 shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """The common options as the bcolz writer's: ``codec`` as ``cname``, ``chunks`` as

@@ -22,12 +22,13 @@ from .writer import (
     open_writer,
     own_options,
     packed_user,
+    refused,
     save_bytes,
 )
 
 __all__ = [
     "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
     "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info", "load_bytes",
-    "open_reader", "open_writer", "own_options", "packed_user", "read_all", "save_bytes",
+    "open_reader", "open_writer", "own_options", "packed_user", "read_all", "refused", "save_bytes",
     "sniff", "verify", "vlmeta_items",
 ]  # fmt: skip

@@ -231,6 +231,13 @@ def save_bytes(
             writer.append_data(mv[start : start + chunksize])
 
 
+def refused(dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+    """Why a frame cannot hold an array of ``dtype`` and ``shape``, or None."""
+    if dtype.itemsize == 0 and 0 not in shape:
+        return f"dtype {dtype} has items of 0 bytes, which a frame's chunks cannot hold"
+    return None
+
+
 def own_options(params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
                 shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """The common options as a frame writer's: ``chunks`` as ``chunksize`` (bytes),
