@@ -227,6 +227,12 @@ def same_codes(*codes: int) -> int:
     return codes[0] if len(set(codes)) == 1 else list(codes)  # type: ignore[return-value]
 
 
+def compress_objects(cwd: Path) -> int:
+    """``blpk c`` of a ``.npy`` of Python objects."""
+    np.save(cwd / "obj.npy", np.array([1, "a"], dtype=object), allow_pickle=True)
+    return code("c", "-f", "obj.npy", cwd=cwd)
+
+
 def convert_no_suffix(cwd: Path) -> int:
     result = code("convert", "-f", "grid.b2nd", "converted", cwd=cwd)
     assert bloscpack.detect(cwd / "converted") == "blp"
@@ -270,6 +276,11 @@ CASES: list[tuple[str, str, Callable[..., int]]] = [
      lambda s, w: code("c", "--format", "bcolz", "in.raw", "-", cwd=w)),
     # docs/errors.md
     ("errors.md", "The CLI prints that line", lambda s, w: code("d", "-f", "cut.blp", "x", cwd=w)),
+    ("errors.md", "`blpk verify --strict` fail such files",
+     lambda s, w: code("t", "--strict", "grid.b2nd", cwd=w)),
+    ("errors.md", "refuses such a `.npy` input", lambda s, w: compress_objects(w)),
+    # docs/guide/saving-and-loading.md
+    ("saving-and-loading.md", "refuses the same `.npy` inputs", lambda s, w: compress_objects(w)),
     # docs/guide/convert.md
     ("convert.md", "without a suffix", lambda s, w: convert_no_suffix(w)),
     ("convert.md", "is refused (exit code",
