@@ -73,3 +73,24 @@ def bloscpack016() -> Bloscpack016:
             pytest.skip(f"cannot install bloscpack 0.16: {proc.stderr.strip()[-300:]}")
         marker.touch()
     return Bloscpack016(target)
+
+
+#: The CPU caches this run simulates (tests/machine/sitecustomize.py), keyed as blosc2.cpu_info
+SIMULATED_CACHES = dict(zip(("l1_data_cache_size", "l2_cache_size", "l3_cache_size"),
+                            map(int, filter(None, os.environ.get("BLOSCPACK_TEST_CPU_CACHES",
+                                                                 "").split(","))),
+                            strict=False))  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _keeps_the_simulated_machine(request):
+    """In a run as another machine, a test that brings this machine's caches back fails (and
+    the simulated ones are restored for the tests after it)."""
+    yield
+    if not SIMULATED_CACHES or "blosc2" not in sys.modules:
+        return
+    info = sys.modules["blosc2"].cpu_info
+    changed = {k: info.get(k) for k, v in SIMULATED_CACHES.items() if info.get(k) != v}
+    if changed:
+        info.update(SIMULATED_CACHES)
+        pytest.fail(f"{request.node.nodeid} changed blosc2.cpu_info to {changed}")

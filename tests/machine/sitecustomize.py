@@ -4,8 +4,8 @@ python-blosc2 (and this project, to match it) picks default chunk and block shap
 ``blosc2.cpu_info``'s cache sizes, so compressed sizes differ between machines. With this
 directory on ``PYTHONPATH`` and ``BLOSCPACK_TEST_CPU_CACHES=L1,L2,L3`` (bytes) set, every Python
 process of the run (pytest and the ``blpk`` subprocesses it starts) sees those cache sizes
-instead of the detected ones, from the moment ``blosc2`` is imported. ``.ci/run`` runs the
-suite a second time this way.
+instead of the detected ones, from the moment ``blosc2`` is imported (``tests/conftest.py``
+fails a test that changes them back). ``.ci/run`` runs the suite a second time this way.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def simulated_caches() -> dict[str, int]:
 
 
 class _PatchBlosc2(importlib.abc.MetaPathFinder):
-    """Finds ``blosc2`` as usual, then overwrites its ``cpu_info`` cache sizes once loaded."""
+    """Finds ``blosc2`` as usual, then overwrites its ``cpu_info`` cache sizes once loaded
+    (each time it is loaded)."""
 
     def __init__(self, caches: dict[str, int]) -> None:
         self.caches = caches
@@ -39,7 +40,6 @@ class _PatchBlosc2(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name != "blosc2":
             return None
-        sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
