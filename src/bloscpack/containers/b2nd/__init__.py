@@ -10,6 +10,7 @@ and block shapes (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` wr
 """
 
 from ..sframe import PUBLISHED_LAST  # sparse=True: a sparse frame directory
+from .append import append_rows
 from .reader import (
     B2ndArray,
     B2ndReader,
@@ -26,7 +27,8 @@ from .reader import (
 from .writer import B2ndTarget, ConversionTarget, open_writer, own_options, save, save_b2nd
 
 __all__ = [
-    "PUBLISHED_LAST", "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
+    "append_rows", "PUBLISHED_LAST", "B2ndArray",
+    "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
     "load", "load_b2nd", "open_frame", "open_reader", "open_writer", "own_options",
     "read_b2nd_metalayer",
     "read_b2nd_selection", "save", "save_b2nd", "sniff_b2nd", "verify",

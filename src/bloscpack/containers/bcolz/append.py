@@ -142,6 +142,11 @@ def _prepare_appends(path: str, rows: Any) -> list[tuple[CarrayReader, np.ndarra
     return work
 
 
+def append_rows(path: PathLike, rows: np.ndarray) -> None:
+    """:func:`bloscpack.append` for bcolz directories: :func:`append_bcolz`."""
+    append_bcolz(path, rows)
+
+
 def append_bcolz(path: PathLike, rows: Any) -> int:
     """Append ``rows`` to a carray or ctable directory as bcolz does; return the new length.
 

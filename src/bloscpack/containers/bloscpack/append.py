@@ -230,10 +230,15 @@ class _Plan:
             (rest - (self.new_chunks - 1) * chunk_size) if rest else last_nbytes + fill
         )
         if header.offsets and self.new_chunks > header.max_app_chunks:
-            raise NotEnoughSpace(
+            problem = (
                 f"{layout.name}: not enough space: appending {new_size} bytes needs"
                 f" {self.new_chunks} new chunks, but only {header.max_app_chunks} offset slots"
-                " are left (see --max-app-chunks)"
+                " are left; rewrite it with room for more appends"
+            )
+            room = self.new_chunks + 10 * header.nchunks
+            raise NotEnoughSpace(
+                f"{problem}: bloscpack.convert({layout.name!r}, new_path, max_app_chunks={room})",
+                f"{problem}: blpk convert --max-app-chunks {room} {layout.name} <new_file>",
             )
 
 
@@ -346,6 +351,13 @@ def append(
         new_size = os.path.getsize(sized)
         with open(orig_file, "r+b") as orig_fp, open(sized, "rb") as new_fp:
             return append_fp(orig_fp, new_fp, new_size, blosc_args, metadata=metadata)
+
+
+def append_rows(path: PathLike, rows: np.ndarray, *, blosc_args: Mapping[str, Any] | None = None,
+                metadata: Any = None) -> None:  # fmt: skip
+    """:func:`bloscpack.append` for ``.blp`` files: :func:`append` of ``rows`` (bytes as
+    ``uint8``), which says how to make room when the offsets section has none left."""
+    append(path, rows, blosc_args, metadata=metadata)
 
 
 def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:

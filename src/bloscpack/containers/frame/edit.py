@@ -16,6 +16,7 @@ from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader, Spe
 from ...blosc.special import special_chunk
 from ...errors import ArgumentError
 from ...io import run_inside
+from ...journal import Steps
 from .core import FrameCore
 from .params import compress_vlmeta
 from .records import (
@@ -171,6 +172,54 @@ class FrameBase(FrameCore):
         offsets = self._offsets_with(pos, entry)
         self._commit(offsets, self.header.nbytes + header.nbytes, cbytes, chunksize, vl,
                      appended=op == "append")  # fmt: skip
+
+    def refresh(self) -> None:
+        """Read the frame's state again, inside :meth:`exclusive` (what another writer changed
+        since it was opened; an interrupted :meth:`grow` is rolled back first)."""
+        raise NotImplementedError
+
+    @_edit
+    def grow(self, first: int, chunks: Sequence[Any], metalayers: dict[str, bytes] | None = None,
+             vlmeta: dict[str, bytes] | None = None) -> None:  # fmt: skip
+        """Replace chunks ``first`` to the last with the compressed ``chunks`` and set the
+        ``metalayers`` given (same lengths) and ``vlmeta`` (msgpack bytes), as one change that
+        an interruption leaves undone or done (see the subclasses' ``_grow``)."""
+        self._require_writable()
+        new = [check_new_chunk(chunk) for chunk in chunks]
+        for name, content in (metalayers or {}).items():
+            k = next(k for k, (n, _) in enumerate(self.metalayers) if n == name)
+            if len(content) != len(self.metalayers[k][1]):
+                raise ArgumentError(f"metalayer {name!r}: the length cannot change")
+            self.metalayers[k] = (name, bytes(content))
+        for name, content in (vlmeta or {}).items():
+            packed = compress_vlmeta(bytes(content))
+            at = [k for k, (n, _) in enumerate(self.vlmeta) if n == name]
+            if at:
+                self.vlmeta[at[0]] = (name, packed)
+            else:
+                self.vlmeta.append((name, packed))
+        dropped = sum(self.chunk_nbytes(i) for i in range(first, self.nchunks))
+        nbytes = self.header.nbytes - dropped + sum(header.nbytes for _, header in new)
+        self._grow(first, new, nbytes, self._grown_chunksize(first, new), Steps())
+
+    def _grown_chunksize(self, first: int, new: Sequence[tuple[Any, ChunkHeader]]) -> int:
+        """The frame chunksize once chunks ``first``... are ``new``: kept while every chunk but
+        the last has it (set by the first chunk of a frame without one), else 0 (variable)."""
+        sizes = [header.nbytes for _, header in new]
+        chunksize = self.header.chunksize
+        if chunksize < 0:
+            chunksize = sizes[0] if sizes else chunksize
+        if chunksize <= 0:
+            return chunksize
+        before = [self.chunk_nbytes(first - 1)] if first else []
+        if any(n != chunksize for n in before + sizes[:-1]) or (sizes and sizes[-1] > chunksize):
+            return 0
+        return chunksize
+
+    def _grow(self, first: int, new: Sequence[tuple[memoryview, ChunkHeader]], nbytes: int,
+              chunksize: int, steps: Steps) -> None:  # fmt: skip
+        """Store ``new`` in place of chunks ``first``... and commit the frame's new state."""
+        raise NotImplementedError
 
     @_edit
     def update_chunk(self, pos: int, chunk: Any) -> int:
