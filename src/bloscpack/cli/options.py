@@ -442,6 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument(
         "--recompress", action="store_true", help="recompress every chunk, copy none"
     )
+    convert.add_argument(
+        "--max-app-chunks", metavar="<n>", type=_non_negative, default=None,
+        help="blp: offset slots reserved for appends (default: 10 x nchunks)",
+    )  # fmt: skip
     convert.add_argument("--json", action="store_true", help="print the report as JSON")
 
     demo = one(

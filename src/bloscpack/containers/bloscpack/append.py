@@ -237,8 +237,9 @@ class _Plan:
             )
             room = self.new_chunks + 10 * header.nchunks
             raise NotEnoughSpace(
-                f"{problem}: bloscpack.convert({layout.name!r}, new_path, max_app_chunks={room})",
-                f"{problem}: blpk convert --max-app-chunks {room} {layout.name} <new_file>",
+                f"{problem}: bloscpack.convert({layout.name!r}, 'larger.blp',"
+                f" max_app_chunks={room})",
+                f"{problem}: blpk convert --max-app-chunks {room} {layout.name} larger.blp",
             )
 
 
@@ -346,7 +347,7 @@ def append(
     if isinstance(new_file, np.ndarray):
         rows = _rows_for(orig_file, new_file)
         with open(orig_file, "r+b") as orig_fp:
-            return append_fp(orig_fp, io.BytesIO(rows), len(rows), blosc_args, metadata=metadata)
+            return append_fp(orig_fp, _ViewReader(rows), len(rows), blosc_args, metadata=metadata)
     with sized_input(new_file) as sized:
         new_size = os.path.getsize(sized)
         with open(orig_file, "r+b") as orig_fp, open(sized, "rb") as new_fp:
@@ -360,7 +361,24 @@ def append_rows(path: PathLike, rows: np.ndarray, *, blosc_args: Mapping[str, An
     append(path, rows, blosc_args, metadata=metadata)
 
 
-def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:
+class _ViewReader(io.RawIOBase):
+    """A binary stream of the bytes of a buffer, read without copying it first."""
+
+    def __init__(self, data: memoryview) -> None:
+        super().__init__()
+        self._data, self._pos = data, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = min(len(buffer), len(self._data) - self._pos)
+        memoryview(buffer).cast("B")[:n] = self._data[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+
+def _rows_for(path: PathLike, rows: np.ndarray) -> memoryview:
     """The bytes of ``rows`` (C order), checked to be rows of the array ``path`` holds."""
     nd.check_storable(rows.dtype)
     with reading(path) as reader:
@@ -373,7 +391,7 @@ def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:
                 f" {tuple(spec.shape)}; rows of dtype {rows.dtype} and shape {rows.shape} do not"
                 " fit it"
             )
-    return nd.byte_view(np.ascontiguousarray(rows)).tobytes()
+    return memoryview(nd.byte_view(np.ascontiguousarray(rows)))
 
 
 def _append(
