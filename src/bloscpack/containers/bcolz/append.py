@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
 from ...io import PathLike, atomic_write
+from ...journal import Steps
 from ...remote.upload import local_output
 from .layout import (
     BLPK_HEADER,
@@ -60,7 +61,7 @@ def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _Append
     return _AppendPlan(reader, cparams, rows, nfull, nfull * reader.chunklen + len(rows), cbytes)
 
 
-def _write_append_chunks(plan: _AppendPlan) -> bytes:
+def _write_append_chunks(plan: _AppendPlan, steps: Steps) -> bytes:
     """Write the chunk files of ``plan``, each replaced atomically; return the new
     ``meta/sizes`` (``cbytes`` grows by every full chunk written, as in bcolz)."""
     reader, chunklen = plan.reader, plan.reader.chunklen
@@ -73,6 +74,7 @@ def _write_append_chunks(plan: _AppendPlan) -> bytes:
         with atomic_write(_chunk_file(reader.path, plan.first + i)) as fh:
             fh.write(BLPK_HEADER)
             fh.write(chunk)
+        steps.done()
     return _sizes_blob((plan.length,) + reader.shape[1:], reader.atomsize, cbytes)
 
 
@@ -160,9 +162,11 @@ def append_bcolz(path: PathLike, rows: Any) -> int:
     plans = [
         _plan_append(reader, data, length) for reader, data, length in _prepare_appends(root, rows)
     ]
-    sizes = [_write_append_chunks(plan) for plan in plans]
+    steps = Steps()
+    sizes = [_write_append_chunks(plan, steps) for plan in plans]
     # sizes last; the first column's (which gives a ctable's length) after all the others
     for plan, blob in reversed(list(zip(plans, sizes, strict=True))):
         with atomic_write(os.path.join(plan.reader.path, SIZES_FILE)) as fh:
             fh.write(blob)
+        steps.done()
     return plans[0].length
