@@ -56,9 +56,19 @@ def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _Append
         rows = np.concatenate([reader.read(nfull * reader.chunklen, length), rows])
     old = _read_meta_json(os.path.join(reader.path, SIZES_FILE), "sizes")
     cbytes: Any = old.get("cbytes") if isinstance(old, dict) else None
+    if len(reader) != length:  # a column an interrupted ctable append grew: count it again
+        cbytes = reader.chunklen * reader.atomsize  # bcolz counts the leftover buffer
+        cbytes += sum(_stored_cbytes(reader.path, i) for i in range(nfull))
     if not _is_int(cbytes):
         cbytes = reader.chunklen * reader.atomsize
     return _AppendPlan(reader, cparams, rows, nfull, nfull * reader.chunklen + len(rows), cbytes)
+
+
+def _stored_cbytes(path: str, index: int) -> int:
+    """The ``cbytes`` of chunk file ``index`` of the carray at ``path``."""
+    with open(_chunk_file(path, index), "rb") as fh:
+        fh.seek(len(BLPK_HEADER))
+        return _chunk_cbytes(fh.read(16))
 
 
 def _write_append_chunks(plan: _AppendPlan, steps: Steps) -> bytes:
