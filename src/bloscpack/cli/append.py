@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..containers import registry
-from ..containers.bloscpack.args import double_pretty_size
+from ..args import double_pretty_size
 from ..errors import NotEnoughSpace
 from ..remote.upload import local_output
 from .console import EXIT_OK, CLIError, Console

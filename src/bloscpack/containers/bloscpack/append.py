@@ -347,7 +347,8 @@ def append(
     if isinstance(new_file, np.ndarray):
         rows = _rows_for(orig_file, new_file)
         with open(orig_file, "r+b") as orig_fp:
-            return append_fp(orig_fp, _ViewReader(rows), len(rows), blosc_args, metadata=metadata)
+            new = io.BufferedReader(_ViewReader(rows))
+            return append_fp(orig_fp, new, len(rows), blosc_args, metadata=metadata)
     with sized_input(new_file) as sized:
         new_size = os.path.getsize(sized)
         with open(orig_file, "r+b") as orig_fp, open(sized, "rb") as new_fp:
@@ -391,7 +392,7 @@ def _rows_for(path: PathLike, rows: np.ndarray) -> memoryview:
                 f" {tuple(spec.shape)}; rows of dtype {rows.dtype} and shape {rows.shape} do not"
                 " fit it"
             )
-    return memoryview(nd.byte_view(np.ascontiguousarray(rows)))
+    return nd.byte_view(np.ascontiguousarray(rows)).data
 
 
 def _append(
