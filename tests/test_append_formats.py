@@ -253,3 +253,47 @@ def test_bloscpack_append_is_the_016_module_and_callable(tmp_path):
     code = "from bloscpack.append import *; print(sorted(k for k in dir() if k[0] != '_'))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(sorted(module.__all__))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if CASES[c][2] is ROWS])
+def test_an_empty_array_grows(tmp_path, case):
+    fmt, _, _ = CASES[case]
+    path = tmp_path / f"e{registry.get(fmt).extension}"
+    options = {"chunks": (300, 3), "sparse": case == "b2nd sparse"} if fmt == "b2nd" else {}
+    bloscpack.save(ROWS[:0], path, **options)
+    assert bloscpack.append(path, ROWS[:4]) == 4
+    np.testing.assert_array_equal(bloscpack.load(path), ROWS[:4])
+
+
+def test_an_ndarray_with_empty_chunks_cannot_grow(tmp_path):
+    """python-blosc2 gives an empty array chunks of 0 rows."""
+    path = tmp_path / "e.b2nd"
+    bloscpack.save(ROWS[:0], path)
+    before = tree(path)
+    with pytest.raises(NotAppendable) as raised:
+        bloscpack.append(path, ROWS[:4])
+    assert str(raised.value) == (
+        f"{path}: an NDArray with chunks (0, 3) (python-blosc2's for an empty array) cannot"
+        " grow; save it again with chunks of at least one item on every axis"
+    )
+    assert tree(path) == before
+
+
+@pytest.mark.parametrize("case", ["b2frame", "b2nd", "sframe", "b2nd sparse"])
+def test_a_failed_append_leaves_the_container_as_it_was(tmp_path, case, monkeypatch):
+    """An error after the new chunks are written (here: writing the index) undoes them."""
+    from bloscpack.containers.frame.edit import FrameBase
+
+    path = CASES[case][1](tmp_path)
+    before = tree(path)
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(FrameBase, "_commit", fail)
+    with pytest.raises(OSError, match="disk full"):
+        bloscpack.append(path, ROWS[:777])
+    assert tree(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no journal
+    monkeypatch.undo()
+    np.testing.assert_array_equal(bloscpack.load(path), ROWS)

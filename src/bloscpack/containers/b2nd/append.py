@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from ...errors import NotAppendable
 from ...io import PathLike
 from ..frame.contiguous import ContiguousFrame
 from ..grid import ChunkGrid, array_to_chunk
@@ -35,6 +36,11 @@ def append_rows(path: PathLike, rows: np.ndarray) -> None:
 def _grow(frame: ContiguousFrame | SparseFrame, rows: np.ndarray) -> None:
     old = B2ndArray(frame)  # checks the frame against its metalayer
     meta, itemsize = old.b2nd, old.dtype.itemsize
+    if 0 in meta.chunks:
+        raise NotAppendable(
+            f"{frame.name}: an NDArray with chunks {meta.chunks} (python-blosc2's for an empty"
+            " array) cannot grow; save it again with chunks of at least one item on every axis"
+        )
     if not len(rows):
         return
     start = meta.shape[0] - meta.shape[0] % meta.chunks[0]  # the first row of a partial chunk
