@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..containers import registry
 from ..args import double_pretty_size
+from ..containers import registry
 from ..errors import NotEnoughSpace
 from ..remote.upload import local_output
 from .console import EXIT_OK, CLIError, Console
