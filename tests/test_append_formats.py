@@ -297,3 +297,18 @@ def test_a_failed_append_leaves_the_container_as_it_was(tmp_path, case, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no journal
     monkeypatch.undo()
     np.testing.assert_array_equal(bloscpack.load(path), ROWS)
+
+
+def test_016_append_on_another_format_says_what_appends_to_it(tmp_path):
+    from bloscpack.append import append
+    from bloscpack.errors import NotAContainer
+
+    path = CASES["b2nd"][1](tmp_path)
+    for data in (ROWS[:2], path):
+        with pytest.raises(NotAContainer) as raised:
+            append(path, data)
+        assert str(raised.value) == (
+            f"{path}: not a .blp file (the magic marker b'blpk' is missing), which this append of"
+            " bloscpack 0.16's takes; bloscpack.append(path, data) appends to every format that"
+            " grows"
+        )

@@ -34,6 +34,7 @@ from ...errors import (
     ArgumentError,
     ChecksumMismatch,
     FormatError,
+    NotAContainer,
     NotEnoughSpace,
     TruncatedError,
     UnsupportedError,
@@ -63,6 +64,7 @@ from .args import (
 from .checksums import Hash
 from .header import (
     BLOSCPACK_HEADER_LENGTH,
+    MAGIC,
     METADATA_HEADER_LENGTH,
     BloscpackHeader,
     MetadataHeader,
@@ -88,6 +90,7 @@ class _Layout:
         self.name = name
         self.size = _file_size(fp)
         raw = _read_exactly(fp, 0, BLOSCPACK_HEADER_LENGTH, self.size, name, "bloscpack header")
+        _check_magic(raw, name)
         self.header = BloscpackHeader.decode(raw)
         check_format_version(self.header, name, FormatError)
         self.checksum: Hash = self.header.checksum_impl
@@ -155,6 +158,17 @@ class _Layout:
                 f" {digest!r}, received: {computed!r}"
             )
         return chunk, self.last_pos + cbytes + self.checksum.size
+
+
+def _check_magic(head: bytes, name: str) -> None:
+    """Refuse a file that is no ``.blp`` file (``head``: its first bytes), saying what appends
+    to the other formats."""
+    if head[:4] != MAGIC:
+        raise NotAContainer(
+            f"{name}: not a .blp file (the magic marker {MAGIC!r} is missing), which this append"
+            " of bloscpack 0.16's takes; bloscpack.append(path, data) appends to every format"
+            " that grows"
+        )
 
 
 def _file_size(fp: IO[bytes]) -> int:
@@ -345,6 +359,8 @@ def append(
     if is_stream(orig_file):
         raise ArgumentError(f"{os.fspath(orig_file)}: not a regular file, cannot be appended to")
     if isinstance(new_file, np.ndarray):
+        with open(orig_file, "rb") as head:
+            _check_magic(head.read(4), os.fspath(orig_file))
         rows = _rows_for(orig_file, new_file)
         with open(orig_file, "r+b") as orig_fp:
             new = io.BufferedReader(_ViewReader(rows))
