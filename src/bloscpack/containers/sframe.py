@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -363,8 +363,9 @@ class SparseFrame(FrameBase):
         self._id_next = None
         self._index_buffer = None
 
-    def _grow(self, first: int, new: Sequence[tuple[memoryview, ChunkHeader]], nbytes: int,
-              chunksize: int, steps: Steps) -> None:  # fmt: skip
+    def _grow(self, first: int, new: Iterable[tuple[memoryview, ChunkHeader]],
+              commit: Callable[[np.ndarray, list[int], int], None],
+              steps: Steps) -> None:  # fmt: skip
         """New chunks go to files of new ids, then ``chunks.b2frame`` is replaced (the step
         that makes the change), then the files of the chunks replaced are removed: an
         interruption leaves the frame as it was or as it became, and stray chunk files (of
@@ -376,6 +377,7 @@ class SparseFrame(FrameBase):
             for i in range(first, self.nchunks) if self.offsets[i] >= 0
         )  # fmt: skip
         entries: list[int] = []
+        sizes: list[int] = []
         try:
             for data, header in new:
                 entry = marker_of(header)
@@ -386,8 +388,9 @@ class SparseFrame(FrameBase):
                     cbytes += header.cbytes
                     steps.done()
                 entries.append(entry)
+                sizes.append(header.nbytes)
             offsets = np.concatenate([self.offsets[:first], np.asarray(entries, dtype="<i8")])
-            self._commit(offsets, nbytes, cbytes, chunksize, self._vl_blocks())
+            commit(offsets, sizes, cbytes)
         except BaseException:
             for entry in entries:
                 if entry >= 0:

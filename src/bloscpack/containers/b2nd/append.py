@@ -6,7 +6,9 @@ grows, all in one change (:meth:`~bloscpack.containers.frame.edit.FrameBase.grow
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -43,17 +45,28 @@ def _grow(frame: ContiguousFrame | SparseFrame, rows: np.ndarray) -> None:
         )
     if not len(rows):
         return
-    start = meta.shape[0] - meta.shape[0] % meta.chunks[0]  # the first row of a partial chunk
-    tail = rows if start == meta.shape[0] else np.concatenate([old[start:], rows])
+    c0 = meta.chunks[0]
+    start = meta.shape[0] - meta.shape[0] % c0  # the first row of a partial row of chunks
     grown = dataclasses.replace(meta, shape=(meta.shape[0] + len(rows), *meta.shape[1:]))
     grown.check()
-    grid = ChunkGrid(grown.shape, meta.chunks, meta.blocks, itemsize)
-    tail_grid = ChunkGrid(tail.shape, meta.chunks, meta.blocks, itemsize)
-    params = frame.cparams
-    scratch = np.empty(grid.chunk_nbytes // itemsize, dtype=old.dtype)
-    chunks = []
-    for n in range(tail_grid.nchunks):
-        array_to_chunk(tail, tail_grid, tail_grid.chunk_coords(n), scratch)
-        chunks.append(params.compress(scratch.view(np.uint8)))
-    frame.grow(grid.nchunks - tail_grid.nchunks, chunks,
+    per_row = math.prod(ChunkGrid(meta.shape, meta.chunks, meta.blocks, itemsize).grid[1:])
+    frame.grow(start // c0 * per_row, _chunks(frame, old[start:], rows, meta.chunks, meta.blocks),
                metalayers={METALAYER_NAME: grown.pack()})  # fmt: skip
+
+
+def _chunks(frame: ContiguousFrame | SparseFrame, partial: np.ndarray, rows: np.ndarray,
+            chunks: tuple[int, ...], blocks: tuple[int, ...]) -> Iterator[bytearray]:  # fmt: skip
+    """The compressed chunks of the rows ``partial`` (of a partial row of chunks) then
+    ``rows``, one row of chunks at a time (only the first is copied together)."""
+    c0, params = chunks[0], frame.cparams
+    scratch = np.empty(0, dtype=rows.dtype)
+    for at in range(-len(partial), len(rows), c0):
+        slab = rows[max(at, 0) : at + c0]
+        if at < 0:
+            slab = np.concatenate([partial, slab])
+        grid = ChunkGrid(slab.shape, chunks, blocks, rows.dtype.itemsize)
+        if scratch.size * rows.dtype.itemsize != grid.chunk_nbytes:
+            scratch = np.empty(grid.chunk_nbytes // rows.dtype.itemsize, dtype=rows.dtype)
+        for n in range(grid.nchunks):
+            array_to_chunk(slab, grid, grid.chunk_coords(n), scratch)
+            yield params.compress(scratch.view(np.uint8))

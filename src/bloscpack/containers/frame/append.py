@@ -5,6 +5,8 @@ array (numpy metadata in its vlmetalayers) grows along its first axis."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ... import ndarray as nd
@@ -36,14 +38,24 @@ def append_to_frame(core: FrameBase, rows: np.ndarray) -> None:
         size = header.chunksize
         if size <= 0:
             size = core.chunk_nbytes(0) if n else FRAME_CHUNK_NBYTES
-        first = n
+        first, head = n, np.empty(0, dtype=np.uint8)
         if n and header.chunksize > 0 and core.chunk_nbytes(n - 1) < size:
             first = n - 1  # the last chunk is topped up
-            last = np.frombuffer(core.decompress_chunk(n - 1), dtype=np.uint8)
-            data = np.concatenate([last, data])
-        params = core.cparams
-        chunks = [params.compress(data[i : i + size]) for i in range(0, data.size, size)]
-        core.grow(first, chunks, vlmeta=vlmeta)
+            head = np.frombuffer(core.decompress_chunk(n - 1), dtype=np.uint8)
+        core.grow(first, _chunks(core, head, data, size), vlmeta=vlmeta)
+
+
+def _chunks(core: FrameBase, head: np.ndarray, data: np.ndarray,
+            size: int) -> Iterator[bytearray]:  # fmt: skip
+    """``head`` then ``data`` compressed with the frame's parameters in chunks of ``size``
+    bytes, one at a time (only the first chunk is copied together)."""
+    params = core.cparams
+    fill = min(size - head.size, data.size)
+    if head.size:
+        yield params.compress(np.concatenate([head, data[:fill]]))
+        data = data[fill:]
+    for i in range(0, data.size, size):
+        yield params.compress(data[i : i + size])
 
 
 def append_rows(path: PathLike, rows: np.ndarray) -> None:

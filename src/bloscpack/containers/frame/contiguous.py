@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -230,8 +230,9 @@ class ContiguousFrame(FrameBase):
         )
         self._index_buffer = None
 
-    def _grow(self, first: int, new: Sequence[tuple[memoryview, ChunkHeader]], nbytes: int,
-              chunksize: int, steps: Steps) -> None:  # fmt: skip
+    def _grow(self, first: int, new: Iterable[tuple[memoryview, ChunkHeader]],
+              commit: Callable[[np.ndarray, list[int], int], None],
+              steps: Steps) -> None:  # fmt: skip
         """The new chunks go where the chunks they replace began when those end the chunks
         section (else after it, leaving them as holes, as C-Blosc2 does), then index, trailer
         and header; a file is changed under the rollback journal of :mod:`bloscpack.journal`."""
@@ -242,7 +243,7 @@ class ContiguousFrame(FrameBase):
             at = int(dropped.min())
         hl = self.header.header_len
         with self._journaled(hl + at, steps):
-            entries = []
+            entries, sizes = [], []
             for data, header in new:
                 entry = marker_of(header)
                 if entry is None:
@@ -250,8 +251,8 @@ class ContiguousFrame(FrameBase):
                     entry, at = at, at + len(data)
                     steps.done()
                 entries.append(entry)
-            offsets = np.concatenate([keep, np.asarray(entries, dtype="<i8")])
-            self._commit(offsets, nbytes, at, chunksize, self._vl_blocks())
+                sizes.append(header.nbytes)
+            commit(np.concatenate([keep, np.asarray(entries, dtype="<i8")]), sizes, at)
             steps.done()
 
     @contextlib.contextmanager

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -179,13 +179,13 @@ class FrameBase(FrameCore):
         raise NotImplementedError
 
     @_edit
-    def grow(self, first: int, chunks: Sequence[Any], metalayers: dict[str, bytes] | None = None,
+    def grow(self, first: int, chunks: Iterable[Any], metalayers: dict[str, bytes] | None = None,
              vlmeta: dict[str, bytes] | None = None) -> None:  # fmt: skip
-        """Replace chunks ``first`` to the last with the compressed ``chunks`` and set the
-        ``metalayers`` given (same lengths) and ``vlmeta`` (msgpack bytes), as one change that
-        an interruption leaves undone or done (see the subclasses' ``_grow``)."""
+        """Replace chunks ``first`` to the last with the compressed ``chunks`` (stored as they
+        come) and set the ``metalayers`` given (same lengths) and ``vlmeta`` (msgpack bytes),
+        as one change that an interruption leaves undone or done (see the subclasses'
+        ``_grow``)."""
         self._require_writable()
-        new = [check_new_chunk(chunk) for chunk in chunks]
         for name, content in (metalayers or {}).items():
             k = next(k for k, (n, _) in enumerate(self.metalayers) if n == name)
             if len(content) != len(self.metalayers[k][1]):
@@ -198,27 +198,33 @@ class FrameBase(FrameCore):
                 self.vlmeta[at[0]] = (name, packed)
             else:
                 self.vlmeta.append((name, packed))
-        dropped = sum(self.chunk_nbytes(i) for i in range(first, self.nchunks))
-        nbytes = self.header.nbytes - dropped + sum(header.nbytes for _, header in new)
-        self._grow(first, new, nbytes, self._grown_chunksize(first, new), Steps())
+        kept = self.header.nbytes - sum(self.chunk_nbytes(i) for i in range(first, self.nchunks))
+        before = [self.chunk_nbytes(first - 1)] if first else []
 
-    def _grown_chunksize(self, first: int, new: Sequence[tuple[Any, ChunkHeader]]) -> int:
-        """The frame chunksize once chunks ``first``... are ``new``: kept while every chunk but
-        the last has it (set by the first chunk of a frame without one), else 0 (variable)."""
-        sizes = [header.nbytes for _, header in new]
+        def commit(offsets: np.ndarray, sizes: list[int], cbytes: int) -> None:
+            chunksize = self._grown_chunksize(before + sizes)
+            self._commit(offsets, kept + sum(sizes), cbytes, chunksize, self._vl_blocks())
+
+        self._grow(first, (check_new_chunk(chunk) for chunk in chunks), commit, Steps())
+
+    def _grown_chunksize(self, sizes: list[int]) -> int:
+        """The frame chunksize once the chunks from the one before those replaced on hold
+        ``sizes`` bytes: kept while every chunk but the last has it (set by the first chunk
+        of a frame without one), else 0 (variable)."""
         chunksize = self.header.chunksize
         if chunksize < 0:
             chunksize = sizes[0] if sizes else chunksize
         if chunksize <= 0:
             return chunksize
-        before = [self.chunk_nbytes(first - 1)] if first else []
-        if any(n != chunksize for n in before + sizes[:-1]) or (sizes and sizes[-1] > chunksize):
+        if any(n != chunksize for n in sizes[:-1]) or (sizes and sizes[-1] > chunksize):
             return 0
         return chunksize
 
-    def _grow(self, first: int, new: Sequence[tuple[memoryview, ChunkHeader]], nbytes: int,
-              chunksize: int, steps: Steps) -> None:  # fmt: skip
-        """Store ``new`` in place of chunks ``first``... and commit the frame's new state."""
+    def _grow(self, first: int, new: Iterable[tuple[memoryview, ChunkHeader]],
+              commit: Callable[[np.ndarray, list[int], int], None],
+              steps: Steps) -> None:  # fmt: skip
+        """Store ``new`` in place of chunks ``first``... as they come, then ``commit(index,
+        the new chunks' sizes, cbytes)`` the frame's new state."""
         raise NotImplementedError
 
     @_edit
