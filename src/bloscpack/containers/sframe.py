@@ -396,6 +396,7 @@ class SparseFrame(FrameBase):
                 if entry >= 0:
                     with contextlib.suppress(OSError):
                         os.unlink(self.chunk_path(entry))
+            self.refresh()
             raise
         steps.done()
         for entry in dropped:

@@ -187,10 +187,11 @@ class FrameBase(FrameCore):
         ``_grow``)."""
         self._require_writable()
         for name, content in (metalayers or {}).items():
-            k = next(k for k, (n, _) in enumerate(self.metalayers) if n == name)
-            if len(content) != len(self.metalayers[k][1]):
-                raise ArgumentError(f"metalayer {name!r}: the length cannot change")
-            self.metalayers[k] = (name, bytes(content))
+            at = [k for k, (n, old) in enumerate(self.metalayers)
+                  if n == name and len(old) == len(content)]  # fmt: skip
+            if not at:
+                raise ArgumentError(f"{self.name}: no metalayer {name!r} of {len(content)} bytes")
+            self.metalayers[at[0]] = (name, bytes(content))
         for name, content in (vlmeta or {}).items():
             packed = compress_vlmeta(bytes(content))
             at = [k for k, (n, _) in enumerate(self.vlmeta) if n == name]
