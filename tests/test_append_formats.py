@@ -312,3 +312,56 @@ def test_016_append_on_another_format_says_what_appends_to_it(tmp_path):
             " bloscpack 0.16's takes; bloscpack.append(path, data) appends to every format that"
             " grows"
         )
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_append_to_what_python_blosc2_wrote(tmp_path, contiguous):
+    """An NDArray and an SChunk python-blosc2 wrote grow, and python-blosc2 reads them."""
+    blosc2 = pytest.importorskip("blosc2")
+    cube = np.arange(7 * 5 * 6, dtype="<f4").reshape(7, 5, 6)
+    path = tmp_path / "c.b2nd"
+    blosc2.asarray(cube, urlpath=str(path), mode="w", contiguous=contiguous, chunks=(3, 2, 6),
+                   blocks=(1, 2, 3))  # fmt: skip
+    assert bloscpack.append(path, cube[:4] + 100) == 11
+    expected = np.concatenate([cube, cube[:4] + 100])
+    opened = blosc2.open(str(path))
+    assert (opened.shape, opened.chunks, opened.blocks) == ((11, 5, 6), (3, 2, 6), (1, 2, 3))
+    np.testing.assert_array_equal(opened[:], expected)
+    np.testing.assert_array_equal(bloscpack.load(path), expected)
+    frame = tmp_path / "s.b2frame"
+    schunk = blosc2.SChunk(chunksize=4000, urlpath=str(frame), mode="w", contiguous=contiguous,
+                           cparams={"typesize": 4})  # fmt: skip
+    schunk.append_data(np.arange(1000, dtype="<i4"))
+    schunk.append_data(np.arange(500, dtype="<i4"))  # a partial last chunk
+    del schunk
+    assert bloscpack.append(frame, np.arange(2000, dtype="<i4").tobytes()) == 14000
+    opened = blosc2.open(str(frame))
+    assert (opened.nbytes, opened.chunksize, opened.nchunks) == (14000, 4000, 4)
+    want = np.concatenate([np.arange(1000), np.arange(500), np.arange(2000)]).astype("<i4")
+    np.testing.assert_array_equal(np.frombuffer(opened[:], "<i4"), want)
+
+
+def test_chunks_replaced_in_the_middle_of_a_frame_file_become_holes(tmp_path):
+    """When the chunks an append rebuilds are not at the end of the chunks section (a frame
+    reordered in place), the new ones go after it, as C-Blosc2 places updated chunks."""
+    blosc2 = pytest.importorskip("blosc2")
+    saved = tmp_path / "s.b2nd"
+    bloscpack.save(ROWS, saved, chunks=(300, 3), blocks=(100, 3))  # chunk 3 is partial
+    with bloscpack.Frame(saved) as frame:
+        chunks = [frame.read_chunk(i) for i in range(4)]
+        layer, params = frame.meta.raw("b2nd"), frame.cparams
+    path = tmp_path / "r.b2nd"
+    with bloscpack.Frame(path, "w", raw_meta={"b2nd": layer}, typesize=params["typesize"],
+                         chunksize=frame.chunksize) as frame:  # fmt: skip
+        for i in (3, 0, 1, 2):  # the partial chunk stored first
+            frame.append_chunk(chunks[i])
+        frame.reorder([1, 2, 3, 0])
+        assert frame.offsets[3] == 0
+    np.testing.assert_array_equal(bloscpack.load(path), ROWS)
+    size = path.stat().st_size
+    assert bloscpack.append(path, ROWS[:50]) == 1050
+    expected = np.concatenate([ROWS, ROWS[:50]])
+    np.testing.assert_array_equal(blosc2.open(str(path))[:], expected)
+    np.testing.assert_array_equal(bloscpack.load(path), expected)
+    assert bloscpack.verify(path)["ok"]
+    assert path.stat().st_size > size

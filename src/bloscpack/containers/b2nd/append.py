@@ -57,8 +57,11 @@ def _grow(frame: ContiguousFrame | SparseFrame, rows: np.ndarray) -> None:
 def _chunks(frame: ContiguousFrame | SparseFrame, partial: np.ndarray, rows: np.ndarray,
             chunks: tuple[int, ...], blocks: tuple[int, ...]) -> Iterator[bytearray]:  # fmt: skip
     """The compressed chunks of the rows ``partial`` (of a partial row of chunks) then
-    ``rows``, one row of chunks at a time (only the first is copied together)."""
-    c0, params = chunks[0], frame.cparams
+    ``rows``, one row of chunks at a time (only the first is copied together), with the
+    frame's parameters and blocks of the NDArray's block shape."""
+    c0 = chunks[0]
+    params = dataclasses.replace(frame.cparams,
+                                 blocksize=math.prod(blocks) * rows.dtype.itemsize)  # fmt: skip
     scratch = np.empty(0, dtype=rows.dtype)
     for at in range(-len(partial), len(rows), c0):
         slab = rows[max(at, 0) : at + c0]
