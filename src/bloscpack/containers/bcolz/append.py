@@ -37,7 +37,8 @@ class _AppendPlan:
 
     reader: CarrayReader
     cparams: Cparams
-    rows: np.ndarray  # the old leftover rows, then the new ones (quantized when compressed)
+    head: np.ndarray  # the old leftover rows, which lead the first chunk rewritten
+    rows: np.ndarray  # the new rows (quantized when compressed)
     first: int  # index of the first chunk file written
     length: int  # rows after the append
     cbytes: int  # bcolz's ``cbytes`` before the append
@@ -51,9 +52,8 @@ def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _Append
             f"{os.path.join(reader.path, STORAGE_FILE)}: new chunks would use codec"
             f" {cparams.cname!r}, which cannot be written; bloscpack writes {WRITABLE_CODECS}"
         )
-    nfull, rem = divmod(length, reader.chunklen)
-    if rem:  # the old leftover rows lead the first chunk rewritten
-        rows = np.concatenate([reader.read(nfull * reader.chunklen, length), rows])
+    nfull = length // reader.chunklen
+    head = reader.read(nfull * reader.chunklen, length)
     old = _read_meta_json(os.path.join(reader.path, SIZES_FILE), "sizes")
     cbytes: Any = old.get("cbytes") if isinstance(old, dict) else None
     if len(reader) != length:  # a column an interrupted ctable append grew: count it again
@@ -61,7 +61,7 @@ def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _Append
         cbytes += sum(_stored_cbytes(reader.path, i) for i in range(nfull))
     if not _is_int(cbytes):
         cbytes = reader.chunklen * reader.atomsize
-    return _AppendPlan(reader, cparams, rows, nfull, nfull * reader.chunklen + len(rows), cbytes)
+    return _AppendPlan(reader, cparams, head, rows, nfull, length + len(rows), cbytes)
 
 
 def _stored_cbytes(path: str, index: int) -> int:
@@ -76,8 +76,11 @@ def _write_append_chunks(plan: _AppendPlan, steps: Steps) -> bytes:
     ``meta/sizes`` (``cbytes`` grows by every full chunk written, as in bcolz)."""
     reader, chunklen = plan.reader, plan.reader.chunklen
     cbytes = plan.cbytes
-    for i, row in enumerate(range(0, len(plan.rows), chunklen)):
-        rows = plan.rows[row : row + chunklen]
+    fill = chunklen - len(plan.head) if len(plan.head) else 0
+    pieces = [plan.rows[at : at + chunklen] for at in range(fill, len(plan.rows), chunklen)]
+    if len(plan.head):  # only the first chunk is copied together
+        pieces.insert(0, np.concatenate([plan.head, plan.rows[:fill]]))
+    for i, rows in enumerate(pieces):
         chunk = _compress_chunk(rows, plan.cparams)
         if len(rows) == chunklen:
             cbytes += _chunk_cbytes(chunk)
