@@ -49,12 +49,18 @@ CASES = {
     "blp": ("blp", _save(ROWS, "x.blp", chunk_size=4000), ROWS),
     "blp bytes": ("blp", _raw("x.blp", chunk_size=3000), np.frombuffer(RAW, np.uint8)),
     "b2frame": ("b2frame", _save(ROWS, "x.b2frame", chunk_size=4000), ROWS),
-    "b2frame bytes": ("b2frame", _raw("x.b2frame", chunk_size=3000),
-                      np.frombuffer(RAW, np.uint8)),  # fmt: skip
+    "b2frame bytes": (
+        "b2frame",
+        _raw("x.b2frame", chunk_size=3000),
+        np.frombuffer(RAW, np.uint8),
+    ),  # fmt: skip
     "sframe": ("sframe", _save(ROWS, "x.b2sframe", chunk_size=4000), ROWS),
     "b2nd": ("b2nd", _save(ROWS, "x.b2nd", chunks=(300, 2), blocks=(100, 2)), ROWS),
-    "b2nd sparse": ("b2nd", _save(ROWS, "x.b2nd", chunks=(300, 2), blocks=(100, 2),
-                                  sparse=True), ROWS),  # fmt: skip
+    "b2nd sparse": (
+        "b2nd",
+        _save(ROWS, "x.b2nd", chunks=(300, 2), blocks=(100, 2), sparse=True),
+        ROWS,
+    ),  # fmt: skip
     "bcolz carray": ("bcolz", _save(ROWS, "x.bcolz", chunks=(300,)), ROWS),
     "bcolz ctable": ("bcolz", _save(TABLE, "x.bcolz", chunks=(300,)), TABLE),
 }
