@@ -166,8 +166,13 @@ def test_append_nothing_changes_nothing(tmp_path):
 def test_not_enough_space_leaves_file_unchanged(tmp_path):
     path = tmp_path / "x.blp"
     shutil.copy(CORPUS / "cli_append_exhaust.blp", path)
-    with pytest.raises(NotEnoughSpace, match=r"needs 2 new chunks, but only 0 offset slots"):
+    with pytest.raises(NotEnoughSpace) as raised:
         append(path, INPUTS / "small_2000.bin")
+    assert str(raised.value) == (
+        f"{path}: not enough space: appending 2000 bytes needs 2 new chunks, but only 0 offset"
+        " slots are left; rewrite it with room for more appends:"
+        f" bloscpack.convert({str(path)!r}, 'larger.blp', max_app_chunks=222)"
+    )
     assert path.read_bytes() == (CORPUS / "cli_append_exhaust.blp").read_bytes()
     assert sorted(os.listdir(tmp_path)) == ["x.blp"]
 

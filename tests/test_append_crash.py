@@ -116,3 +116,68 @@ def test_reader_recovers_on_open(tmp_path):
     assert hashlib.sha256(decoded(path)).digest() == hashlib.sha256(expected).digest()
     assert path.read_bytes() == base.read_bytes()
     assert not Path(journal_path(path)).exists()
+
+
+def copy_container(src: Path, dst: Path) -> None:
+    """``dst`` becomes a copy of the file or directory ``src``."""
+    if dst.is_dir():
+        shutil.rmtree(dst)
+    elif dst.exists():
+        dst.unlink()
+    if src.is_dir():
+        shutil.copytree(src, dst)
+    else:
+        shutil.copy(src, dst)
+
+
+@pytest.mark.parametrize(
+    "case", ["b2frame", "b2frame bytes", "sframe", "b2nd", "b2nd sparse", "bcolz carray",
+             "bcolz ctable"],
+)  # fmt: skip
+def test_kill_at_every_step_of_any_format(tmp_path_factory, tmp_path, case):
+    """``blpk a`` killed after each durable step of an append to a frame, a sparse frame, an
+    NDArray or a bcolz directory: what load and the format's peer read is the old data or the
+    new, a file is byte for byte one or the other, no journal is left, and the append done
+    again afterwards gives what it gives uninterrupted."""
+    import numpy as np
+    from test_append_formats import CASES, RAW, more_rows, peer_read, tree
+
+    import bloscpack
+
+    fmt, make, held = CASES[case]
+    base = make(tmp_path_factory.mktemp("base"))
+    rows = more_rows(held, 777, 1)
+    new = tmp_path_factory.mktemp("new") / "rows.npy"
+    if held.dtype == np.uint8:
+        rows, new = np.frombuffer(RAW[:777], np.uint8), new.with_suffix(".bin")
+        new.write_bytes(rows.tobytes())
+    else:
+        np.save(new, rows)
+    after = np.concatenate([held, rows])
+    path = tmp_path / base.name
+    copy_container(base, path)
+    assert run_append(path, new, None).returncode == 0
+    appended = tree(path)
+    outcomes = []
+    for k in range(1, 200):
+        copy_container(base, path)
+        proc = run_append(path, new, k)
+        if proc.returncode == 0:  # past the last step
+            assert tree(path) == appended
+            break
+        assert proc.returncode == -signal.SIGKILL, proc.stderr
+        got = bloscpack.load(path)  # rolls a journal back first
+        state = "before" if np.array_equal(got, held) else "after"
+        np.testing.assert_array_equal(got, held if state == "before" else after)
+        np.testing.assert_array_equal(peer_read(path, fmt, held, None), got)
+        if path.is_file():  # byte for byte
+            assert tree(path) == (tree(base) if state == "before" else appended)
+        assert not Path(journal_path(path)).exists()
+        outcomes.append(state)
+        if state == "before":  # what is left of the interrupted append is cleaned up
+            assert run_append(path, new, None).returncode == 0
+            assert tree(path) == appended
+    else:
+        pytest.fail("the append never completed")
+    assert outcomes[0] == "before" and outcomes[-1] == "after", outcomes
+    assert len(outcomes) >= 3

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA, load_manifest
 
+import bloscpack
 from bloscpack.cli.options import build_parser
 
 CORPUS = DATA / "bloscpack"
@@ -173,8 +174,14 @@ def test_max_app_chunks(tmp_path):
     assert_one_error(
         proc,
         f"{tmp_path / 'x.blp'}: not enough space: appending 5000 bytes needs 5 new chunks,"
-        " but only 3 offset slots are left (see --max-app-chunks)",
+        " but only 3 offset slots are left; rewrite it with room for more appends: blpk convert"
+        f" --max-app-chunks 25 {tmp_path / 'x.blp'} larger.blp",
     )
+    larger = blpk("convert", "--max-app-chunks", "25", tmp_path / "x.blp", tmp_path / "l.blp")
+    assert larger.returncode == 0
+    assert blpk("a", tmp_path / "l.blp", INPUTS / "text_5000.txt").returncode == 0
+    expected = (INPUTS / "small_2000.bin").read_bytes() + (INPUTS / "text_5000.txt").read_bytes()
+    assert bytes(bloscpack.load(tmp_path / "l.blp")) == expected
 
 
 def test_metadata_out(tmp_path):
@@ -369,7 +376,11 @@ def test_extension_checks(tmp_path):
         blpk("d", "-e", CORPUS / "cli_default.blp"),
         "--no-check-extension requires use of <out_file>",
     )
-    assert_one_error(blpk("a", raw, raw), f"original file '{raw}' does not end with '.blp'")
+    assert_one_error(
+        blpk("a", raw, raw),
+        f"original file '{raw}' does not end with '.blp' (nor .b2frame, .b2nd, .b2sframe, .bcolz;"
+        " -e appends to it whatever its name)",
+    )
 
 
 def test_metadata_file_errors(tmp_path):

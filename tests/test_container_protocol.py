@@ -133,7 +133,7 @@ def test_a_chunk_of_the_wrong_size_is_refused(tmp_path, fmt, monkeypatch):
 
 @pytest.mark.parametrize("module", [
     "array.py", "convert.py", "dispatch.py", "cli/compress.py", "cli/convert.py", "cli/info.py",
-    "cli/decompress.py", "cli/verify.py",
+    "cli/decompress.py", "cli/verify.py", "cli/append.py",
 ])
 def test_above_the_formats_no_format_is_named(module):
     """The lazy arrays and conversions work through the protocol and the registry: no format

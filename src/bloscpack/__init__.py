@@ -5,7 +5,7 @@ from ._startup import guard_cli_start as _guard_cli_start
 
 _guard_cli_start()  # blpk: a signal during the imports below exits with one line
 
-from . import errors
+from . import append, errors
 from .api import (  # the bloscpack 0.16 API
     BloscArgs,
     BloscpackArgs,
@@ -42,15 +42,21 @@ from .chunks import (
 from .containers.bloscpack.file import BloscFile, open_file
 from .containers.frame.api import Frame
 from .convert import convert
+from .dispatch import AppendModule as _AppendModule
 from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 from .integrations.dask import to_dask, to_dask_dataframe
 from .integrations.pandas import read_table
 
+# bloscpack.append: 0.16's module (bloscpack.append.append_fp, ...), and called, the append of
+# every format that grows (bloscpack.dispatch.append)
+append.__class__ = _AppendModule
+
 __version__ = "1.0.0"
 
 __all__ = [
+    "append",
     "BloscFile",
     "ChunkHeader",
     "convert",

@@ -1,5 +1,7 @@
-"""Kept for compatibility (bloscpack 0.16's module path): the journaled in-place append now
-lives in :mod:`bloscpack.containers.bloscpack.append`."""
+"""Kept for compatibility (bloscpack 0.16's module path): the journaled in-place append of
+``.blp`` files now lives in :mod:`bloscpack.containers.bloscpack.append`.  The module is also
+callable: ``bloscpack.append(path, data)`` appends to every format that grows
+(:func:`bloscpack.dispatch.append`)."""
 
 from .containers.bloscpack.append import (  # noqa: F401 - the names this module exported
     JOURNAL_SUFFIX,

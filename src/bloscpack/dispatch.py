@@ -4,7 +4,9 @@ work to that format's module."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import types
 from collections.abc import Mapping
 from typing import IO, Any, TypeVar
 
@@ -13,7 +15,7 @@ import numpy as np
 from . import engine
 from .array import BloscArray
 from .containers import registry
-from .containers.base import write_array
+from .containers.base import ArrayDescription, write_array
 from .containers.options import RAW_TYPESIZE
 from .containers.registry import detect
 from .convert import write_new_array
@@ -21,8 +23,9 @@ from .errors import ArgumentError, DataLossError
 from .integrations.dask import is_dask_array, is_dask_dataframe, save_dask, sized
 from .integrations.dataarray import dataarray_values, is_dataarray, refuse_dataset
 from .integrations.pandas import is_dataframe, table_array
-from .io import PathLike, sized_input
+from .io import PathLike, is_stream, sized_input
 from .journal import in_one_state
+from .remote.upload import local_output
 from .streaming import map_npy
 from .url import is_url
 
@@ -120,6 +123,77 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
             writer(array, build, **options)
         else:
             write_new_array(array, build, fmt, metadata=metadata, raw=raw, **options)
+
+
+def append(path: PathLike, data: Any, **options: Any) -> int:
+    """Append ``data`` to the container at ``path`` in place, crash-safely (an interrupted
+    append leaves it as it was or completely appended), and return its new length along the
+    first axis.  ``data``: rows of the array it holds (a numpy array of its dtype and
+    trailing shape, or a sequence numpy converts to it), or bytes (whole rows, in C order; a
+    container of raw bytes takes any).  Every format that can grow takes it (``.blp`` within
+    the offset slots it reserved, frames, sparse frames, b2nd arrays along their first axis,
+    bcolz carrays and ctables); others raise ``NotAppendable``.  ``options``: the format's
+    own (``.blp``: ``blosc_args``, ``metadata``, as :func:`bloscpack.append.append` takes
+    them)."""
+    path = local_output(path, "append to")
+    if is_stream(path):
+        raise ArgumentError(f"{os.fspath(path)}: not a regular file, cannot be appended to")
+    path = os.fspath(path)
+    fmt, description = in_one_state(_description, path)
+    grow = registry.appender(fmt, path)
+    registry.check_options(fmt, options, registry.keyword_options(grow, 2))
+    rows = _rows_for(path, description, data)
+    grow(path, rows, **options)
+    return description.shape[0] + len(rows)
+
+
+class AppendModule(types.ModuleType):
+    """The class of the module ``bloscpack.append``: bloscpack 0.16's module (``from
+    bloscpack.append import append_fp``) that is also :func:`append` when called."""
+
+    def __call__(self, path: PathLike, data: Any, **options: Any) -> int:
+        """:func:`bloscpack.dispatch.append`."""
+        return append(path, data, **options)
+
+
+def _description(path: str) -> tuple[str, ArrayDescription]:
+    """The format of the container at ``path`` and the array it holds."""
+    fmt = detect(path)
+    reader = registry.open_reader(path, fmt, verify=False)
+    try:
+        return fmt, reader.description
+    finally:
+        reader.close()
+
+
+def _rows_for(path: str, description: ArrayDescription, data: Any) -> np.ndarray:
+    """``data`` as C-contiguous rows of the array ``description`` (bytes: whole rows);
+    ``ArgumentError`` naming ``path`` when they do not fit it or it cannot grow."""
+    dtype, shape = description.dtype, description.shape
+    held = f"{path}: holds an array of dtype {dtype} and shape {shape}"
+    if not shape:
+        raise ArgumentError(f"{path}: holds a 0-d array, which cannot grow by appending rows")
+    if description.order == "F" and len(shape) > 1:
+        raise ArgumentError(
+            f"{path}: holds a Fortran-order array, which cannot grow by appending rows"
+        )
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        raw = np.frombuffer(data, dtype=np.uint8)
+        row = dtype.itemsize * math.prod(shape[1:])
+        if row == 0 or raw.size % row:
+            raise ArgumentError(
+                f"{held}: the {raw.size} bytes to append are not whole rows of {row} bytes"
+            )
+        return raw.view(dtype).reshape(-1, *shape[1:])
+    try:
+        rows = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentError(f"{held}: cannot append {type(data).__name__} to it: {exc}") from None
+    if rows.dtype != dtype or rows.shape[1:] != shape[1:] or rows.ndim != len(shape):
+        raise ArgumentError(
+            f"{held}; rows of dtype {rows.dtype} and shape {rows.shape} do not fit it"
+        )
+    return np.ascontiguousarray(rows)
 
 
 def _on_input(path: PathLike, storage_options: Mapping[str, Any] | None, cache: Any,

@@ -145,7 +145,17 @@ class NonUniformTypesize(BloscpackError, RuntimeError):
 
 
 class NotEnoughSpace(BloscpackError, RuntimeError):
-    """No preallocated offset slots are left for the chunks to append."""
+    """No preallocated offset slots are left for the chunks to append.  ``cli``: the message
+    in the command line's terms (how to grow the file with ``blpk``), when the raiser knows
+    it."""
+
+    def __init__(self, message: str, cli: str | None = None) -> None:
+        super().__init__(message)
+        self.cli = cli or message
+
+
+class NotAppendable(UnsupportedError):
+    """The container's format cannot grow in place (a single Blosc chunk, say)."""
 
 
 class NotANumpyArray(BloscpackError, RuntimeError):
@@ -189,6 +199,7 @@ __all__ = [
     "NonUniformTypesize",
     "NotANumpyArray",
     "NotAContainer",
+    "NotAppendable",
     "NotEnoughSpace",
     "OutputExistsError",
     "ObjectNumpyArrayRejection",

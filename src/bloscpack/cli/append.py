@@ -1,13 +1,20 @@
-"""``blpk append``: the bytes of a file to the end of a ``.blp`` file."""
+"""``blpk append``: the bytes of a file (or the rows of a ``.npy`` file) appended to a container
+of any format that grows, in place."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import mmap
 import os
+from collections.abc import Iterator
+from typing import Any
 
-from ..containers.bloscpack.args import (
-    double_pretty_size,
-)
+import numpy as np
+
+from ..args import double_pretty_size
+from ..containers import registry
+from ..errors import NotEnoughSpace
 from ..remote.upload import local_output
 from .console import EXIT_OK, CLIError, Console
 from .files import _check_input, _counting, _progress_bar, _read_metadata_file, _same_file
@@ -15,10 +22,18 @@ from .options import EXTENSION
 
 
 def cmd_append(args: argparse.Namespace, console: Console) -> int:
-    """``append``: the bytes of a file to the end of a ``.blp`` file, crash-safely."""
+    """``append``: the bytes of a file (the rows of a ``.npy`` file) to the end of a container
+    of any format that grows (see :func:`bloscpack.append`), crash-safely."""
+    from ..dispatch import append
+
     original, new = args.original_file, args.new_file
-    if not args.no_check_extension and not original.endswith(EXTENSION):
-        raise CLIError(f"original file '{original}' does not end with '{EXTENSION}'")
+    if not args.no_check_extension and registry.by_extension(original) is None:
+        others = ", ".join(registry.get(f).extension for f in registry.appendable()
+                           if registry.get(f).extension != EXTENSION)  # fmt: skip
+        raise CLIError(
+            f"original file '{original}' does not end with '{EXTENSION}' (nor {others}; -e"
+            " appends to it whatever its name)"
+        )
     original = local_output(original, "append to")  # refused for a URL but file://
     _check_input(original, "original file")
     _check_input(new, "new file")
@@ -26,24 +41,61 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
         raise CLIError(f"cannot append a file to itself: '{original}'")
     console.verbose(f"original file is: '{original}'")
     console.verbose(f"new file is: '{new}'")
-    metadata = _read_metadata_file(args.metadata)
-    blosc_args = {
-        "typesize": args.typesize,
-        "clevel": args.clevel,
-        "shuffle": args.shuffle,
-        "cname": args.cname,
-    }
-    from ..containers.bloscpack.append import append
-
-    size_before = os.path.getsize(original)
+    options = _format_options(args, original)
+    size_before = _size(original)
     new_size = os.path.getsize(new)
     with (
         _progress_bar(args, console, "append", lambda: new_size) as bar,
         _counting(bar, "compress"),
+        _new_data(new) as data,
     ):
-        nchunks = append(original, new, blosc_args=blosc_args, metadata=metadata)
-    size_after = os.path.getsize(original)
+        try:
+            length = append(original, data, **options)
+        except NotEnoughSpace as exc:
+            raise CLIError(exc.cli) from None
     console.verbose(f"orig file size before append: {double_pretty_size(size_before)}")
-    console.verbose(f"orig file size after append: {double_pretty_size(size_after)}")
-    console.verbose(f"new chunks written: {nchunks}")
+    console.verbose(f"orig file size after append: {double_pretty_size(_size(original))}")
+    console.verbose(f"length after append: {length}")
     return EXIT_OK
+
+
+def _format_options(args: argparse.Namespace, original: str) -> dict[str, Any]:
+    """The options of ``-t/-l/-s/-c`` and ``-m`` for the append to ``original``, refused by
+    name for a format whose appends take none (they use the container's own parameters)."""
+    blosc_args = {"typesize": args.typesize, "clevel": args.clevel, "shuffle": args.shuffle,
+                  "cname": args.cname}  # fmt: skip
+    metadata = _read_metadata_file(args.metadata)
+    wanted = {
+        "blosc_args": (blosc_args, any(v is not None for v in blosc_args.values()), "-t/-l/-s/-c"),
+        "metadata": (metadata, metadata is not None, "-m/--metadata"),
+    }
+    fmt = registry.detect(original)
+    taken = registry.keyword_options(registry.appender(fmt, original), 2)
+    for name, (_, given, flags) in wanted.items():
+        if given and name not in taken:
+            raise CLIError(
+                f"{flags} do not apply to '{original}' ({registry.get(fmt).title}): its appends"
+                " use its own compression parameters and metadata"
+            )
+    return {name: value for name, (value, _, _) in wanted.items() if name in taken}
+
+
+@contextlib.contextmanager
+def _new_data(path: str) -> Iterator[Any]:
+    """The data to append from ``path``: the array of a ``.npy`` file, else its bytes (mapped,
+    not read into memory)."""
+    if registry.extension_of(path) == ".npy":
+        yield np.load(path, mmap_mode="r", allow_pickle=False)
+        return
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        # unmapped when no longer referenced (rows viewing it may outlive the block)
+        yield memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)) if size else b""
+
+
+def _size(path: str) -> int:
+    """Bytes of the file or directory container ``path``."""
+    if not os.path.isdir(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(root, name))
+               for root, _, names in os.walk(path) for name in names)  # fmt: skip

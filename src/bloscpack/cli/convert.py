@@ -44,6 +44,8 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         options["clevel"] = args.clevel
     if args.codec is not None:
         options["codec"] = args.codec
+    if args.max_app_chunks is not None:
+        options["max_app_chunks"] = args.max_app_chunks
     with contextlib.ExitStack() as stack:
         src = _sized_input(stack, console, args.src)
         remote = storage_options(args)

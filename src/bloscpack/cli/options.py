@@ -408,13 +408,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     for p in add("append", "a", "append data to a compressed file"):
         _add_blosc_options(p, "typesize for blosc (default: the file's typesize)")
-        p.add_argument("original_file", metavar="<original_file>", help="file to append to")
-        p.add_argument("new_file", metavar="<new_file>", help="file to append from")
+        p.add_argument(
+            "original_file", metavar="<original_file>",
+            help="container to append to (any format that grows: .blp, .b2frame,\n"
+            ".b2nd, sparse frame or b2nd directory, .bcolz)",
+        )  # fmt: skip
+        p.add_argument(
+            "new_file", metavar="<new_file>",
+            help="file to append from: its bytes (whole rows for an array), or the\n"
+            "rows of a .npy file",
+        )  # fmt: skip
         p.add_argument(
             "-e",
             "--no-check-extension",
             action="store_true",
-            help="disable checking original file for extension (*.blp)",
+            help="disable checking original file for extension (*.blp, *.b2frame,\n"
+            "*.b2nd, *.b2sframe, *.bcolz)",
         )
         p.add_argument(
             "-m",
@@ -469,6 +478,10 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument(
         "--recompress", action="store_true", help="recompress every chunk, copy none"
     )
+    convert.add_argument(
+        "--max-app-chunks", metavar="<n>", type=_non_negative, default=None,
+        help="blp: offset slots reserved for appends (default: 10 x nchunks)",
+    )  # fmt: skip
     convert.add_argument("--json", action="store_true", help="print the report as JSON")
 
     demo = one(

@@ -17,7 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, BloscpackError, NotAContainer, RemoteError, UnsupportedError
+from ..errors import (
+    ArgumentError,
+    BloscpackError,
+    NotAContainer,
+    NotAppendable,
+    RemoteError,
+    UnsupportedError,
+)
 from ..io import ByteSource, Directory, PathLike, StagedOutput
 from ..ndarray import check_writable
 from ..remote.dirs import open_url
@@ -347,6 +354,25 @@ def hook(fmt: str, name: str) -> Callable[..., Any] | None:
     return found
 
 
+def appendable() -> list[str]:
+    """The formats whose containers grow in place: those with an ``append_rows`` hook."""
+    return [fmt for fmt in FORMATS if hook(fmt, "append_rows") is not None]
+
+
+def appender(fmt: str, path: PathLike) -> Callable[..., None]:
+    """Format ``fmt``'s ``append_rows(path, rows, **options)``, which appends ``rows`` (of the
+    container's dtype and trailing shape, bytes as ``uint8``) to the container at ``path`` in
+    place; ``NotAppendable`` naming ``path`` and the format for a format that has none."""
+    found = hook(fmt, "append_rows")
+    if found is None:
+        title = (READ_ONLY.get(fmt) or get(fmt)).title
+        raise NotAppendable(
+            f"{os.fspath(path)}: {title} cannot grow in place; convert it to a format that"
+            f" can ({', '.join(appendable())}) first"
+        )
+    return found
+
+
 def stream_size(fmt: str, head: bytes) -> tuple[int | None, int]:
     """``(uncompressed size or None, chunk size or 0)`` of a container of ``fmt`` (one with a
     ``write_stored`` hook) from its first bytes ``head``."""
@@ -464,6 +490,8 @@ def _compatible(chosen: Format, named: Format) -> bool:
 
 __all__ = [
     "DEFAULT",
+    "appendable",
+    "appender",
     "FOREIGN",
     "FORMATS",
     "Format",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,7 +40,9 @@ from ..io import (
     staged_output,
     start_writeback,
 )
+from ..journal import Steps
 from .base import ArrayDescription, WriterBase
+from .frame.append import append_to_frame
 from .frame.edit import FrameBase
 from .frame.params import CParams, compress_vlmeta, new_frame_image
 from .frame.reader import FrameReader, unopened_report
@@ -58,6 +61,10 @@ INDEX_FILE = "chunks.b2frame"
 #: The file that makes the directory readable (it indexes the others): written last where the
 #: files appear one by one (uploads to a URL).
 PUBLISHED_LAST = (INDEX_FILE,)
+
+
+#: The name of a chunk file.
+_CHUNK_FILE = re.compile(r"[0-9A-F]{8,}\.chunk")
 
 
 def chunk_file_name(chunk_id: int) -> str:
@@ -351,6 +358,65 @@ class SparseFrame(FrameBase):
             cbytes += len(data)
         return cbytes
 
+    def refresh(self) -> None:
+        image = self._read_index()
+        self._load(_reader(image, self._index_path), len(image), self._index_path)
+        self._id_next = None
+        self._index_buffer = None
+
+    def _grow(self, first: int, new: Iterable[tuple[memoryview, ChunkHeader]],
+              commit: Callable[[np.ndarray, list[int], int], None],
+              steps: Steps) -> None:  # fmt: skip
+        """New chunks go to files of new ids, then ``chunks.b2frame`` is replaced (the step
+        that makes the change), then the files of the chunks replaced are removed: an
+        interruption leaves the frame as it was or as it became, and stray chunk files (of
+        an interrupted change) are removed first."""
+        self._remove_strays()
+        dropped = [int(e) for e in self.offsets[first:] if e >= 0]
+        cbytes = self.header.cbytes - sum(
+            ChunkHeader.parse(self.read_chunk(i)[:BLOSC2_HEADER_SIZE]).cbytes
+            for i in range(first, self.nchunks) if self.offsets[i] >= 0
+        )  # fmt: skip
+        entries: list[int] = []
+        sizes: list[int] = []
+        try:
+            for data, header in new:
+                entry = marker_of(header)
+                if entry is None:
+                    entry = self._next_id()
+                    self._write_chunk_file(entry, data)
+                    self._id_next = entry + 1
+                    cbytes += header.cbytes
+                    steps.done()
+                entries.append(entry)
+                sizes.append(header.nbytes)
+            offsets = np.concatenate([self.offsets[:first], np.asarray(entries, dtype="<i8")])
+            commit(offsets, sizes, cbytes)
+        except BaseException:
+            for entry in entries:
+                if entry >= 0:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.chunk_path(entry))
+            self.refresh()
+            raise
+        steps.done()
+        for entry in dropped:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.chunk_path(entry))
+        fsync_directory(self.path)
+        steps.done()
+
+    def _remove_strays(self) -> None:
+        """Remove the chunk files no index entry names (left by an interrupted change)."""
+        used = {chunk_file_name(int(e)) for e in self.offsets if e >= 0}
+        strays = [name for name in os.listdir(self.path)
+                  if _CHUNK_FILE.fullmatch(name) and name not in used]  # fmt: skip
+        for name in strays:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(self.path, name))
+        if strays:
+            fsync_directory(self.path)
+
     def _write_chunk_file(self, chunk_id: int, data: Any) -> None:
         with atomic_write(self.chunk_path(chunk_id)) as fh:
             fh.write(data)
@@ -530,6 +596,16 @@ def _reader(image: bytes, name: str) -> Any:
         return view[pos : pos + n]
 
     return read
+
+
+def append_rows(path: PathLike, rows: np.ndarray) -> None:
+    """:func:`bloscpack.append` for sparse frames: ``rows`` (bytes as ``uint8``) after the
+    frame's data."""
+    frame = SparseFrame(path, writable=True)
+    try:
+        append_to_frame(frame, rows)
+    finally:
+        frame.close()
 
 
 def open_reader(source: Any) -> FrameReader:

@@ -10,6 +10,7 @@ and block shapes (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` wr
 """
 
 from ..sframe import PUBLISHED_LAST  # sparse=True: a sparse frame directory
+from .append import append_rows
 from .reader import (
     B2ndArray,
     B2ndReader,
@@ -34,7 +35,8 @@ from .writer import (
 )
 
 __all__ = [
-    "PUBLISHED_LAST", "B2ndArray", "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
+    "append_rows", "PUBLISHED_LAST", "B2ndArray",
+    "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
     "load", "load_b2nd", "open_frame", "open_reader", "open_writer", "own_options",
     "read_b2nd_metalayer",
     "read_b2nd_selection", "refused", "save", "save_b2nd", "sniff_b2nd", "verify",

@@ -19,7 +19,7 @@ conversion target); ``attrs`` (``__attrs__``); ``layout`` (names, metadata files
 sizing rules).
 """
 
-from .append import append_bcolz
+from .append import append_bcolz, append_rows
 from .attrs import BcolzAttrs
 from .layout import BLPK_HEADER as BLPK_HEADER
 from .layout import META_DIR as META_DIR
@@ -61,6 +61,7 @@ __all__ = [
     "CtableReader",
     "CtableWriter",
     "append_bcolz",
+    "append_rows",
     "blosc_typesize",
     "default_chunklen",
     "info",

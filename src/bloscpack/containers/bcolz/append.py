@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
 from ...io import PathLike, atomic_write
+from ...journal import Steps
 from ...remote.upload import local_output
 from .layout import (
     BLPK_HEADER,
@@ -36,7 +37,8 @@ class _AppendPlan:
 
     reader: CarrayReader
     cparams: Cparams
-    rows: np.ndarray  # the old leftover rows, then the new ones (quantized when compressed)
+    head: np.ndarray  # the old leftover rows, which lead the first chunk rewritten
+    rows: np.ndarray  # the new rows (quantized when compressed)
     first: int  # index of the first chunk file written
     length: int  # rows after the append
     cbytes: int  # bcolz's ``cbytes`` before the append
@@ -50,29 +52,42 @@ def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _Append
             f"{os.path.join(reader.path, STORAGE_FILE)}: new chunks would use codec"
             f" {cparams.cname!r}, which cannot be written; bloscpack writes {WRITABLE_CODECS}"
         )
-    nfull, rem = divmod(length, reader.chunklen)
-    if rem:  # the old leftover rows lead the first chunk rewritten
-        rows = np.concatenate([reader.read(nfull * reader.chunklen, length), rows])
+    nfull = length // reader.chunklen
+    head = reader.read(nfull * reader.chunklen, length)
     old = _read_meta_json(os.path.join(reader.path, SIZES_FILE), "sizes")
     cbytes: Any = old.get("cbytes") if isinstance(old, dict) else None
+    if len(reader) != length:  # a column an interrupted ctable append grew: count it again
+        cbytes = reader.chunklen * reader.atomsize  # bcolz counts the leftover buffer
+        cbytes += sum(_stored_cbytes(reader.path, i) for i in range(nfull))
     if not _is_int(cbytes):
         cbytes = reader.chunklen * reader.atomsize
-    return _AppendPlan(reader, cparams, rows, nfull, nfull * reader.chunklen + len(rows), cbytes)
+    return _AppendPlan(reader, cparams, head, rows, nfull, length + len(rows), cbytes)
 
 
-def _write_append_chunks(plan: _AppendPlan) -> bytes:
+def _stored_cbytes(path: str, index: int) -> int:
+    """The ``cbytes`` of chunk file ``index`` of the carray at ``path``."""
+    with open(_chunk_file(path, index), "rb") as fh:
+        fh.seek(len(BLPK_HEADER))
+        return _chunk_cbytes(fh.read(16))
+
+
+def _write_append_chunks(plan: _AppendPlan, steps: Steps) -> bytes:
     """Write the chunk files of ``plan``, each replaced atomically; return the new
     ``meta/sizes`` (``cbytes`` grows by every full chunk written, as in bcolz)."""
     reader, chunklen = plan.reader, plan.reader.chunklen
     cbytes = plan.cbytes
-    for i, row in enumerate(range(0, len(plan.rows), chunklen)):
-        rows = plan.rows[row : row + chunklen]
+    fill = chunklen - len(plan.head) if len(plan.head) else 0
+    pieces = [plan.rows[at : at + chunklen] for at in range(fill, len(plan.rows), chunklen)]
+    if len(plan.head):  # only the first chunk is copied together
+        pieces.insert(0, np.concatenate([plan.head, plan.rows[:fill]]))
+    for i, rows in enumerate(pieces):
         chunk = _compress_chunk(rows, plan.cparams)
         if len(rows) == chunklen:
             cbytes += _chunk_cbytes(chunk)
         with atomic_write(_chunk_file(reader.path, plan.first + i)) as fh:
             fh.write(BLPK_HEADER)
             fh.write(chunk)
+        steps.done()
     return _sizes_blob((plan.length,) + reader.shape[1:], reader.atomsize, cbytes)
 
 
@@ -142,6 +157,11 @@ def _prepare_appends(path: str, rows: Any) -> list[tuple[CarrayReader, np.ndarra
     return work
 
 
+def append_rows(path: PathLike, rows: np.ndarray) -> None:
+    """:func:`bloscpack.append` for bcolz directories: :func:`append_bcolz`."""
+    append_bcolz(path, rows)
+
+
 def append_bcolz(path: PathLike, rows: Any) -> int:
     """Append ``rows`` to a carray or ctable directory as bcolz does; return the new length.
 
@@ -155,9 +175,11 @@ def append_bcolz(path: PathLike, rows: Any) -> int:
     plans = [
         _plan_append(reader, data, length) for reader, data, length in _prepare_appends(root, rows)
     ]
-    sizes = [_write_append_chunks(plan) for plan in plans]
+    steps = Steps()
+    sizes = [_write_append_chunks(plan, steps) for plan in plans]
     # sizes last; the first column's (which gives a ctable's length) after all the others
     for plan, blob in reversed(list(zip(plans, sizes, strict=True))):
         with atomic_write(os.path.join(plan.reader.path, SIZES_FILE)) as fh:
             fh.write(blob)
+        steps.done()
     return plans[0].length

@@ -14,6 +14,7 @@ offsets sections; reading all that precedes the chunks), :mod:`.reader`, :mod:`.
 append), :mod:`.file` (``BloscFile``).
 """
 
+from .append import append_rows
 from .file import compress_file, write_stored
 from .header import sniff, stream_size
 from .preamble import (
@@ -50,6 +51,7 @@ from .writer import (
 save = save_blp
 
 __all__ = [
+    "append_rows",
     "BlpTarget",
     "ConversionTarget",
     "BloscpackReader",

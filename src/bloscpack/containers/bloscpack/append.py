@@ -34,6 +34,7 @@ from ...errors import (
     ArgumentError,
     ChecksumMismatch,
     FormatError,
+    NotAContainer,
     NotEnoughSpace,
     TruncatedError,
     UnsupportedError,
@@ -63,6 +64,7 @@ from .args import (
 from .checksums import Hash
 from .header import (
     BLOSCPACK_HEADER_LENGTH,
+    MAGIC,
     METADATA_HEADER_LENGTH,
     BloscpackHeader,
     MetadataHeader,
@@ -88,6 +90,7 @@ class _Layout:
         self.name = name
         self.size = _file_size(fp)
         raw = _read_exactly(fp, 0, BLOSCPACK_HEADER_LENGTH, self.size, name, "bloscpack header")
+        _check_magic(raw, name)
         self.header = BloscpackHeader.decode(raw)
         check_format_version(self.header, name, FormatError)
         self.checksum: Hash = self.header.checksum_impl
@@ -155,6 +158,17 @@ class _Layout:
                 f" {digest!r}, received: {computed!r}"
             )
         return chunk, self.last_pos + cbytes + self.checksum.size
+
+
+def _check_magic(head: bytes, name: str) -> None:
+    """Refuse a file that is no ``.blp`` file (``head``: its first bytes), saying what appends
+    to the other formats."""
+    if head[:4] != MAGIC:
+        raise NotAContainer(
+            f"{name}: not a .blp file (the magic marker {MAGIC!r} is missing), which this append"
+            " of bloscpack 0.16's takes; bloscpack.append(path, data) appends to every format"
+            " that grows"
+        )
 
 
 def _file_size(fp: IO[bytes]) -> int:
@@ -230,10 +244,16 @@ class _Plan:
             (rest - (self.new_chunks - 1) * chunk_size) if rest else last_nbytes + fill
         )
         if header.offsets and self.new_chunks > header.max_app_chunks:
-            raise NotEnoughSpace(
+            problem = (
                 f"{layout.name}: not enough space: appending {new_size} bytes needs"
                 f" {self.new_chunks} new chunks, but only {header.max_app_chunks} offset slots"
-                " are left (see --max-app-chunks)"
+                " are left; rewrite it with room for more appends"
+            )
+            room = self.new_chunks + 10 * header.nchunks
+            raise NotEnoughSpace(
+                f"{problem}: bloscpack.convert({layout.name!r}, 'larger.blp',"
+                f" max_app_chunks={room})",
+                f"{problem}: blpk convert --max-app-chunks {room} {layout.name} larger.blp",
             )
 
 
@@ -339,16 +359,43 @@ def append(
     if is_stream(orig_file):
         raise ArgumentError(f"{os.fspath(orig_file)}: not a regular file, cannot be appended to")
     if isinstance(new_file, np.ndarray):
+        with open(orig_file, "rb") as head:
+            _check_magic(head.read(4), os.fspath(orig_file))
         rows = _rows_for(orig_file, new_file)
         with open(orig_file, "r+b") as orig_fp:
-            return append_fp(orig_fp, io.BytesIO(rows), len(rows), blosc_args, metadata=metadata)
+            new = io.BufferedReader(_ViewReader(rows))
+            return append_fp(orig_fp, new, len(rows), blosc_args, metadata=metadata)
     with sized_input(new_file) as sized:
         new_size = os.path.getsize(sized)
         with open(orig_file, "r+b") as orig_fp, open(sized, "rb") as new_fp:
             return append_fp(orig_fp, new_fp, new_size, blosc_args, metadata=metadata)
 
 
-def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:
+def append_rows(path: PathLike, rows: np.ndarray, *, blosc_args: Mapping[str, Any] | None = None,
+                metadata: Any = None) -> None:  # fmt: skip
+    """:func:`bloscpack.append` for ``.blp`` files: :func:`append` of ``rows`` (bytes as
+    ``uint8``), which says how to make room when the offsets section has none left."""
+    append(path, rows, blosc_args, metadata=metadata)
+
+
+class _ViewReader(io.RawIOBase):
+    """A binary stream of the bytes of a buffer, read without copying it first."""
+
+    def __init__(self, data: memoryview) -> None:
+        super().__init__()
+        self._data, self._pos = data, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = min(len(buffer), len(self._data) - self._pos)
+        memoryview(buffer).cast("B")[:n] = self._data[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+
+def _rows_for(path: PathLike, rows: np.ndarray) -> memoryview:
     """The bytes of ``rows`` (C order), checked to be rows of the array ``path`` holds."""
     nd.check_storable(rows.dtype)
     with reading(path) as reader:
@@ -361,7 +408,7 @@ def _rows_for(path: PathLike, rows: np.ndarray) -> bytes:
                 f" {tuple(spec.shape)}; rows of dtype {rows.dtype} and shape {rows.shape} do not"
                 " fit it"
             )
-    return nd.byte_view(np.ascontiguousarray(rows)).tobytes()
+    return nd.byte_view(np.ascontiguousarray(rows)).data
 
 
 def _append(

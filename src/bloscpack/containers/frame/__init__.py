@@ -9,6 +9,7 @@ container protocol and new frames), and :mod:`.api`, the user-facing :class:`blo
 which also opens sparse frames (:mod:`bloscpack.containers.sframe`, whose chunks are files).
 """
 
+from .append import append_rows
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
 from .params import CParams
@@ -27,7 +28,7 @@ from .writer import (
 )
 
 __all__ = [
-    "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
+    "append_rows", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
     "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info", "load_bytes",
     "open_reader", "open_writer", "own_options", "packed_user", "read_all", "refused", "save_bytes",
     "sniff", "verify", "vlmeta_items",

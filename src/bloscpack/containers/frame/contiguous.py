@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -14,9 +14,16 @@ from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
 from ...blosc.partial import CHUNK_HEAD_READ
 from ...errors import ArgumentError, FormatError
 from ...io import ByteSource, PathLike, atomic_write
+from ...journal import Steps, remove_journal, roll_back, write_journal
 from .edit import FrameBase
 from .params import CParams, compress_vlmeta, new_frame_image
-from .records import FRAME_CONTIGUOUS, HEADER_FIXED_LEN, pack_metalayers, pack_trailer
+from .records import (
+    FRAME_CONTIGUOUS,
+    HEADER_FIXED_LEN,
+    marker_of,
+    pack_metalayers,
+    pack_trailer,
+)
 from .storage import FrameStorage
 
 
@@ -213,6 +220,65 @@ class ContiguousFrame(FrameBase):
         if data is not None:
             self._storage.write(hl + old_entry, data)
         return cbytes + delta
+
+    def refresh(self) -> None:
+        if self._storage.fd is not None:
+            with os.fdopen(os.dup(self._storage.fd), "r+b") as fp:
+                roll_back(self.name, fp)
+        self._trailer_at, self._trailer_len = self._load(
+            self._storage.read, self._storage.size(), self.name
+        )
+        self._index_buffer = None
+
+    def _grow(self, first: int, new: Iterable[tuple[memoryview, ChunkHeader]],
+              commit: Callable[[np.ndarray, list[int], int], None],
+              steps: Steps) -> None:  # fmt: skip
+        """The new chunks go where the chunks they replace began when those end the chunks
+        section (else after it, leaving them as holes, as C-Blosc2 does), then index, trailer
+        and header; a file is changed under the rollback journal of :mod:`bloscpack.journal`."""
+        keep, dropped = self.offsets[:first], self.offsets[first:]
+        kept, dropped = keep[keep >= 0], dropped[dropped >= 0]
+        at = self.header.cbytes
+        if dropped.size and (not kept.size or kept.max() < dropped.min()):
+            at = int(dropped.min())
+        hl = self.header.header_len
+        with self._journaled(hl + at, steps):
+            entries, sizes = [], []
+            for data, header in new:
+                entry = marker_of(header)
+                if entry is None:
+                    self._storage.write(hl + at, data)
+                    entry, at = at, at + len(data)
+                    steps.done()
+                entries.append(entry)
+                sizes.append(header.nbytes)
+            commit(np.concatenate([keep, np.asarray(entries, dtype="<i8")]), sizes, at)
+            steps.done()
+
+    @contextlib.contextmanager
+    def _journaled(self, tail: int, steps: Steps) -> Iterator[None]:
+        """A change of the frame's header and of its bytes from ``tail`` on: a frame in a file
+        is changed under a rollback journal beside it (written and synced first, removed once
+        the file is synced), so that an interrupted change is rolled back by the next reader
+        or writer (:func:`bloscpack.journal.recover`); a failed one is rolled back here."""
+        storage = self._storage
+        if storage.fd is None:
+            yield
+            return
+        size = storage.size()
+        regions = [(storage.offset + pos, bytes(storage.read(pos, n, "frame")))
+                   for pos, n in ((0, self.header.header_len), (tail, size - tail))]  # fmt: skip
+        with os.fdopen(os.dup(storage.fd), "r+b") as fp:
+            write_journal(self.name, fp, regions, steps)
+            try:
+                yield
+                os.fsync(storage.fd)
+                steps.done()
+            except BaseException:
+                roll_back(self.name, fp)
+                self.refresh()
+                raise
+            remove_journal(self.name, steps)
 
     def _write_image(self, header: bytes, index: bytes, trailer: bytes, frame_len: int) -> None:
         """Write index, trailer and header and truncate the file to the new frame length."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader, Spe
 from ...blosc.special import special_chunk
 from ...errors import ArgumentError
 from ...io import run_inside
+from ...journal import Steps
 from .core import FrameCore
 from .params import compress_vlmeta
 from .records import (
@@ -171,6 +172,61 @@ class FrameBase(FrameCore):
         offsets = self._offsets_with(pos, entry)
         self._commit(offsets, self.header.nbytes + header.nbytes, cbytes, chunksize, vl,
                      appended=op == "append")  # fmt: skip
+
+    def refresh(self) -> None:
+        """Read the frame's state again, inside :meth:`exclusive` (what another writer changed
+        since it was opened; an interrupted :meth:`grow` is rolled back first)."""
+        raise NotImplementedError
+
+    @_edit
+    def grow(self, first: int, chunks: Iterable[Any], metalayers: dict[str, bytes] | None = None,
+             vlmeta: dict[str, bytes] | None = None) -> None:  # fmt: skip
+        """Replace chunks ``first`` to the last with the compressed ``chunks`` (stored as they
+        come) and set the ``metalayers`` given (same lengths) and ``vlmeta`` (msgpack bytes),
+        as one change that an interruption leaves undone or done (see the subclasses'
+        ``_grow``)."""
+        self._require_writable()
+        for name, content in (metalayers or {}).items():
+            at = [k for k, (n, old) in enumerate(self.metalayers)
+                  if n == name and len(old) == len(content)]  # fmt: skip
+            if not at:
+                raise ArgumentError(f"{self.name}: no metalayer {name!r} of {len(content)} bytes")
+            self.metalayers[at[0]] = (name, bytes(content))
+        for name, content in (vlmeta or {}).items():
+            packed = compress_vlmeta(bytes(content))
+            at = [k for k, (n, _) in enumerate(self.vlmeta) if n == name]
+            if at:
+                self.vlmeta[at[0]] = (name, packed)
+            else:
+                self.vlmeta.append((name, packed))
+        kept = self.header.nbytes - sum(self.chunk_nbytes(i) for i in range(first, self.nchunks))
+        before = [self.chunk_nbytes(first - 1)] if first else []
+
+        def commit(offsets: np.ndarray, sizes: list[int], cbytes: int) -> None:
+            chunksize = self._grown_chunksize(before + sizes)
+            self._commit(offsets, kept + sum(sizes), cbytes, chunksize, self._vl_blocks())
+
+        self._grow(first, (check_new_chunk(chunk) for chunk in chunks), commit, Steps())
+
+    def _grown_chunksize(self, sizes: list[int]) -> int:
+        """The frame chunksize once the chunks from the one before those replaced on hold
+        ``sizes`` bytes: kept while every chunk but the last has it (set by the first chunk
+        of a frame without one), else 0 (variable)."""
+        chunksize = self.header.chunksize
+        if chunksize < 0:
+            chunksize = sizes[0] if sizes else chunksize
+        if chunksize <= 0:
+            return chunksize
+        if any(n != chunksize for n in sizes[:-1]) or (sizes and sizes[-1] > chunksize):
+            return 0
+        return chunksize
+
+    def _grow(self, first: int, new: Iterable[tuple[memoryview, ChunkHeader]],
+              commit: Callable[[np.ndarray, list[int], int], None],
+              steps: Steps) -> None:  # fmt: skip
+        """Store ``new`` in place of chunks ``first``... as they come, then ``commit(index,
+        the new chunks' sizes, cbytes)`` the frame's new state."""
+        raise NotImplementedError
 
     @_edit
     def update_chunk(self, pos: int, chunk: Any) -> int:
