@@ -147,6 +147,21 @@ def test_append_to_raw_bytes_of_an_array_container(tmp_path):
     np.testing.assert_array_equal(bloscpack.load(path), np.concatenate([ROWS, ROWS[:4]]))
 
 
+def test_blpk_appends_an_npy_file_to_raw_bytes_whole_as_016_did(tmp_path, bloscpack016):
+    """A ``.npy`` file whose rows a raw-bytes ``.blp`` cannot take (they are no bytes) is
+    appended as its bytes, header and all, as bloscpack 0.16's ``blpk append`` did."""
+    raw = bytes(range(256)) * 400
+    (tmp_path / "raw.bin").write_bytes(raw)
+    np.save(tmp_path / "f.npy", np.arange(10.0))
+    path = tmp_path / "raw.blp"
+    compress_file(tmp_path / "raw.bin", path)
+    proc = blpk("a", path, tmp_path / "f.npy")
+    assert (proc.returncode, proc.stderr) == (0, "")
+    whole = raw + (tmp_path / "f.npy").read_bytes()
+    assert bloscpack.load(path).tobytes() == whole
+    assert peer_read(path, "blp", np.zeros(0, np.uint8), bloscpack016).tobytes() == whole
+
+
 def test_nothing_to_append_changes_nothing(tmp_path):
     for case in ("b2frame", "b2nd", "sframe"):
         path = CASES[case][1](tmp_path)

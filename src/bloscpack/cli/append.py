@@ -14,6 +14,7 @@ import numpy as np
 
 from ..args import double_pretty_size
 from ..containers import registry
+from ..containers.base import ArrayDescription
 from ..errors import NotEnoughSpace
 from ..remote.upload import local_output
 from .console import EXIT_OK, CLIError, Console
@@ -47,7 +48,7 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
     with (
         _progress_bar(args, console, "append", lambda: new_size) as bar,
         _counting(bar, "compress"),
-        _new_data(new) as data,
+        _new_data(new, original) as data,
     ):
         try:
             length = append(original, data, **options)
@@ -81,16 +82,30 @@ def _format_options(args: argparse.Namespace, original: str) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _new_data(path: str) -> Iterator[Any]:
-    """The data to append from ``path``: the array of a ``.npy`` file, else its bytes (mapped,
-    not read into memory)."""
+def _new_data(path: str, original: str) -> Iterator[Any]:
+    """The data to append from ``path`` to ``original``: the rows of a ``.npy`` file, unless
+    ``original`` holds raw bytes (a 1-d ``uint8`` array) the rows do not fit, which take the
+    file's bytes, header and all, as bloscpack 0.16 appended them; else its bytes (mapped, not
+    read into memory)."""
     if registry.extension_of(path) == ".npy":
-        yield np.load(path, mmap_mode="r", allow_pickle=False)
-        return
+        rows = np.load(path, mmap_mode="r", allow_pickle=False)
+        held = _held(original)
+        if rows.dtype == held.dtype or held.dtype != np.uint8 or len(held.shape) != 1:
+            yield rows
+            return
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         # unmapped when no longer referenced (rows viewing it may outlive the block)
         yield memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)) if size else b""
+
+
+def _held(path: str) -> ArrayDescription:
+    """The array the container ``path`` holds."""
+    reader = registry.open_reader(path, registry.detect(path), verify=False)
+    try:
+        return reader.description
+    finally:
+        reader.close()
 
 
 def _size(path: str) -> int:
