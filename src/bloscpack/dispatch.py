@@ -135,16 +135,22 @@ def append(path: PathLike, data: Any, **options: Any) -> int:
     bcolz carrays and ctables); others raise ``NotAppendable``.  ``options``: the format's
     own (``.blp``: ``blosc_args``, ``metadata``, as :func:`bloscpack.append.append` takes
     them)."""
-    path = local_output(path, "append to")
-    if is_stream(path):
-        raise ArgumentError(f"{os.fspath(path)}: not a regular file, cannot be appended to")
-    path = os.fspath(path)
+    path = appendable_path(path)
     fmt, description = in_one_state(_description, path)
     grow = registry.appender(fmt, path)
     registry.check_options(fmt, options, registry.keyword_options(grow, 2))
     rows = _rows_for(path, description, data)
     grow(path, rows, **options)
     return description.shape[0] + len(rows)
+
+
+def appendable_path(path: PathLike) -> str:
+    """The local path of ``path`` to append to (a ``file://`` URL too); ``ArgumentError`` for
+    any other URL and for a file that is not regular (a device or a FIFO cannot grow)."""
+    path = local_output(path, "append to")
+    if is_stream(path):
+        raise ArgumentError(f"{os.fspath(path)}: not a regular file, cannot be appended to")
+    return os.fspath(path)
 
 
 class AppendModule(types.ModuleType):

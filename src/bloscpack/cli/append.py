@@ -16,7 +16,7 @@ from ..args import double_pretty_size
 from ..containers import registry
 from ..containers.base import ArrayDescription
 from ..errors import NotEnoughSpace
-from ..remote.upload import local_output
+from ..io import is_stream
 from .console import EXIT_OK, CLIError, Console
 from .files import _check_input, _counting, _progress_bar, _read_metadata_file, _same_file
 from .options import EXTENSION
@@ -25,7 +25,7 @@ from .options import EXTENSION
 def cmd_append(args: argparse.Namespace, console: Console) -> int:
     """``append``: the bytes of a file (the rows of a ``.npy`` file) to the end of a container
     of any format that grows (see :func:`bloscpack.append`), crash-safely."""
-    from ..dispatch import append
+    from ..dispatch import append, appendable_path
 
     original, new = args.original_file, args.new_file
     if not args.no_check_extension and registry.by_extension(original) is None:
@@ -35,7 +35,7 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
             f"original file '{original}' does not end with '{EXTENSION}' (nor {others}; -e"
             " appends to it whatever its name)"
         )
-    original = local_output(original, "append to")  # refused for a URL but file://
+    original = appendable_path(original)  # refused for a URL but file://, and for a device
     _check_input(original, "original file")
     _check_input(new, "new file")
     if _same_file(original, new):
@@ -93,6 +93,10 @@ def _new_data(path: str, original: str) -> Iterator[Any]:
         if rows.dtype == held.dtype or held.dtype != np.uint8 or len(held.shape) != 1:
             yield rows
             return
+    if is_stream(path):  # a FIFO, /proc: read to its end
+        with open(path, "rb") as fh:
+            yield fh.read()
+        return
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         # unmapped when no longer referenced (rows viewing it may outlive the block)
