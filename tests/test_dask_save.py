@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import bloscpack
+from bloscpack import chunkmanagers
 from bloscpack.containers import registry
 from bloscpack.containers.base import WriterBase
-from bloscpack.errors import ArgumentError
+from bloscpack.errors import ArgumentError, UnsupportedError
 from bloscpack.integrations import dask as dask_integration
 
 da = pytest.importorskip("dask.array")
@@ -414,6 +415,26 @@ def test_bloscarray_from_bytes_has_no_dask_array(tmp_path):
     bloscpack.save(ARRAY[:10], path)
     with bloscpack.open(path.read_bytes()) as lazy, pytest.raises(ArgumentError):
         lazy.to_dask()
+
+
+def test_bloscarray_to_dask_is_the_registered_chunk_manager(tmp_path, monkeypatch):
+    """The core does not import the dask integration: ``BloscArray.to_dask`` calls the chunk
+    manager ``"dask"`` registered when called, and says so when none is."""
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY[:10], path)
+    assert chunkmanagers.manager("dask") is bloscpack.to_dask
+    calls = []
+    monkeypatch.setitem(chunkmanagers._MANAGERS, "dask",
+                        lambda *args, **kwargs: calls.append((args, kwargs)) or "lazy")  # fmt: skip
+    with bloscpack.open(path) as lazy:
+        assert lazy.to_dask(5) == "lazy"
+        monkeypatch.delitem(chunkmanagers._MANAGERS, "dask")
+        with pytest.raises(UnsupportedError) as raised:
+            lazy.to_dask()
+    assert calls == [((str(path), 5), {"columns": None})]
+    assert str(raised.value) == (
+        "no chunk manager 'dask' is registered (import bloscpack.integrations.dask)"
+    )
 
 
 # last: the cluster restarts the killed workers meanwhile

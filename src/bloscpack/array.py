@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import io
 import itertools
 import math
@@ -34,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import engine
+from . import chunkmanagers, engine
 from .blosc.header import ChunkHeader
 from .blosc.layout import ChunkKind, chunk_kind
 from .blosc.partial import MIN_PARTIAL_CBYTES
@@ -1073,14 +1072,16 @@ class BloscArray:
     def to_dask(self, chunks: Any = None) -> Any:
         """The container as a ``dask.array.Array`` (a ctable: a dict of one per column), as
         :func:`bloscpack.to_dask` gives it for :attr:`path` (a ctable column: that column's
-        array).  Arrays opened from bytes or a file object have no path to give tasks."""
+        array).  Arrays opened from bytes or a file object have no path to give tasks.  The
+        conversion is the dask integration's, looked up when called in
+        :mod:`bloscpack.chunkmanagers` (the core does not import its integrations)."""
         self._check_open()
         if self.path is None:
             raise ArgumentError("only an array opened by path becomes a dask array")
-        dask = importlib.import_module("bloscpack.integrations.dask")  # a layer above this one
+        to_dask = chunkmanagers.manager("dask")
         if isinstance(self._key, str):
-            return dask.to_dask(self.path, chunks, columns=[self._key])[self._key]
-        return dask.to_dask(self.path, chunks, columns=self._options.get("columns"))
+            return to_dask(self.path, chunks, columns=[self._key])[self._key]
+        return to_dask(self.path, chunks, columns=self._options.get("columns"))
 
     def __len__(self) -> int:
         if not self.shape:

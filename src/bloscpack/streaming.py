@@ -1,9 +1,10 @@
 """Data moved chunk by chunk between containers and byte streams: what ``blpk`` uses for ``-``
-(stdin/stdout), ``.npy`` outputs and decompression of every format with bounded memory.
+(stdin/stdout), ``.npy`` outputs and decompression of every format with bounded memory.  No
+format is named here: which formats write their data as it arrives (``.blp``), and how, is
+asked of the registry (:mod:`bloscpack.containers.registry`).
 
 * :class:`PrefixedReader` puts bytes already read (to recognise a format) back in front of a
   stream; :func:`read_head` reads them.
-* :func:`write_blp_data` writes the data of a ``.blp`` container (path or stream) to a stream.
 * :func:`write_array` writes any container opened with :func:`bloscpack.open` as raw C-order
   bytes or as a ``.npy`` file, a slab of rows at a time.
 * :func:`spool` copies a stream into a temporary file, for formats that need random access.
@@ -109,23 +110,6 @@ def buffer_size(chunk_size: int) -> int:
     return chunk_size if 0 < chunk_size <= MAX_BUFFER_BYTES else PIECE_BYTES
 
 
-def write_blp_data(source: Any, out: IO[bytes], progress: Progress | None = None,
-                   piece: int = PIECE_BYTES) -> Any:  # fmt: skip
-    """Write the decompressed data of a ``.blp`` container (a path or a readable binary
-    stream) to ``out``, chunk by chunk, as stored; return its metadata."""
-    from .containers.bloscpack.file import write_stored
-
-    return write_stored(source, out, progress, piece)
-
-
-def blp_stream_size(head: bytes) -> tuple[int | None, int]:
-    """``(uncompressed size or None, chunk size or 0)`` from the header at the start of a
-    ``.blp`` stream (None and 0 when the stream does not say)."""
-    from .containers.bloscpack.header import stream_size
-
-    return stream_size(head)
-
-
 def _rows_per_slab(array: Any) -> int:
     """Rows read at a time: about :data:`SLAB_BYTES`, whole stored chunks along the first
     axis when the chunks are boxes."""
@@ -225,12 +209,10 @@ def temporary_directory() -> tempfile.TemporaryDirectory[str]:
 
 __all__ = [
     "PrefixedReader",
-    "blp_stream_size",
     "buffer_size",
     "npy_header",
     "read_head",
     "spool",
     "temporary_directory",
     "write_array",
-    "write_blp_data",
 ]

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine
+from .. import chunkmanagers, engine
 from ..array import BloscArray
 from ..containers import registry
 from ..containers.base import map_chunks, stage_run
@@ -87,6 +87,9 @@ def to_dask(path: PathLike, chunks: Any = None, *, columns: Any = None,
                 meta=np.empty((0,) * part.ndim, part.dtype),
             )  # fmt: skip
     return arrays[None] if names is None else arrays
+
+
+chunkmanagers.register("dask", to_dask)  # what BloscArray.to_dask calls
 
 
 def _table_rows(part: tuple[str, tuple[str, ...], int, int]) -> Any:
