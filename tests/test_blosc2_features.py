@@ -157,7 +157,12 @@ def _info(path: Path) -> None:
     bloscpack.info(path)
 
 
-ENTRY_POINTS = {"load": _load, "open": _open, "convert": _convert, "info": _info}
+def _append(path: Path) -> None:
+    bloscpack.append(path, np.zeros(2))
+
+
+ENTRY_POINTS = {"load": _load, "open": _open, "convert": _convert, "info": _info,
+                "append": _append}  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -237,3 +242,34 @@ def test_store_members_read_and_the_embedded_store_is_refused(written):
     for store in ("x.b2d", "x.b2z"):
         with pytest.raises(NotAContainer):
             bloscpack.load(written / store)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["b2frame", "sframe"])
+@pytest.mark.parametrize(
+    ("meta", "vlmeta", "message"),
+    [
+        ({"LazyArray": 0}, {},
+         f"a python-blosc2 lazy expression (unknown over no operands) {EVALUATE}"),
+        ({}, {"_LazyArray": {"expression": "o0 * 2", "operands": {"o0": "x.b2nd"}}},
+         f"a python-blosc2 lazy expression ('o0 * 2' over operands o0=x.b2nd) {EVALUATE}"),
+        ({"vlarray": {"version": 1}}, {},
+         "a python-blosc2 ObjectArray (msgpack-serialized objects in its chunks), which this"
+         " version cannot read; open it with python-blosc2"),
+    ],
+    ids=["metalayer-alone", "vlmeta-alone", "objectarray"],
+)  # fmt: skip
+def test_a_marker_refuses_a_plain_frame_with_or_without_its_payload(tmp_path, sparse, meta,
+                                                                    vlmeta, message):  # fmt: skip
+    """Frames python-blosc2's SChunk writes with one marker of the list (the metalayer alone,
+    the vlmetalayer alone): refused the same way, contiguous or sparse."""
+    path = tmp_path / "marked.b2frame"
+    schunk = blosc2.SChunk(chunksize=40, data=np.arange(20, dtype="i4"), urlpath=str(path),
+                           contiguous=not sparse, meta=meta or None, mode="w")  # fmt: skip
+    for key, value in vlmeta.items():
+        schunk.vlmeta[key] = value
+    del schunk
+    assert bloscpack.detect(path) == ("sframe" if sparse else "b2frame")
+    with pytest.raises(UnmodelledFeature) as caught:
+        bloscpack.load(path)
+    assert str(caught.value) == f"{path}: {message}"
+    assert bloscpack.verify(path)["problems"] == [f"{path}: {message}"]

@@ -34,7 +34,10 @@ _EVALUATE = "evaluate it with python-blosc2 and save the result"
 
 
 def _quote(value: Any) -> str:
-    """``value`` quoted on one line, cut to :data:`QUOTE_LEN` characters."""
+    """``value`` quoted on one line, cut to :data:`QUOTE_LEN` characters (``unknown`` when the
+    file does not say)."""
+    if value is None:
+        return "unknown"
     text = repr(str(value))
     return text if len(text) <= QUOTE_LEN else text[: QUOTE_LEN - 4] + "...'"
 
