@@ -273,3 +273,17 @@ def test_a_marker_refuses_a_plain_frame_with_or_without_its_payload(tmp_path, sp
         bloscpack.load(path)
     assert str(caught.value) == f"{path}: {message}"
     assert bloscpack.verify(path)["problems"] == [f"{path}: {message}"]
+
+
+@pytest.mark.parametrize("kind", ["lazyexpr", "lazyexpr-sparse", "embedstore"])
+def test_a_url_is_refused_by_name(written, kind):
+    from remote_servers import http_server
+
+    name, fmt, _, message = KINDS[kind]
+    with http_server(str(written)) as server:
+        url = f"{server.url}/{name}"
+        assert bloscpack.detect(url) == fmt
+        with pytest.raises(UnmodelledFeature) as caught:
+            bloscpack.load(url)
+        assert str(caught.value) == f"{url}: {message}"
+        assert bloscpack.verify(url)["problems"] == [f"{url}: {message}"]
