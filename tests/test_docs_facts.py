@@ -248,6 +248,18 @@ def usage_examples(statement: Statement, cwd: Path) -> int:
                       code("c", "--no-such-option", "in.raw", cwd=cwd), code(cwd=cwd))  # fmt: skip
 
 
+def lazy_expression_codes(cwd: Path) -> int:
+    """``blpk d``, ``info``, ``verify`` and ``convert`` of a lazy expression python-blosc2
+    saved (refused by name)."""
+    import blosc2
+
+    operand = blosc2.asarray(np.arange(10.0), urlpath=str(cwd / "op.b2nd"), mode="w")
+    (operand + operand).save(str(cwd / "lazy.b2nd"))
+    return same_codes(code("d", "lazy.b2nd", "lazy.npy", cwd=cwd),
+                      code("info", "lazy.b2nd", cwd=cwd), code("verify", "lazy.b2nd", cwd=cwd),
+                      code("convert", "lazy.b2nd", "lazy.blp", cwd=cwd))  # fmt: skip
+
+
 #: (page, words of the statement, how to run it -> exit code)
 CASES: list[tuple[str, str, Callable[..., int]]] = [
     # docs/cli.md: the exit code table
@@ -279,6 +291,8 @@ CASES: list[tuple[str, str, Callable[..., int]]] = [
     ("errors.md", "`blpk verify --strict` fail such files",
      lambda s, w: code("t", "--strict", "grid.b2nd", cwd=w)),
     ("errors.md", "refuses such a `.npy` input", lambda s, w: compress_objects(w)),
+    # docs/formats/frames.md
+    ("frames.md", "given one print the", lambda s, w: lazy_expression_codes(w)),
     # docs/guide/saving-and-loading.md
     ("saving-and-loading.md", "refuses the same `.npy` inputs", lambda s, w: compress_objects(w)),
     # docs/guide/convert.md

@@ -40,6 +40,12 @@ class LazyChunkError(UnsupportedError):
     """A lazy chunk (bstarts plus a pointer into its frame) cannot be decoded on its own."""
 
 
+class UnmodelledFeature(UnsupportedError):
+    """The file uses a feature that changes what its bytes mean and that this library does not
+    model (a python-blosc2 lazy expression, proxy cache or reference, an EmbedStore): it is
+    refused by name rather than read around."""
+
+
 class IntegrityError(BloscpackError, RuntimeError):
     """Decoded data does not match what the container recorded (sizes, checksums)."""
 
@@ -205,5 +211,6 @@ __all__ = [
     "ObjectNumpyArrayRejection",
     "ReadOnlyError",
     "TruncatedError",
+    "UnmodelledFeature",
     "UnsupportedError",
 ]

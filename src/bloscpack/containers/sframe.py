@@ -44,6 +44,7 @@ from ..journal import Steps
 from .base import ArrayDescription, WriterBase
 from .frame.append import append_to_frame
 from .frame.edit import FrameBase
+from .frame.features import refuse_unmodelled
 from .frame.params import CParams, compress_vlmeta, new_frame_image
 from .frame.reader import FrameReader, unopened_report
 from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, marker_of, sniff_sparse
@@ -618,6 +619,7 @@ def info(path: PathLike | Directory) -> dict[str, Any]:
     """JSON-able description of the sparse frame at ``path`` (header, metalayers,
     vlmetalayers, index = chunk-file ids)."""
     with contextlib.closing(SparseFrame(path)) as frame, frame.consistent():
+        refuse_unmodelled(frame)
         return frame.info()
 
 
@@ -628,6 +630,10 @@ def verify(path: PathLike | Directory) -> dict[str, Any]:
     except BloscpackError as exc:
         return unopened_report("sframe", exc)
     with contextlib.closing(frame), frame.consistent():
+        try:
+            refuse_unmodelled(frame)
+        except BloscpackError as exc:
+            return unopened_report("sframe", exc)
         report = frame.verify()
         stored = {int(x) for x in frame.offsets if x >= 0}
         total = 0

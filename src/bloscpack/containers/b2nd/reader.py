@@ -27,6 +27,7 @@ from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, Stored
 from ..frame.contiguous import ContiguousFrame
 from ..frame.core import EDGE_READ
 from ..frame.edit import FrameBase
+from ..frame.features import refuse_unmodelled
 from ..frame.reader import frame_compression, unopened_report, vlmeta_items
 from ..frame.records import (
     HEADER_FIXED_LEN,
@@ -171,6 +172,7 @@ class B2ndArray:
             self._frame = _frame_core(source)
             self._owned = owns_frame
         try:
+            refuse_unmodelled(self._frame)
             self.b2nd = _parse_metalayer(self._frame)
             self.grid = _grid(
                 self.b2nd.shape, self.b2nd.chunks, self.b2nd.blocks, self.b2nd.dtype.itemsize
@@ -525,7 +527,6 @@ def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = N
     ``path``, reading only the chunks and blocks it needs."""
     with B2ndArray(path) as array:
         return array.read_selection(selection, out)
-
 
 
 # --- integration: info and verify ---------------------------------------------------------

@@ -25,6 +25,7 @@ from ..base import (
 )
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
+from .features import refuse_unmodelled
 from .records import unpack_value
 
 
@@ -32,6 +33,7 @@ def info(path: PathLike) -> dict[str, Any]:
     """JSON-able description of the contiguous frame at ``path``."""
     frame = ContiguousFrame(path)
     try:
+        refuse_unmodelled(frame)
         with frame.consistent():
             return frame.info()
     finally:
@@ -43,6 +45,11 @@ def verify(path: PathLike) -> dict[str, Any]:
     try:
         frame = ContiguousFrame(path)
     except BloscpackError as exc:
+        return unopened_report("b2frame", exc)
+    try:
+        refuse_unmodelled(frame)
+    except BloscpackError as exc:
+        frame.close()
         return unopened_report("b2frame", exc)
     try:
         with frame.consistent():
@@ -71,6 +78,7 @@ class FrameReader(ReaderBase):
         """``core``: an open :class:`ContiguousFrame` or sparse frame, which the reader owns."""
         self.core = core
         try:
+            refuse_unmodelled(core)
             self.format = "sframe" if core.sparse else "b2frame"
             self.name = core.name
             self.nchunks = n = core.nchunks
@@ -156,6 +164,7 @@ def load_bytes(path: PathLike) -> bytes:
     """The concatenated data of every chunk of the frame at ``path``."""
     frame = ContiguousFrame(path)
     try:
+        refuse_unmodelled(frame)
         return read_all(frame).tobytes()
     finally:
         frame.close()
