@@ -1,8 +1,9 @@
 """A format another package adds through the entry-point group ``bloscpack.formats``: a toy
 format (one Blosc chunk behind a magic string and a JSON header), installed as a real
 distribution (a ``.dist-info`` with ``entry_points.txt``) on ``sys.path``, is read and written
-by ``save``, ``load``, ``open``, ``info``, ``verify``, ``detect``, ``convert`` and ``blpk``
-without anything else of bloscpack edited."""
+by ``save``, ``load``, ``open``, ``info``, ``verify`` and ``detect``, converted to other formats
+by ``convert`` and ``blpk convert``, and read by ``blpk d``, ``info`` and ``verify``, with
+nothing of bloscpack edited."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ def test_format_option_and_its_own_options(toy):
         bloscpack.save(ARRAY, toy / "b.toy", shuffle=False)
 
 
-def test_convert_to_and_from_other_formats(toy):
+def test_convert_from_it_to_other_formats(toy):
     bloscpack.save(ARRAY, toy / "a.toy")
     bloscpack.convert(toy / "a.toy", toy / "a.b2nd")
     assert bloscpack.detect(toy / "a.b2nd") == "b2nd"
@@ -199,6 +200,10 @@ def test_blpk_reads_the_format(toy):
                           cwd=toy, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["format"] == "toy"
+    done = subprocess.run([*run, "convert", "a.toy", "b.blp"], capture_output=True, text=True,
+                          cwd=toy, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(bloscpack.load(toy / "b.blp"), ARRAY)
 
 
 def test_an_entry_point_that_is_no_format_is_refused(toy):

@@ -571,10 +571,11 @@ class ContainerFormat(ABC):
         is a container of this format (directory formats: never)."""
         return False
 
-    def sniff_source(self, source: ByteSource, *, whole: bool = False) -> bool:
-        """:meth:`sniff` on the first bytes of ``source``; a format overrides it to read more.
-        ``whole``: the source is one container and nothing else (a buffer)."""
-        return self.sniff(bytes(source.read_upto(0, SNIFF_BYTES)))
+    def sniff_source(self, source: ByteSource, head: bytes, *, whole: bool = False) -> bool:
+        """Whether ``source``, which begins with ``head`` (as :meth:`sniff` gets it), is a
+        container of this format: :meth:`sniff`, unless the format reads more.  ``whole``:
+        the source is one container and nothing else (a buffer)."""
+        return self.sniff(head)
 
     def sniff_dir(self, path: PathLike | Directory) -> bool:
         """Whether the directory ``path`` (or a prefix at a URL) is a container of this

@@ -13,7 +13,6 @@ from ..chunks import inspect_chunk, is_chunk
 from ..errors import BloscpackError
 from ..io import ByteSource, PathLike
 from .base import (
-    SNIFF_BYTES,
     ArrayDescription,
     ChunkSizes,
     ContainerFormat,
@@ -116,9 +115,9 @@ class ChunkFormat(ContainerFormat):
     def sniff(self, head: bytes) -> bool:
         return is_chunk(head)
 
-    def sniff_source(self, source: ByteSource, *, whole: bool = False) -> bool:
+    def sniff_source(self, source: ByteSource, head: bytes, *, whole: bool = False) -> bool:
         """A plausible chunk header; ``whole``: a chunk that fills ``source`` exactly."""
-        return is_chunk(bytes(source.read_upto(0, SNIFF_BYTES)), source.size() if whole else None)
+        return is_chunk(head, source.size() if whole else None)
 
     def open_reader(self, source: Any, *, verify: bool = True) -> ChunkReader:
         return open_reader(source)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.metadata
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -33,7 +32,13 @@ from ..remote.dirs import open_url
 from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
 from .b2nd.format import FORMAT as B2ND
-from .base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
+from .base import (
+    SNIFF_BYTES,
+    ArrayDescription,
+    ContainerFormat,
+    ContainerReader,
+    ContainerWriter,
+)
 from .bcolz.format import FORMAT as BCOLZ
 from .bloscpack.format import FORMAT as BLP
 from .chunk import FORMAT as CHUNK
@@ -71,6 +76,8 @@ FOREIGN = {
 def plugins() -> tuple[ContainerFormat, ...]:
     """The formats other packages add (entry-point group :data:`ENTRY_POINTS`), loaded once,
     when a name, a suffix or a container is none of the built-in formats'."""
+    import importlib.metadata  # (slow to import: only when needed)
+
     found: list[ContainerFormat] = []
     for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
         fmt = entry.load()
@@ -96,17 +103,22 @@ def _in_detection_order(formats: Sequence[ContainerFormat]) -> tuple[ContainerFo
     return tuple(ordered)
 
 
-#: The built-in formats detection tries first, in its order (a chunk, without magic bytes,
-#: comes after the formats of other packages).
-_DETECTED_FIRST = _in_detection_order([f for f in BUILTIN if f is not CHUNK])
+#: The built-in formats in the order detection tries them (a chunk, without magic bytes,
+#: last): all before those of other packages, which are loaded only when none answers.
+_DETECTED_FIRST = _in_detection_order(BUILTIN)
+
+
+def _detected_last() -> tuple[ContainerFormat, ...]:
+    """The formats detection tries after :data:`_DETECTED_FIRST`: other packages' (loaded
+    now)."""
+    return _in_detection_order(plugins())
 
 
 def _detection_order() -> Iterator[ContainerFormat]:
     """Every format, in the order detection tries them; other packages' loaded only when
     the built-in ones before them did not answer."""
     yield from _DETECTED_FIRST
-    yield from _in_detection_order(plugins())
-    yield CHUNK
+    yield from _detected_last()
 
 
 def every_format() -> tuple[ContainerFormat, ...]:
@@ -200,7 +212,10 @@ def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) 
         with opened_url(path, storage_options) as (fmt, _):
             return fmt
     if os.path.isdir(path):
-        for found in _detection_order():
+        for found in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
+            if found.sniff_dir(path):
+                return found.name
+        for found in _detected_last():
             if found.sniff_dir(path):
                 return found.name
         raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
@@ -280,10 +295,14 @@ def detect_source(source: ByteSource, *, whole: bool = False) -> str:
     """The format of the single-file container ``source`` holds, from its first bytes: the
     first of :func:`_detection_order` whose ``sniff_source`` answers.  ``whole``: the source
     is one container and nothing else (a buffer: a Blosc chunk must fill it exactly)."""
-    for fmt in _detection_order():
-        if fmt.sniff_source(source, whole=whole):
+    head = bytes(source.read_upto(0, SNIFF_BYTES))
+    for fmt in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
+        if fmt.sniff_source(source, head, whole=whole):
             return fmt.name
-    raise NotAContainer(_not_a_container(source.name, bytes(source.read_upto(0, 32))))
+    for fmt in _detected_last():
+        if fmt.sniff_source(source, head, whole=whole):
+            return fmt.name
+    raise NotAContainer(_not_a_container(source.name, head))
 
 
 #: The first bytes of a NumPy ``.npy`` file.

@@ -47,9 +47,9 @@ class B2ndFormat(FrameFormatBase):
 
         return sniff_b2nd(head)
 
-    def sniff_source(self, source: ByteSource, *, whole: bool = False) -> bool:
+    def sniff_source(self, source: ByteSource, head: bytes, *, whole: bool = False) -> bool:
         """A frame whose header (read as far as it goes) holds a ``b2nd`` metalayer."""
-        if not is_frame(bytes(source.read_upto(0, 10))):
+        if not is_frame(head):
             return False
         from .reader import sniff_b2nd
 
