@@ -15,10 +15,10 @@ hold pickles and are refused: nothing is ever unpickled.
 
 Its modules, in layers (each imports only from the layers below its own): ``append`` (in-place
 appends) and ``report`` (``info``, ``verify``); ``reader`` and ``writer`` (new directories, the
-conversion target); ``attrs`` (``__attrs__``); ``layout`` (names, metadata files, chunk files,
-sizing rules); ``format`` is the :data:`FORMAT` the registry lists.  The names below are
-imported when first used: recognising another format's files imports only ``format`` and
-``layout``.
+conversion target); ``attrs`` (``__attrs__``); ``layout`` (metadata files, chunk files,
+sizing rules), ``names`` (the names of the files); ``format`` is the :data:`FORMAT` the registry
+lists.  The names below are imported when first used: recognising another format's files
+imports only ``format`` and ``names``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _FROM = {
     "BcolzAttrs": ".attrs",
     "BLPK_HEADER": ".layout",
     "META_DIR": ".layout",
-    "PUBLISHED_LAST": ".layout",
+    "PUBLISHED_LAST": ".names",
     "Cparams": ".layout",
     "blosc_typesize": ".layout",
     "default_chunklen": ".layout",

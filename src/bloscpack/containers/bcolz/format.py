@@ -1,5 +1,5 @@
 """bcolz carrays and ctables (``.bcolz`` directories) as the registry lists them:
-:data:`FORMAT`.  Its reader and writer are imported when first used."""
+:data:`FORMAT`.  The rest of the package is imported when first used."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from ...io import Directory, PathLike, StagedOutput
 from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
-from .layout import META_MEMBERS, PUBLISHED_LAST, sniff_dir
+from .names import META_MEMBERS, PUBLISHED_LAST
 
 
 class BcolzFormat(ContainerFormat):
@@ -31,6 +31,8 @@ class BcolzFormat(ContainerFormat):
     published_last = PUBLISHED_LAST
 
     def sniff_dir(self, path: PathLike | Directory) -> bool:
+        from .layout import sniff_dir
+
         return sniff_dir(path)
 
     # A ctable's reader and writer give their columns' (``columns``), not chunks of their
