@@ -206,7 +206,7 @@ def test_each_blpk_command_refuses_each_kind_by_name(written, command, kind):
     if command == "info":  # what it is, then why it cannot be read
         assert done.stdout.splitlines()[:2] == [
             f"blpk: file:      {name}",
-            f"blpk: format:    {fmt}: {bloscpack.containers.registry.get(fmt).title}",
+            f"blpk: format:    {fmt}: {bloscpack.containers.registry.get(fmt).description}",
         ]  # fmt: skip
     assert not (written / "out.npy").exists() and not (written / "out.blp").exists()
 

@@ -50,11 +50,11 @@ from .containers.registry import (
     detect,
     detect_directory,
     detect_source,
+    format_of,
     open_reader,
     open_url_input,
     opened_url,
 )
-from .containers.registry import module as format_module
 from .errors import (
     ArgumentError,
     BloscpackError,
@@ -838,7 +838,7 @@ def _open_path(path: str) -> tuple[str | None, Any]:
 def detect_buffer(data: Buffer) -> str:
     """The format of a single-file container held in memory: ``blp``, ``b2frame``, ``b2nd``
     or ``chunk`` (see :func:`bloscpack.dispatch.detect` for paths)."""
-    return detect_source(ByteSource(data), whole_chunk=True)
+    return detect_source(ByteSource(data), whole=True)
 
 
 def _map_file(fileobj: Any) -> tuple[memoryview, Any]:
@@ -967,8 +967,8 @@ class BloscArray:
             self._directory = opened if isinstance(opened, Directory) else None
             try:
                 with self._source.consistent() if self._source else contextlib.nullcontext():
-                    if fmt is None:  # a file: format ``frame`` for a contiguous frame
-                        fmt = detect_source(opened, frame_kind=False)
+                    if fmt is None:  # a file
+                        fmt = detect_source(opened)
                     self._reader = open_reader(opened, fmt, verify=verify, columns=columns)
             except BaseException:
                 self._release_mapping()
@@ -1066,8 +1066,8 @@ class BloscArray:
             options = self._options
             with opened_url(self.url, options.get("storage_options"),
                             cache=options.get("cache")) as (fmt, again):  # fmt: skip
-                return {"format": fmt, **format_module(fmt).info(again)}
-        return {"format": self.format, **format_module(self.format).info(self._view)}
+                return {"format": fmt, **format_of(fmt).info(again)}
+        return {"format": self.format, **format_of(self.format).info(self._view)}
 
     def to_dask(self, chunks: Any = None) -> Any:
         """The container as a ``dask.array.Array`` (a ctable: a dict of one per column), as

@@ -357,7 +357,7 @@ def _make_target(fmt: str, source: _Source, options: dict[str, Any], copy_chunks
     """The writer of format ``fmt`` for ``source``, its layout chosen from the options."""
     options = _keep_item_size(fmt, source, options)
     options = registry.writer_options(fmt, options, source.spec.dtype, source.spec.shape)
-    return registry.module(fmt).ConversionTarget(source, options, copy_chunks)
+    return registry.format_of(fmt).conversion_target(source, options, copy_chunks)
 
 
 #: The unsigned ints raw bytes become in a format that stores typed arrays only.

@@ -92,18 +92,19 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
                   metadata: Mapping[str, Any] | None, raw: bool, options: dict[str, Any],
                   storage_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
     """``array`` to ``path`` in ``fmt`` through one staged output: through the format's own
-    ``save`` where it has one (a faster path), else (or with user ``metadata``) its array
-    writer (:func:`~bloscpack.containers.registry.open_writer`: the bytes do not depend on
-    the number of threads), else (or for an array in Fortran order with ``metadata``, or
-    ``raw`` bytes, stored without numpy metadata) through its conversion target.  An array
-    ``fmt`` cannot hold is refused first (:func:`~bloscpack.containers.registry.check_array`)."""
+    ``save`` where it has one (``save_options``: a faster path), else (or with user
+    ``metadata``) its array writer (:func:`~bloscpack.containers.registry.open_writer`: the
+    bytes do not depend on the number of threads), else (or for an array in Fortran order with
+    ``metadata``, or ``raw`` bytes, stored without numpy metadata) through its conversion
+    target.  An array ``fmt`` cannot hold is refused first
+    (:func:`~bloscpack.containers.registry.check_array`)."""
     registry.check_array(fmt, array.dtype, array.shape, path)
     nthreads = options.pop("nthreads", None)
-    found = registry.module(fmt)
-    writer = getattr(found, "save", None)
+    found = registry.format_of(fmt)
+    fast = found.save_options is not None
     fortran = array.ndim > 1 and array.flags.f_contiguous and not array.flags.c_contiguous
-    use_writer = (writer is None or metadata is not None) and not (metadata and fortran)
-    if use_writer and not raw and hasattr(found, "open_writer"):
+    use_writer = (not fast or metadata is not None) and not (metadata and fortran)
+    if use_writer and not raw and found.writable:
         with (
             engine.threads(nthreads),
             registry.open_writer(path, fmt, array.dtype, array.shape, overwrite=overwrite,
@@ -112,15 +113,15 @@ def _write_staged(array: np.ndarray, path: PathLike, fmt: str, overwrite: bool,
         ):
             write_array(new, array)
         return
-    if writer is not None and metadata is None:
+    if fast and metadata is None:
         options = registry.writer_options(fmt, options, array.dtype, array.shape)
-        registry.check_options(fmt, options, registry.keyword_options(writer, 2))
+        registry.check_options(fmt, options, found.save_options or ())
     with (
         engine.threads(nthreads),
         registry.staged_container(path, overwrite, fmt, storage_options) as build,
     ):
-        if writer is not None and metadata is None:
-            writer(array, build, **options)
+        if fast and metadata is None:
+            found.save(array, build, **options)
         else:
             write_new_array(array, build, fmt, metadata=metadata, raw=raw, **options)
 
@@ -138,9 +139,9 @@ def append(path: PathLike, data: Any, **options: Any) -> int:
     path = appendable_path(path)
     fmt, description = in_one_state(_description, path)
     grow = registry.appender(fmt, path)
-    registry.check_options(fmt, options, registry.keyword_options(grow, 2))
+    registry.check_options(fmt, options, grow.append_options)
     rows = _rows_for(path, description, data)
-    grow(path, rows, **options)
+    grow.append_rows(path, rows, **options)
     return description.shape[0] + len(rows)
 
 
@@ -230,9 +231,8 @@ def load(path: PathLike | bytes | bytearray | memoryview | IO[bytes], *,
 def _load(path: Any, fmt: str | None = None) -> np.ndarray:
     """The format's own ``load`` where it has one, else the whole lazy array (frames: raw
     bytes, or an array in their vlmetalayers; chunks)."""
-    load_whole = getattr(registry.module(fmt or detect(path)), "load", None)
-    if load_whole is not None:
-        array: np.ndarray = load_whole(path)
+    array = registry.format_of(fmt or detect(path)).load(path)
+    if array is not None:
         return array
     with BloscArray(path) as lazy:
         return lazy[...]
@@ -264,7 +264,7 @@ def verify(path: PathLike, *, storage_options: Mapping[str, Any] | None = None,
 def _verify(path: Any, fmt: str | None = None) -> dict[str, Any]:
     """The format's report of what it checked, with the verdict every format shares."""
     fmt = fmt or detect(path)
-    report: dict[str, Any] = registry.module(fmt).verify(path)
+    report = registry.format_of(fmt).verify(path)
     report["format"] = fmt
     report.setdefault("notes", [])
     report.setdefault("verifiable", False)  # a format that reports none stores no checksums
@@ -326,13 +326,13 @@ def compress_file(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], format: 
     if raw and found.holds_bytes:  # stored as bytes, the filters told their item size
         options["typesize"] = RAW_TYPESIZE if typesize is None else typesize
         dtype = np.dtype(np.uint8)
-        if registry.streams_raw(found.name):
+        if found.streams:
             _own_path(src, dst, found.name, overwrite, metadata, options, dtype, (0,),
                       storage_options)
             return
     elif raw:
         dtype = _unsigned(found.name, typesize)
-    own_path = hasattr(registry.module(found.name), "compress_file")
+    own_path = found.compress_file_options is not None
     if npy and own_path and src_path is not None:  # the format reads the .npy its own way
         with sized_input(src_path) as sized:
             header = map_npy(sized, src_path)
@@ -355,17 +355,17 @@ def _own_path(src: Any, dst: Any, fmt: str, overwrite: bool, metadata: Any,
               options: dict[str, Any], dtype: np.dtype, shape: tuple[int, ...],
               storage_options: Mapping[str, Any] | None) -> None:  # fmt: skip
     """``src`` through the format's own ``compress_file`` (chunk by chunk as it is read)."""
-    stream = registry.module(fmt).compress_file
+    found = registry.format_of(fmt)
     nthreads = options.pop("nthreads", None)
     options = registry.writer_options(fmt, options, dtype, shape)
-    registry.check_options(fmt, options, registry.keyword_options(stream, 2))
+    registry.check_options(fmt, options, found.compress_file_options or ())
     with contextlib.ExitStack() as stack:
         stack.enter_context(engine.threads(nthreads))
         if isinstance(dst, (str, os.PathLike)):
             dst = stack.enter_context(
                 registry.staged_container(dst, overwrite, fmt, storage_options)
             )
-        stream(src, dst, metadata=metadata, **options)
+        found.compress_file(src, dst, metadata=metadata, **options)
 
 
 def _unsigned(fmt: str, typesize: Any) -> np.dtype:

@@ -71,12 +71,12 @@ def _format_options(args: argparse.Namespace, original: str) -> dict[str, Any]:
         "metadata": (metadata, metadata is not None, "-m/--metadata"),
     }
     fmt = registry.detect(original)
-    taken = registry.keyword_options(registry.appender(fmt, original), 2)
+    taken = registry.appender(fmt, original).append_options
     for name, (_, given, flags) in wanted.items():
         if given and name not in taken:
             raise CLIError(
-                f"{flags} do not apply to '{original}' ({registry.get(fmt).title}): its appends"
-                " use its own compression parameters and metadata"
+                f"{flags} do not apply to '{original}' ({registry.get(fmt).description}): its"
+                " appends use its own compression parameters and metadata"
             )
     return {name: value for name, (value, _, _) in wanted.items() if name in taken}
 

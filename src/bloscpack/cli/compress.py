@@ -74,7 +74,7 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
     with contextlib.ExitStack() as stack:
         out = _output_stream(stack, out_file)
         raw = args.dtype is None and not in_file.endswith(".npy")
-        streams = raw and _registry.streams_raw(args.format)  # bytes written as they come
+        streams = raw and _registry.get(args.format).streams  # bytes written as they come
         source: Any = in_file
         if _streamed(in_file):
             source = _input_stream(stack, in_file)
@@ -139,8 +139,8 @@ def _options(args: argparse.Namespace, in_file: str) -> dict[str, Any]:
         value = getattr(args, name)
         if value is None or (name == "offsets" and value):
             continue
-        if not _registry.accepts(args.format, name):
-            formats = [f for f in _registry.FORMATS if _registry.accepts(f, name)]
+        if not _registry.get(args.format).accepts(name):
+            formats = [f.name for f in _registry.FORMATS.values() if f.accepts(name)]
             raise CLIError(f"{flag} applies to --format {', '.join(formats)} only", EXIT_USAGE)
         options[name] = value
     return options

@@ -156,16 +156,16 @@ def _write_contents(
     else:
         fmt = str(registry.stream_format(source.head))
     console.verbose(f"format: {fmt}")
-    write_stored = None if npy else registry.hook(fmt, "write_stored")
-    if write_stored is not None:
+    found = registry.format_of(fmt)
+    if found.streams and not npy:
         if isinstance(source, str):
             with open(source, "rb") as fh:
                 head = fh.read(HEAD_BYTES)
         else:
             head = source.head
-        size, chunk_size = registry.stream_size(fmt, head)
+        size, chunk_size = found.stream_size(head)
         with _progress_bar(args, console, "decompress", lambda: size) as bar:
-            return write_stored(source, out, _advance(bar), buffer_size(chunk_size))
+            return found.write_stored(source, out, _advance(bar), buffer_size(chunk_size))
     from ..array import BloscArray
 
     with (

@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..containers import registry as _registry
 from .console import EXIT_USAGE, PROG, STDIN_NAME, STDIO, CLIError, Console
-from .options import FORMAT_EXTENSIONS, storage_options
+from .options import storage_options
 
 if TYPE_CHECKING:
     from ..progress import ProgressBar
@@ -142,9 +142,10 @@ def _size_of(path: str) -> int:
 
 
 def _strip_extension(path: str) -> str | None:
-    for suffix in FORMAT_EXTENSIONS.values():
-        if path.endswith(suffix) and len(path) > len(suffix):
-            return path[: -len(suffix)]
+    """``path`` without the suffix of a format it ends with (None: it ends with none)."""
+    suffix = _registry.extension_of(path)
+    if path.endswith(suffix) and len(path) > len(suffix) and _registry.by_extension(path):
+        return path[: -len(suffix)]
     return None
 
 

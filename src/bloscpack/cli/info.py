@@ -83,8 +83,8 @@ def cmd_info(args: argparse.Namespace, console: Console) -> int:
 
 def _details(path: Any, report: dict[str, Any], own: bool) -> str:
     """The details: the format's own text (``own``, where it has one) or the generic text."""
-    own_text = registry.hook(report["format"], "info_text") if own else None
-    return own_text(path, report) if own_text else format_info(report)
+    own_text = registry.format_of(report["format"]).info_text(path, report) if own else None
+    return own_text if own_text is not None else format_info(report)
 
 
 def summarize(
@@ -94,8 +94,8 @@ def summarize(
     source) of format ``fmt``, called ``name``, whose info report is ``report`` (None: it could
     not be read), and the first problem met reading it (then the lines are what could be
     read).  Labels: :data:`SUMMARY_LABELS`."""
-    found = registry.READ_ONLY.get(fmt) or registry.get(fmt)
-    facts: dict[str, str] = {"file": name, "format": f"{fmt}: {found.title}"}
+    found = registry.format_of(fmt)
+    facts: dict[str, str] = {"file": name, "format": f"{fmt}: {found.description}"}
     problem: Exception | None = None
     stored = _stored_size(path)
     nbytes = None

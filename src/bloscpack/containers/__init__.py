@@ -1,1 +1,2 @@
-"""Container formats: one module per format, each with ``sniff``, a reader and a writer."""
+"""Container formats: one package (or module) per format, each exporting ``FORMAT``, an
+instance of :class:`~bloscpack.containers.base.ContainerFormat`."""

@@ -1,10 +1,10 @@
-"""The container protocol: what every format's reader and writer give the layers above it.
+"""The container protocol: what every format gives the layers above it.
 
-A container is an ordered sequence of Blosc chunks plus metadata.  Each format implements
-:class:`ContainerReader` once (``open_reader`` in its module) and, if it writes arrays,
-:class:`ContainerWriter` (``open_writer``), both found through
-:mod:`bloscpack.containers.registry`; the lazy arrays, conversions and integrations are written
-against this protocol and name no format.
+A container is an ordered sequence of Blosc chunks plus metadata.  A format is one
+:class:`ContainerFormat` object (``FORMAT`` in its package), listed by
+:mod:`bloscpack.containers.registry`: it recognises its containers, opens them as a
+:class:`ContainerReader` and, if it writes arrays, opens a :class:`ContainerWriter`; the lazy
+arrays, conversions and integrations are written against this protocol and name no format.
 """
 
 from __future__ import annotations
@@ -12,17 +12,26 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Callable, Generator, Iterator, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol, Self
+from typing import IO, Any, ClassVar, Protocol, Self
 
 import numpy as np
 
 from .. import engine
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader
-from ..errors import FormatError, IntegrityError
-from ..io import CommitsOnSuccess, StagedOutput, append_file
+from ..errors import (
+    ArgumentError,
+    FormatError,
+    IntegrityError,
+    NotAppendable,
+    UnsupportedError,
+)
+from ..io import ByteSource, CommitsOnSuccess, Directory, PathLike, StagedOutput, append_file
+from ..remote.source import EDGE_SIZE
+from .options import COMMON_OPTIONS, CompressionParams
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -480,8 +489,190 @@ def stage_run(layout: ChunkLayout, path: str, first: int, block: np.ndarray,
     return receipts
 
 
+#: The first bytes of a file :meth:`ContainerFormat.sniff` is given (fewer if the file is
+#: shorter).
+SNIFF_BYTES = 32
+
+
+class ContainerFormat(ABC):
+    """One container format: what it is called, what it can do, and how its containers are
+    recognised, read, written, described and checked.  A format is a subclass whose one
+    instance its package exports as ``FORMAT``; the registry lists those instances (its own
+    formats, then those of the entry-point group ``bloscpack.formats``).
+
+    Class attributes: ``name`` (what :func:`bloscpack.detect` gives), ``description`` (for
+    messages), ``suffixes`` (the first one is given to new outputs; an output may have any),
+    ``aliases`` (other names ``format=`` takes); capabilities ``directory`` (a container is a
+    directory), ``writable`` (it writes arrays), ``holds_bytes`` (it stores raw bytes as such,
+    else as unsigned ints), ``grid`` (chunks are boxes of an N-d grid), ``table`` (it holds
+    tables by column), ``appendable`` (:meth:`append_rows` grows a container in place),
+    ``checksummed`` (it stores digests of its chunks), ``streams`` (its data is written and
+    read as it arrives: :meth:`compress_file`, :meth:`write_stored`, :meth:`stream_size`);
+    declared options
+    (``None``: the writer has no such path, or checks its options itself).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    aliases: ClassVar[tuple[str, ...]] = ()
+
+    directory: ClassVar[bool] = False
+    writable: ClassVar[bool] = True
+    holds_bytes: ClassVar[bool] = False
+    grid: ClassVar[bool] = False
+    table: ClassVar[bool] = False
+    appendable: ClassVar[bool] = False
+    checksummed: ClassVar[bool] = False
+    streams: ClassVar[bool] = False
+
+    #: The options :meth:`open_writer` takes besides ``metadata`` (None: it checks them).
+    writer_options: ClassVar[tuple[str, ...] | None] = None
+    #: The options of :meth:`save`, the fast path of :func:`bloscpack.save` (None: none).
+    save_options: ClassVar[tuple[str, ...] | None] = None
+    #: The options of :meth:`compress_file` (None: the format has no such path).
+    compress_file_options: ClassVar[tuple[str, ...] | None] = None
+    #: The options of :meth:`append_rows`.
+    append_options: ClassVar[tuple[str, ...]] = ()
+    #: The formats whose containers may also be this format's (it is more specific):
+    #: detection tries it before them (the built-in formats are tried before those other
+    #: packages add, so a format added refines only other added ones).
+    refines: ClassVar[tuple[str, ...]] = ()
+    #: Directory formats: the members :meth:`sniff_dir` reads (fetched first at a URL).
+    dir_members: ClassVar[tuple[str, ...]] = ()
+    #: Directory formats: the files that make a container readable, written last where
+    #: files appear one by one (``/``-separated, relative).
+    published_last: ClassVar[tuple[str, ...]] = ()
+    #: The bytes its open reads from the start and the end of a file of usual size (what
+    #: opening one at a URL fetches first).
+    edges: ClassVar[tuple[int, int]] = (EDGE_SIZE, EDGE_SIZE)
+
+    @property
+    def extension(self) -> str:
+        """The suffix new outputs get (``""``: none)."""
+        return self.suffixes[0] if self.suffixes else ""
+
+    def accepts(self, option: str) -> bool:
+        """Whether some writer of this format takes the option ``option`` (a common one or
+        its own)."""
+        own = (*(self.save_options or ()), *(self.compress_file_options or ()))
+        return option in {*COMMON_OPTIONS, *own, *self.conversion_options()}
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<format {self.name}>"
+
+    # --- recognising -------------------------------------------------------------------------
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether a file that begins with ``head`` (its first :data:`SNIFF_BYTES` or more)
+        is a container of this format (directory formats: never)."""
+        return False
+
+    def sniff_source(self, source: ByteSource, head: bytes, *, whole: bool = False) -> bool:
+        """Whether ``source``, which begins with ``head`` (as :meth:`sniff` gets it), is a
+        container of this format: :meth:`sniff`, unless the format reads more.  ``whole``:
+        the source is one container and nothing else (a buffer)."""
+        return self.sniff(head)
+
+    def sniff_dir(self, path: PathLike | Directory) -> bool:
+        """Whether the directory ``path`` (or a prefix at a URL) is a container of this
+        format (single-file formats: never)."""
+        return False
+
+    # --- reading -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+        """The container ``source`` (a path, a :class:`~bloscpack.io.ByteSource`, a
+        :class:`~bloscpack.io.Directory` or bytes, which the reader then owns) as a
+        :class:`ContainerReader`; ``verify`` checks chunk digests where the format stores
+        them."""
+
+    def open_table(self, source: Any, columns: Sequence[str]) -> ContainerReader:
+        """Tables: the container ``source`` with only ``columns``, in that order."""
+        raise ArgumentError(f"columns= selects ctable columns; this container is {self.name}")
+
+    def load(self, source: Any) -> np.ndarray | None:
+        """The whole array, by a path faster than the reader's (None: there is none)."""
+        return None
+
+    @abstractmethod
+    def info(self, source: Any) -> dict[str, Any]:
+        """A JSON-able description of the container ``source``."""
+
+    def info_text(self, source: Any, report: dict[str, Any]) -> str | None:
+        """The format's own text for ``blpk info -v`` (None: the generic one)."""
+        return None
+
+    @abstractmethod
+    def verify(self, source: Any) -> dict[str, Any]:
+        """Check the container ``source``: ``{"ok", "nchunks", "bad_chunks", "problems"}``
+        and, where the format knows, ``verifiable`` and ``notes``."""
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+        """Why an array of ``dtype`` and ``shape`` cannot be written as it is (None: it can)."""
+        return None
+
+    def own_options(self, params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+        """The common options ``params`` and the format's own ``rest`` as this format's
+        writers take them, for an array of ``dtype`` and ``shape``."""
+        raise self._unwritable()
+
+    def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
+                    metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
+        """A :class:`ContainerWriter` of a new container of the array ``description`` in
+        ``output`` (a :class:`~bloscpack.io.StagedOutput`, or an upload staged alike), with
+        its own ``options`` and the user ``metadata``."""
+        raise self._unwritable()
+
+    def save(self, array: np.ndarray, path: str, **options: Any) -> None:
+        """The fast path of :func:`bloscpack.save` (where :attr:`save_options` is not None):
+        ``array`` to the staged ``path`` with its own ``options``."""
+        raise self._unwritable()
+
+    def conversion_target(self, source: Any, options: dict[str, Any],
+                          copy_chunks: bool) -> Any:  # fmt: skip
+        """The :class:`~bloscpack.containers.target.Target` a conversion of ``source`` into
+        this format writes through."""
+        raise self._unwritable()
+
+    def conversion_options(self) -> Mapping[str, Any]:
+        """The options :meth:`conversion_target` takes, with their defaults."""
+        return {}
+
+    def compress_file(self, src: Any, dst: Any, **options: Any) -> None:
+        """Formats that stream: the raw file or stream ``src`` into ``dst``, chunk by chunk as
+        it is read."""
+        raise self._unwritable()
+
+    def write_stored(self, source: Any, out: IO[bytes], progress: Any, piece: int) -> Any:
+        """Formats that stream: the data of ``source`` (a path or a stream) to ``out`` as
+        stored; returns its metadata."""
+        raise UnsupportedError(f"format {self.name!r} is not written out as stored")
+
+    def stream_size(self, head: bytes) -> tuple[int | None, int]:
+        """Formats that stream: ``(uncompressed size or None, chunk size or 0)`` from the
+        first bytes ``head``."""
+        return None, 0
+
+    def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
+        """Append ``rows`` (of the container's dtype and trailing shape, bytes as ``uint8``)
+        to the container at ``path`` in place (where :attr:`appendable`)."""
+        raise NotAppendable(f"{os.fspath(path)}: {self.description} cannot grow in place")
+
+    def _unwritable(self) -> UnsupportedError:
+        return UnsupportedError(f"format {self.name!r} has no array writer")
+
+
 __all__ = [
-    "NUMPY_KEYS", "ArrayDescription", "ChunkLayout", "ChunkSizes", "ContainerReader",
+    "NUMPY_KEYS", "SNIFF_BYTES", "ArrayDescription", "ChunkLayout", "ChunkSizes",
+    "ContainerFormat", "ContainerReader",
     "ContainerWriter", "ReaderBase", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
     "chunk_regions", "map_chunks", "stage_run", "write_array",
 ]  # fmt: skip

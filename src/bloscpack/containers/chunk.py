@@ -9,10 +9,16 @@ from .. import engine
 from ..blosc import partial
 from ..blosc.header import ChunkHeader
 from ..blosc.layout import validate_chunk
-from ..chunks import inspect_chunk
+from ..chunks import inspect_chunk, is_chunk
 from ..errors import BloscpackError
 from ..io import ByteSource, PathLike
-from .base import ArrayDescription, ChunkSizes, ReaderBase, StoredMetadata
+from .base import (
+    ArrayDescription,
+    ChunkSizes,
+    ContainerFormat,
+    ReaderBase,
+    StoredMetadata,
+)
 
 
 class ChunkReader(ReaderBase):
@@ -98,4 +104,31 @@ def verify(source: PathLike | Any) -> dict[str, Any]:
     return {"ok": True, "nchunks": 1, "bad_chunks": [], "problems": []}
 
 
-__all__ = ["ChunkReader", "info", "open_reader", "verify"]
+class ChunkFormat(ContainerFormat):
+    """One Blosc chunk stored on its own: read, never written; tried last (its header has no
+    magic bytes)."""
+
+    name = "chunk"
+    description = "one Blosc chunk"
+    writable = False
+
+    def sniff(self, head: bytes) -> bool:
+        return is_chunk(head)
+
+    def sniff_source(self, source: ByteSource, head: bytes, *, whole: bool = False) -> bool:
+        """A plausible chunk header; ``whole``: a chunk that fills ``source`` exactly."""
+        return is_chunk(head, source.size() if whole else None)
+
+    def open_reader(self, source: Any, *, verify: bool = True) -> ChunkReader:
+        return open_reader(source)
+
+    def info(self, source: Any) -> dict[str, Any]:
+        return info(source)
+
+    def verify(self, source: Any) -> dict[str, Any]:
+        return verify(source)
+
+
+FORMAT = ChunkFormat()
+
+__all__ = ["FORMAT", "ChunkFormat", "ChunkReader", "info", "open_reader", "verify"]

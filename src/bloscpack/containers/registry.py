@@ -1,5 +1,7 @@
-"""The formats this library reads and writes: one table of names, aliases and file extensions,
-and the one rule that picks the format of an output from ``format=`` and its name.
+"""The formats this library reads and writes: one ordered list of
+:class:`~bloscpack.containers.base.ContainerFormat` objects (those built in, then those other
+packages add through the entry-point group ``bloscpack.formats``), and the one rule that picks
+the format of an output from ``format=`` and its name.
 
 Every name here means the same thing everywhere (``save``, ``convert``, ``detect``, ``info``,
 ``blpk --format``): the name :func:`bloscpack.detect` gives a container of that format.
@@ -8,18 +10,17 @@ Every name here means the same thing everywhere (``save``, ``convert``, ``detect
 from __future__ import annotations
 
 import contextlib
-import importlib
-import inspect
+import functools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 from ..errors import (
     ArgumentError,
     BloscpackError,
+    FormatError,
     NotAContainer,
     NotAppendable,
     RemoteError,
@@ -28,59 +29,36 @@ from ..errors import (
 from ..io import ByteSource, Directory, PathLike, StagedOutput
 from ..ndarray import check_writable
 from ..remote.dirs import open_url
-from ..remote.source import EDGE_SIZE
 from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
-from .base import ArrayDescription, ContainerReader, ContainerWriter
-from .bloscpack.header import MAGIC as BLP_MAGIC
-from .frame.core import EDGE_READ
-from .frame.records import MAGIC as FRAME_MAGIC
-from .options import COMMON_OPTIONS, CompressionParams, check_options
+from .b2nd.format import FORMAT as B2ND
+from .base import (
+    SNIFF_BYTES,
+    ArrayDescription,
+    ContainerFormat,
+    ContainerReader,
+    ContainerWriter,
+)
+from .bcolz.format import FORMAT as BCOLZ
+from .bloscpack.format import FORMAT as BLP
+from .chunk import FORMAT as CHUNK
+from .frame.format import FORMAT as B2FRAME
+from .options import CompressionParams, check_options
+from .sframe import FORMAT as SFRAME
 
+#: The formats built in, in the order they are listed; a Blosc chunk (read, never written,
+#: without magic bytes) last.
+BUILTIN: tuple[ContainerFormat, ...] = (BLP, B2FRAME, B2ND, SFRAME, BCOLZ, CHUNK)
+#: The entry-point group through which another package adds a format: each entry point
+#: names a :class:`~bloscpack.containers.base.ContainerFormat` instance (its ``FORMAT``).
+ENTRY_POINTS = "bloscpack.formats"
 
-@dataclass(frozen=True)
-class Format:
-    """One container format: its name, the suffix files written in it get, whether it is a
-    directory, other names it answers to, whether it stores raw bytes as such (else they
-    become an array of unsigned ints), the module of ``bloscpack.containers`` that reads
-    and writes it, and ``edges``: the bytes its open reads from the start and the end of a
-    file of usual size (what opening one at a URL fetches first; its reader asks for more
-    in one round when its header says so)."""
-
-    name: str
-    title: str
-    extension: str
-    module: str
-    directory: bool = False
-    aliases: tuple[str, ...] = ()
-    holds_bytes: bool = False  # stores raw bytes as such (not only typed arrays)
-    edges: tuple[int, int] = (EDGE_SIZE, EDGE_SIZE)
-
-    def __str__(self) -> str:
-        return self.name
-
-
-FORMATS: dict[str, Format] = {
-    f.name: f
-    for f in (
-        # header, metadata and offsets (2,000 chunks) at the start, nothing at the end
-        Format("blp", "Bloscpack file", ".blp", "bloscpack", aliases=("bloscpack",),
-               holds_bytes=True, edges=(16 * 1024, 0)),  # fmt: skip
-        # header and metalayers at the start; index and trailer at the end
-        Format("b2frame", "Blosc2 contiguous frame", ".b2frame", "frame", aliases=("frame",),
-               holds_bytes=True, edges=(EDGE_READ, EDGE_READ)),  # fmt: skip
-        Format("b2nd", "python-blosc2 NDArray", ".b2nd", "b2nd", aliases=("ndarray",),
-               edges=(EDGE_READ, EDGE_READ)),  # fmt: skip
-        Format("sframe", "Blosc2 sparse frame (a directory)", ".b2sframe", "sframe",
-               directory=True, aliases=("sparse",), holds_bytes=True),  # fmt: skip
-        Format("bcolz", "bcolz carray or ctable (a directory)", ".bcolz", "bcolz",
-               directory=True),  # fmt: skip
-    )
-}
-#: Containers that are read but never written: a Blosc chunk stored on its own.
-READ_ONLY = {"chunk": Format("chunk", "one Blosc chunk", "", "chunk")}
+#: The formats built in that write arrays, by name.
+FORMATS: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if f.writable}
+#: The formats built in that are read but never written, by name: a Blosc chunk.
+READ_ONLY: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if not f.writable}
 #: The format an output gets when neither ``format=`` nor its name says one.
-DEFAULT = FORMATS["blp"]
+DEFAULT = BLP
 #: Extensions of other tools' formats: an output named so is refused, with how to write it.
 FOREIGN = {
     ".npy": "numpy.save",
@@ -92,19 +70,89 @@ FOREIGN = {
     ".parquet": "pandas or pyarrow",
     ".feather": "pandas or pyarrow",
 }
-_BY_NAME = {alias: f for f in FORMATS.values() for alias in (f.name, *f.aliases)}
-_BY_EXTENSION = {f.extension: f for f in FORMATS.values()}
+
+
+@functools.cache
+def plugins() -> tuple[ContainerFormat, ...]:
+    """The formats other packages add (entry-point group :data:`ENTRY_POINTS`), loaded once,
+    when a name, a suffix or a container is none of the built-in formats'."""
+    import importlib.metadata  # (slow to import: only when needed)
+
+    found: list[ContainerFormat] = []
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
+        fmt = entry.load()
+        if not isinstance(fmt, ContainerFormat):
+            raise FormatError(
+                f"entry point {entry.name!r} of {ENTRY_POINTS}: {entry.value} is not a"
+                " ContainerFormat instance"
+            )
+        if any(fmt.name == known.name for known in (*BUILTIN, *found)):
+            raise FormatError(f"entry point {entry.name!r} of {ENTRY_POINTS}: format"
+                              f" {fmt.name!r} is known already")  # fmt: skip
+        found.append(fmt)
+    return tuple(found)
+
+
+def _in_detection_order(formats: Sequence[ContainerFormat]) -> tuple[ContainerFormat, ...]:
+    """``formats`` as detection tries them: each before the formats it refines (whose
+    containers may also be its own), else in order."""
+    ordered: list[ContainerFormat] = []
+    for fmt in formats:
+        refined = [i for i, f in enumerate(ordered) if f.name in fmt.refines]
+        ordered.insert(min(refined, default=len(ordered)), fmt)
+    return tuple(ordered)
+
+
+#: The built-in formats in the order detection tries them (a chunk, without magic bytes,
+#: last): all before those of other packages, which are loaded only when none answers.
+_DETECTED_FIRST = _in_detection_order(BUILTIN)
+
+
+def _detected_last() -> tuple[ContainerFormat, ...]:
+    """The formats detection tries after :data:`_DETECTED_FIRST`: other packages' (loaded
+    now)."""
+    return _in_detection_order(plugins())
+
+
+def _detection_order() -> Iterator[ContainerFormat]:
+    """Every format, in the order detection tries them; other packages' loaded only when
+    the built-in ones before them did not answer."""
+    yield from _DETECTED_FIRST
+    yield from _detected_last()
+
+
+def every_format() -> tuple[ContainerFormat, ...]:
+    """Every format, built-in and added, in the order they are listed."""
+    return (*BUILTIN, *plugins())
+
+
+def format_of(name: str) -> ContainerFormat:
+    """The format ``name`` (a name :func:`detect` gives, read-only ones included, or one
+    :func:`get` knows)."""
+    found = FORMATS.get(name) or READ_ONLY.get(name)
+    if found is None:
+        found = next((f for f in plugins() if f.name == name), None) or get(name)
+    return found
 
 
 def names() -> str:
-    """The format names, for messages: ``blp, b2frame, b2nd, sframe, bcolz``."""
-    return ", ".join(FORMATS)
+    """The names of the formats that write, for messages: ``blp, b2frame, b2nd, sframe,
+    bcolz`` and those other packages add."""
+    return ", ".join(f.name for f in every_format() if f.writable)
 
 
-def get(name: str) -> Format:
-    """The format called ``name`` (or one of its aliases); ``ArgumentError`` naming the valid
-    ones otherwise."""
-    found = _BY_NAME.get(str(name).lower()) if isinstance(name, str) else None
+def _named(name: str, formats: Sequence[ContainerFormat]) -> ContainerFormat | None:
+    """The format of ``formats`` that writes and is called ``name`` (or an alias)."""
+    lowered = name.lower()
+    return next((f for f in formats if f.writable and lowered in (f.name, *f.aliases)), None)
+
+
+def get(name: str) -> ContainerFormat:
+    """The format that writes and is called ``name`` (or one of its aliases);
+    ``ArgumentError`` naming the valid ones otherwise."""
+    if not isinstance(name, str):
+        raise ArgumentError(f"unknown format {name!r}; choose one of {names()}")
+    found = _named(name, BUILTIN) or _named(name, plugins())
     if found is None:
         raise ArgumentError(f"unknown format {name!r}; choose one of {names()}")
     return found
@@ -115,12 +163,20 @@ def extension_of(path: PathLike) -> str:
     return os.path.splitext(os.fspath(path).rstrip("/" + os.sep))[1].lower()
 
 
-def by_extension(path: PathLike) -> Format | None:
+def _suffixed(ext: str, formats: Sequence[ContainerFormat]) -> ContainerFormat | None:
+    """The format of ``formats`` whose suffixes include ``ext``."""
+    return next((f for f in formats if ext in f.suffixes), None)
+
+
+def by_extension(path: PathLike) -> ContainerFormat | None:
     """The format whose suffix ``path`` ends with, if any."""
-    return _BY_EXTENSION.get(extension_of(path))
+    ext = extension_of(path)
+    if not ext:
+        return None
+    return _suffixed(ext, BUILTIN) or _suffixed(ext, plugins())
 
 
-def output_format(path: PathLike, format: str | None = None) -> Format:
+def output_format(path: PathLike, format: str | None = None) -> ContainerFormat:
     """The format to write ``path`` in: ``format`` if given (which must agree with a known
     suffix of ``path``), else the one its suffix names, else :data:`DEFAULT`.  A suffix of
     another tool's format (``.npy``, ``.zarr``, ...) is refused, saying what writes it."""
@@ -129,13 +185,13 @@ def output_format(path: PathLike, format: str | None = None) -> Format:
         raise UnsupportedError(
             f"{os.fspath(path)!r}: {ext} is the suffix of another format (written by"
             f" {FOREIGN[ext]}); name the output with one of"
-            f" {', '.join(_BY_EXTENSION)} or none"
+            f" {', '.join(f.extension for f in every_format() if f.writable)} or none"
         )
-    named = _BY_EXTENSION.get(ext)
+    named = by_extension(path)
     if format is None:
         return named or DEFAULT
     chosen = get(format)
-    if named is not None and named is not chosen and not _compatible(chosen, named):
+    if named is not None and ext not in chosen.suffixes:
         raise ArgumentError(
             f"{os.fspath(path)!r}: format {chosen.name!r} was asked, but the suffix {ext} names"
             f" {named.name!r}; drop one or make them agree"
@@ -146,24 +202,22 @@ def output_format(path: PathLike, format: str | None = None) -> Format:
 # --- recognising a container by its bytes and layout ----------------------------------------
 
 
-
 def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) -> str:
     """Name of the format of ``path`` (a path or a URL; ``storage_options`` for its
-    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz`` or ``chunk`` (one raw
-    Blosc chunk).  File names do not matter, only bytes and layout."""
+    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz``, ``chunk`` (one raw
+    Blosc chunk) or one another package adds.  File names do not matter, only bytes and
+    layout."""
     path = os.fspath(path)
     if is_url(path):
         with opened_url(path, storage_options) as (fmt, _):
             return fmt
     if os.path.isdir(path):
-        if os.path.isfile(os.path.join(path, "chunks.b2frame")):
-            from . import b2nd
-
-            return "b2nd" if b2nd.sniff_b2nd(path) else "sframe"
-        from .bcolz.layout import sniff_dir
-
-        if sniff_dir(path):
-            return "bcolz"
+        for found in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
+            if found.sniff_dir(path):
+                return found.name
+        for found in _detected_last():
+            if found.sniff_dir(path):
+                return found.name
         raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
     with ByteSource(path) as source:
         return detect_source(source)
@@ -174,26 +228,22 @@ def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) 
 WHOLE_FETCH = 1 << 30
 
 
-def detect_directory(directory: Directory, named: Format | None = None) -> str:
-    """The format of the directory container ``directory`` (a prefix at a URL): ``sframe``,
-    ``b2nd`` or ``bcolz``.  ``named``: the format the name's suffix tells, whose members are
-    fetched first (the others only if they are missing)."""
-    from . import b2nd
-    from .bcolz.layout import META_MEMBERS, sniff_dir
-    from .sframe import INDEX_FILE
-
-    if named is not None and named.name == "bcolz":
-        directory.prefetch(list(META_MEMBERS))
-        if sniff_dir(directory):
-            return "bcolz"
-    elif named is not None and named.name in ("sframe", "b2nd"):
-        directory.prefetch([INDEX_FILE])
-    if named is None or not directory.is_file(INDEX_FILE):
-        directory.prefetch([INDEX_FILE, *META_MEMBERS])  # one round of requests
-    if directory.is_file(INDEX_FILE):
-        return "b2nd" if b2nd.sniff_b2nd(directory) else "sframe"
-    if sniff_dir(directory):
-        return "bcolz"
+def detect_directory(directory: Directory, named: ContainerFormat | None = None) -> str:
+    """The format of the directory container ``directory`` (a prefix at a URL).  ``named``:
+    the format the name's suffix tells, whose members are fetched first (the others only if
+    they do not answer)."""
+    fetched: set[str] = set()
+    if named is not None and named.dir_members:
+        directory.prefetch(list(named.dir_members))
+        fetched.update(named.dir_members)
+        for fmt in _detection_order():  # those whose members are fetched answer first
+            if fmt.dir_members and fetched.issuperset(fmt.dir_members) and fmt.sniff_dir(directory):
+                return fmt.name
+    formats = list(_detection_order())
+    directory.prefetch([m for f in formats for m in f.dir_members])  # one round of requests
+    for fmt in formats:
+        if fmt.sniff_dir(directory):
+            return fmt.name
     raise RemoteError(
         f"{directory.name}: not found (no such object, nor a sparse frame or a bcolz directory"
         " under that prefix)"
@@ -241,25 +291,17 @@ def opened_url(url: str, storage_options: Mapping[str, Any] | None = None, *,
         opened.close()
 
 
-def detect_source(source: ByteSource, *, whole_chunk: bool = False,
-                  frame_kind: bool = True) -> str:  # fmt: skip
-    """The format of the single-file container ``source`` holds, from its first bytes (a frame's
-    metalayers tell ``b2nd`` from ``b2frame``): ``blp``, ``b2frame``, ``b2nd`` or ``chunk``.
-    With ``whole_chunk`` a Blosc chunk must fill the source exactly; with ``frame_kind=False``
-    a contiguous frame is ``frame``, its metalayers unread (for a caller that opens it)."""
-    head = bytes(source.read_upto(0, 32))
-    if head[:4] == BLP_MAGIC:
-        return "blp"
-    if head[1:10] == FRAME_MAGIC and not frame_kind:
-        return "frame"
-    if head[1:10] == FRAME_MAGIC:
-        from .b2nd import sniff_b2nd
-
-        return "b2nd" if sniff_b2nd(source) else "b2frame"
-    from ..chunks import is_chunk
-
-    if is_chunk(head, source.size() if whole_chunk else None):
-        return "chunk"
+def detect_source(source: ByteSource, *, whole: bool = False) -> str:
+    """The format of the single-file container ``source`` holds, from its first bytes: the
+    first of :func:`_detection_order` whose ``sniff_source`` answers.  ``whole``: the source
+    is one container and nothing else (a buffer: a Blosc chunk must fill it exactly)."""
+    head = bytes(source.read_upto(0, SNIFF_BYTES))
+    for fmt in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
+        if fmt.sniff_source(source, head, whole=whole):
+            return fmt.name
+    for fmt in _detected_last():
+        if fmt.sniff_source(source, head, whole=whole):
+            return fmt.name
     raise NotAContainer(_not_a_container(source.name, head))
 
 
@@ -319,110 +361,50 @@ def _staged(path: PathLike, overwrite: bool, fmt: str | None,
 def published_last(fmt: str | None) -> tuple[str, ...]:
     """The files of a directory container in format ``fmt`` that make it readable, in the order
     they are written last where files appear one by one (``/``-separated, relative)."""
-    if fmt is None:
-        return ()
-    return tuple(n.replace(os.sep, "/") for n in getattr(module(fmt), "PUBLISHED_LAST", ()))
+    return () if fmt is None else format_of(fmt).published_last
 
 
 def _holds_published(names: Sequence[str]) -> bool:
     """Whether the files ``names`` (relative to a directory) include those that make a
     directory container of some format readable."""
-    tails = [tail for fmt in FORMATS for tail in published_last(fmt)]
+    tails = [tail for fmt in every_format() for tail in fmt.published_last]
     return any(rank(name, tails) for name in names)
 
 
-def keyword_options(function: Callable[..., Any], positional: int) -> list[str]:
-    """The names ``function`` takes as options: its parameters after the first
-    ``positional`` ones."""
-    params = list(inspect.signature(function).parameters.values())[positional:]
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return [p.name for p in params if p.kind in kinds]
-
-
-def module(fmt: str) -> Any:
-    """The module of ``bloscpack.containers`` that reads (and writes) format ``fmt``."""
-    found = READ_ONLY.get(fmt) or get(fmt)
-    return importlib.import_module(f"{__package__}.{found.module}")
-
-
-def hook(fmt: str, name: str) -> Callable[..., Any] | None:
-    """The function ``name`` of format ``fmt``'s module, if it has one.  Optional hooks:
-    ``info_text(path, report)`` (the format's own text for ``blpk info``) and
-    ``write_stored(source, out, progress, piece)`` (the raw data written as stored, from a path
-    or a stream; such a format also has ``stream_size``, see :func:`stream_size`)."""
-    found: Callable[..., Any] | None = getattr(module(fmt), name, None)
-    return found
-
-
 def appendable() -> list[str]:
-    """The formats whose containers grow in place: those with an ``append_rows`` hook."""
-    return [fmt for fmt in FORMATS if hook(fmt, "append_rows") is not None]
+    """The formats whose containers grow in place (``append_rows``)."""
+    return [fmt.name for fmt in every_format() if fmt.appendable]
 
 
-def appender(fmt: str, path: PathLike) -> Callable[..., None]:
-    """Format ``fmt``'s ``append_rows(path, rows, **options)``, which appends ``rows`` (of the
+def appender(fmt: str, path: PathLike) -> ContainerFormat:
+    """Format ``fmt``, whose ``append_rows(path, rows, **options)`` appends ``rows`` (of the
     container's dtype and trailing shape, bytes as ``uint8``) to the container at ``path`` in
-    place; ``NotAppendable`` naming ``path`` and the format for a format that has none."""
-    found = hook(fmt, "append_rows")
-    if found is None:
-        title = (READ_ONLY.get(fmt) or get(fmt)).title
+    place; ``NotAppendable`` naming ``path`` and the format for a format that cannot."""
+    found = format_of(fmt)
+    if not found.appendable:
         raise NotAppendable(
-            f"{os.fspath(path)}: {title} cannot grow in place; convert it to a format that"
-            f" can ({', '.join(appendable())}) first"
+            f"{os.fspath(path)}: {found.description} cannot grow in place; convert it to a"
+            f" format that can ({', '.join(appendable())}) first"
         )
     return found
 
 
-def stream_size(fmt: str, head: bytes) -> tuple[int | None, int]:
-    """``(uncompressed size or None, chunk size or 0)`` of a container of ``fmt`` (one with a
-    ``write_stored`` hook) from its first bytes ``head``."""
-    size: tuple[int | None, int] = module(fmt).stream_size(head)
-    return size
-
-
-def stream_format(head: bytes) -> str | None:
+def stream_format(head: bytes) -> ContainerFormat | None:
     """The format of a stream that begins with ``head``, among those whose data is written as
-    it arrives (a ``write_stored`` hook); None for the others."""
-    for fmt in FORMATS:
-        found = module(fmt)
-        if hasattr(found, "write_stored") and found.sniff(head):
-            return fmt
-    return None
-
-
-def accepts(fmt: str, name: str) -> bool:
-    """Whether the writers of ``fmt`` take the option ``name`` (a common one or their own)."""
-    found = module(fmt)
-    writers = [getattr(found, hook, None) for hook in ("save", "compress_file")]
-    own = {n for w in writers if w is not None for n in keyword_options(w, 2)}
-    return name in {*COMMON_OPTIONS, *own, *found.ConversionTarget.OPTIONS}
-
-
-def streams_raw(fmt: str) -> bool:
-    """Whether ``fmt`` stores raw bytes as they are read (a stream in, a stream out)."""
-    return get(fmt).holds_bytes and hasattr(module(fmt), "compress_file")
+    it arrives (``streams``); None for the others."""
+    return next((f for f in BUILTIN if f.streams and f.sniff(head)), None)
 
 
 def open_reader(source: Any, fmt: str, *, verify: bool = True,
                 columns: Sequence[str] | None = None) -> ContainerReader:  # fmt: skip
     """The container in ``source`` (what ``fmt``'s reader opens: a path, a
-    :class:`~bloscpack.io.ByteSource` or an open frame) as a
-    :class:`~bloscpack.containers.base.ContainerReader`.  Format ``frame``: a contiguous
-    frame, found to be ``b2nd`` or ``b2frame`` by its metalayers once opened.  ``verify``
-    checks chunk digests where the format stores them; ``columns`` picks a table's columns."""
-    if fmt == "frame":
-        b2nd = module("b2nd")
-        source = b2nd.open_frame(source)
-        fmt = "b2nd" if b2nd.sniff_b2nd(source) else "b2frame"
-    opener = module(fmt).open_reader
-    accepted = keyword_options(opener, 1)
-    options: dict[str, Any] = {"verify": verify} if "verify" in accepted else {}
+    :class:`~bloscpack.io.ByteSource` or a :class:`~bloscpack.io.Directory`) as a
+    :class:`~bloscpack.containers.base.ContainerReader`.  ``verify`` checks chunk digests
+    where the format stores them; ``columns`` picks a table's columns."""
+    found = format_of(fmt)
     if columns is not None:
-        if "columns" not in accepted:
-            raise ArgumentError(f"columns= selects ctable columns; this container is {fmt}")
-        options["columns"] = columns
-    reader: ContainerReader = opener(source, **options)
-    return reader
+        return found.open_table(source, columns)
+    return found.open_reader(source, verify=verify)
 
 
 def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
@@ -434,20 +416,20 @@ def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
     from ``options`` (the common ones and the format's own, as :func:`bloscpack.save` takes
     them), with the user ``metadata`` (as :func:`bloscpack.save` stores it), built in one
     staged output that replaces ``path`` as :func:`staged_container` says."""
-    opener = getattr(module(fmt), "open_writer", None)
-    if opener is None:
+    found = format_of(fmt)
+    if not found.writable:
         raise UnsupportedError(f"format {fmt!r} has no array writer")
     description = ArrayDescription(np.dtype(dtype), tuple(int(n) for n in shape))
     own = writer_options(fmt, options, description.dtype, description.shape)
-    kinds = {p.kind for p in inspect.signature(opener).parameters.values()}
-    if inspect.Parameter.VAR_KEYWORD not in kinds:  # else the format checks them itself
-        check_options(fmt, own, keyword_options(opener, 2))
+    if found.writer_options is not None:  # else the format checks them itself
+        check_options(fmt, own, [*found.writer_options, "metadata"])
     if metadata is not None:
         own["metadata"] = metadata
     output = _staged(path, overwrite, fmt, storage_options)
     output.open()
     try:
-        writer: ContainerWriter = opener(output, description, **own)
+        # a StagedUpload stages as a StagedOutput does, in a local directory
+        writer = found.open_writer(cast(StagedOutput, output), description, **own)
     except BaseException:
         output.abort()
         raise
@@ -461,8 +443,7 @@ def check_array(fmt: str, dtype: Any, shape: Sequence[int], path: PathLike) -> N
     is computed or written."""
     name = os.fspath(path)
     check_writable(np.dtype(dtype), name)
-    refused = getattr(module(fmt), "refused", None)
-    reason = None if refused is None else refused(np.dtype(dtype), tuple(shape))
+    reason = format_of(fmt).refused(np.dtype(dtype), tuple(shape))
     if reason is not None:
         raise UnsupportedError(f"{name}: {reason}")
 
@@ -472,50 +453,45 @@ def writer_options(fmt: str, options: dict[str, Any], dtype: Any,
     """``options`` for a writer of ``fmt`` (an array of ``dtype`` and ``shape``): the common
     options (:data:`~bloscpack.containers.options.COMMON_OPTIONS`) as the format's own."""
     params, rest = CompressionParams.parse(options)
-    own: dict[str, Any] = module(fmt).own_options(params, rest, np.dtype(dtype), tuple(shape))
-    return own
+    return format_of(fmt).own_options(params, rest, np.dtype(dtype), tuple(shape))
 
 
 def describe(path: Any, fmt: str | None = None) -> dict[str, Any]:
     """A JSON-able description of the container at ``path`` (or opened, of format ``fmt``):
     its format, then what its format's ``info`` says (a raw chunk: its header)."""
     fmt = fmt or detect(path)
-    return {"format": fmt, **module(fmt).info(path)}
-
-
-def _compatible(chosen: Format, named: Format) -> bool:
-    """A sparse frame may also be named ``.b2frame`` (python-blosc2 names both so)."""
-    return chosen.name == "sframe" and named.name == "b2frame"
+    return {"format": fmt, **format_of(fmt).info(path)}
 
 
 __all__ = [
+    "BUILTIN",
     "DEFAULT",
-    "appendable",
-    "appender",
+    "ENTRY_POINTS",
     "FOREIGN",
     "FORMATS",
-    "Format",
     "READ_ONLY",
+    "appendable",
+    "appender",
     "by_extension",
+    "check_array",
     "check_options",
     "describe",
     "detect",
     "detect_directory",
     "detect_source",
-    "open_url_input",
-    "opened_url",
+    "every_format",
     "extension_of",
+    "format_of",
     "get",
-    "hook",
-    "keyword_options",
-    "module",
     "names",
     "open_reader",
+    "open_url_input",
     "open_writer",
+    "opened_url",
     "output_format",
-    "stream_format",
-    "stream_size",
+    "plugins",
     "published_last",
     "staged_container",
+    "stream_format",
     "writer_options",
 ]

@@ -41,10 +41,11 @@ from ..io import (
     start_writeback,
 )
 from ..journal import Steps
-from .base import ArrayDescription, WriterBase
+from .base import ArrayDescription, ContainerReader, ContainerWriter, WriterBase
 from .frame.append import append_to_frame
 from .frame.edit import FrameBase
 from .frame.features import refuse_unmodelled
+from .frame.format import FrameFormatBase
 from .frame.params import CParams, compress_vlmeta, new_frame_image
 from .frame.reader import FrameReader, unopened_report
 from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, marker_of, sniff_sparse
@@ -668,8 +669,48 @@ class SparseFrameTarget(FrameTarget):
 ConversionTarget = SparseFrameTarget
 
 
+class SparseFrameFormat(FrameFormatBase):
+    """A directory holding ``chunks.b2frame`` and one file per chunk."""
+
+    name = "sframe"
+    description = "Blosc2 sparse frame (a directory)"
+    suffixes = (".b2sframe", ".b2frame")  # python-blosc2 names both kinds of frames so
+    aliases = ("sparse",)
+    directory = True
+    dir_members = (INDEX_FILE,)
+    published_last = PUBLISHED_LAST
+
+    def sniff_dir(self, path: PathLike | Directory) -> bool:
+        """A directory holding ``chunks.b2frame`` (a damaged one is reported when read)."""
+        if isinstance(path, Directory):
+            return path.is_file(INDEX_FILE)
+        return os.path.isfile(os.path.join(path, INDEX_FILE))
+
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+        return open_reader(source)
+
+    def info(self, source: Any) -> dict[str, Any]:
+        return info(source)
+
+    def verify(self, source: Any) -> dict[str, Any]:
+        return verify(source)
+
+    def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
+                    metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
+        return open_writer(output, description, metadata=metadata, **options)
+
+    def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
+        return SparseFrameTarget(source, options, copy_chunks)
+
+    def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
+        append_rows(path, rows)
+
+
+FORMAT = SparseFrameFormat()
+
+
 __all__ = [
-    "PUBLISHED_LAST", "ConversionTarget", "SparseFrame", "SparseFrameTarget", "SparseFrameWriter",
-    "chunk_file_name", "info", "open_reader", "open_writer", "own_options", "refused", "sniff_dir",
-    "verify",
+    "FORMAT", "PUBLISHED_LAST", "ConversionTarget", "SparseFrameFormat", "SparseFrame",
+    "SparseFrameTarget", "SparseFrameWriter", "chunk_file_name", "info", "open_reader",
+    "open_writer", "own_options", "refused", "sniff_dir", "verify",
 ]  # fmt: skip

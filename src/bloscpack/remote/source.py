@@ -6,7 +6,7 @@ Opening fetches the first and the last bytes of the object in one round (two con
 requests, or one when the format keeps nothing at its end; the answers also tell the size):
 headers, metalayers, offsets and trailers usually lie in them, and a format whose header says
 it needs more asks for it in one more round (:meth:`RemoteSource.prefetch`).  The windows are
-the format's own (the registry's ``Format.edges``, by the name's suffix), :data:`EDGE_SIZE` at
+the format's own (its ``ContainerFormat.edges``, by the name's suffix), :data:`EDGE_SIZE` at
 each end when the name does not tell.  Later reads fetch
 just their bytes (a small one at least :data:`MIN_FETCH`, so that a chunk header brings its
 bstarts along); :meth:`RemoteSource.prefetch` fetches many ranges at once, neighbours merged.

@@ -6,38 +6,48 @@ blocks and dtype (:mod:`.meta`); frame chunk ``n`` holds N-d chunk ``n`` (C orde
 grid), its blocks in C order, zero-padded at the edges (:mod:`bloscpack.containers.grid`).
 Zeros/NaN/uninitialized chunks are index markers.  New arrays get python-blosc2's default chunk
 and block shapes (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` writes them,
-:mod:`.jobs` runs their chunk jobs.
+:mod:`.jobs` runs their chunk jobs, :mod:`.format` is the :data:`FORMAT` the registry lists.
+
+The names below are imported when first used: recognising another format's files imports only
+:mod:`.format`.
 """
 
-from ..sframe import PUBLISHED_LAST  # sparse=True: a sparse frame directory
-from .append import append_rows
-from .reader import (
-    B2ndArray,
-    B2ndReader,
-    info,
-    load,
-    load_b2nd,
-    open_frame,
-    open_reader,
-    read_b2nd_metalayer,
-    read_b2nd_selection,
-    sniff_b2nd,
-    verify,
-)
-from .writer import (
-    B2ndTarget,
-    ConversionTarget,
-    open_writer,
-    own_options,
-    refused,
-    save,
-    save_b2nd,
-)
+from __future__ import annotations
 
-__all__ = [
-    "append_rows", "PUBLISHED_LAST", "B2ndArray",
-    "B2ndReader", "B2ndTarget", "ConversionTarget", "info",
-    "load", "load_b2nd", "open_frame", "open_reader", "open_writer", "own_options",
-    "read_b2nd_metalayer",
-    "read_b2nd_selection", "refused", "save", "save_b2nd", "sniff_b2nd", "verify",
-]  # fmt: skip
+import importlib
+from typing import Any
+
+from .format import FORMAT
+
+#: The module each name of this package comes from.
+_FROM = {
+    "PUBLISHED_LAST": "..sframe",
+    "append_rows": ".append",
+    "B2ndArray": ".reader",
+    "B2ndReader": ".reader",
+    "info": ".reader",
+    "load": ".reader",
+    "load_b2nd": ".reader",
+    "open_frame": ".reader",
+    "open_reader": ".reader",
+    "read_b2nd_metalayer": ".reader",
+    "read_b2nd_selection": ".reader",
+    "sniff_b2nd": ".reader",
+    "verify": ".reader",
+    "B2ndTarget": ".writer",
+    "ConversionTarget": ".writer",
+    "open_writer": ".writer",
+    "own_options": ".writer",
+    "refused": ".writer",
+    "save": ".writer",
+    "save_b2nd": ".writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_FROM[name], __name__), name)
+
+
+__all__ = ["FORMAT", *_FROM]

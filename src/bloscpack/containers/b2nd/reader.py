@@ -25,7 +25,7 @@ from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer,
 from ...io import ByteSource, Directory, PathLike
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from ..frame.contiguous import ContiguousFrame
-from ..frame.core import EDGE_READ
+from ..frame.core import EDGE_READ, opening_ranges
 from ..frame.edit import FrameBase
 from ..frame.features import refuse_unmodelled
 from ..frame.reader import frame_compression, unopened_report, vlmeta_items
@@ -85,6 +85,8 @@ def sniff_b2nd(frame: Any) -> bool:
                 return False
             header = FrameHeader.parse(head)
             if header.header_len > len(head):
+                # a remote frame: the rest of the header in the round its opening needs anyway
+                source.prefetch(opening_ranges(header))
                 head = source.read_upto(0, header.header_len)
             layers = parse_layers(
                 head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS, "frame"

@@ -15,66 +15,58 @@ hold pickles and are refused: nothing is ever unpickled.
 
 Its modules, in layers (each imports only from the layers below its own): ``append`` (in-place
 appends) and ``report`` (``info``, ``verify``); ``reader`` and ``writer`` (new directories, the
-conversion target); ``attrs`` (``__attrs__``); ``layout`` (names, metadata files, chunk files,
-sizing rules).
+conversion target); ``attrs`` (``__attrs__``); ``layout`` (metadata files, chunk files,
+sizing rules), ``names`` (the names of the files); ``format`` is the :data:`FORMAT` the registry
+lists.  The names below are imported when first used: recognising another format's files
+imports only ``format`` and ``names``.
 """
 
-from .append import append_bcolz, append_rows
-from .attrs import BcolzAttrs
-from .layout import BLPK_HEADER as BLPK_HEADER
-from .layout import META_DIR as META_DIR
-from .layout import PUBLISHED_LAST as PUBLISHED_LAST
-from .layout import Cparams, blosc_typesize, default_chunklen, sniff_dir
-from .reader import (
-    BcolzCarrayReader,
-    BcolzTableReader,
-    CarrayReader,
-    CtableReader,
-    load,
-    load_bcolz,
-    open_bcolz,
-    open_reader,
-    read_bcolz_column,
-)
-from .report import info, verify
-from .writer import (
-    BcolzTarget,
-    CarrayWriter,
-    ConversionTarget,
-    CtableWriter,
-    open_writer,
-    own_options,
-    refused,
-    save,
-    save_bcolz,
-)
+from __future__ import annotations
 
-__all__ = [
-    "BcolzAttrs",
-    "BcolzCarrayReader",
-    "BcolzTableReader",
-    "BcolzTarget",
-    "CarrayReader",
-    "CarrayWriter",
-    "ConversionTarget",
-    "Cparams",
-    "CtableReader",
-    "CtableWriter",
-    "append_bcolz",
-    "append_rows",
-    "blosc_typesize",
-    "default_chunklen",
-    "info",
-    "load",
-    "load_bcolz",
-    "open_bcolz",
-    "open_reader",
-    "open_writer",
-    "own_options",
-    "read_bcolz_column",
-    "refused",
-    "save",
-    "save_bcolz",
-    "sniff_dir",
-    "verify",
-]
+import importlib
+from typing import Any
+
+from .format import FORMAT
+
+#: The module each name of this package comes from.
+_FROM = {
+    "append_bcolz": ".append",
+    "append_rows": ".append",
+    "BcolzAttrs": ".attrs",
+    "BLPK_HEADER": ".layout",
+    "META_DIR": ".layout",
+    "PUBLISHED_LAST": ".names",
+    "Cparams": ".layout",
+    "blosc_typesize": ".layout",
+    "default_chunklen": ".layout",
+    "sniff_dir": ".layout",
+    "BcolzCarrayReader": ".reader",
+    "BcolzTableReader": ".reader",
+    "CarrayReader": ".reader",
+    "CtableReader": ".reader",
+    "load": ".reader",
+    "load_bcolz": ".reader",
+    "open_bcolz": ".reader",
+    "open_reader": ".reader",
+    "read_bcolz_column": ".reader",
+    "info": ".report",
+    "verify": ".report",
+    "BcolzTarget": ".writer",
+    "CarrayWriter": ".writer",
+    "ConversionTarget": ".writer",
+    "CtableWriter": ".writer",
+    "open_writer": ".writer",
+    "own_options": ".writer",
+    "refused": ".writer",
+    "save": ".writer",
+    "save_bcolz": ".writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_FROM[name], __name__), name)
+
+
+__all__ = ["FORMAT", *_FROM]

@@ -23,17 +23,9 @@ from ... import engine
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, BloscpackError, FormatError, TruncatedError
 from ...io import Directory, PathLike, open_member
-
-ATTRS_FILE = "__attrs__"
-ROOTDIRS_FILE = "__rootdirs__"
-DATA_DIR = "data"
-META_DIR = "meta"
-SIZES_FILE = os.path.join(META_DIR, "sizes")
-STORAGE_FILE = os.path.join(META_DIR, "storage")
-#: The files that make a directory readable, in the order they are written last where the files
-#: appear one by one (uploads to a URL): a carray's (and a ctable column's) metadata, then the
-#: ctable's list of columns.  Chunk files and ``__attrs__`` come before them.
-PUBLISHED_LAST = (SIZES_FILE, STORAGE_FILE, ROOTDIRS_FILE)
+from .names import ATTRS_FILE as ATTRS_FILE  # the names of the files, for the layers above
+from .names import DATA_DIR, META_DIR, META_MEMBERS, ROOTDIRS_FILE, SIZES_FILE, STORAGE_FILE
+from .names import PUBLISHED_LAST as PUBLISHED_LAST
 
 #: The 16-byte header bcolz writes before the Blosc chunk of every ``.blp`` file (never read).
 BLPK_HEADER = b"blpk" + bytes([1, 0, 0, 0]) + struct.pack("<q", 1)
@@ -376,10 +368,6 @@ def _compress_chunk(rows: np.ndarray, cparams: Cparams) -> bytes:
 def _chunk_cbytes(chunk: Any) -> int:
     """The ``cbytes`` a Blosc chunk's header announces."""
     return int(struct.unpack_from("<i", chunk, 12)[0])
-
-
-#: The members that tell a bcolz directory, and are read first when it is opened.
-META_MEMBERS = (ROOTDIRS_FILE, STORAGE_FILE, SIZES_FILE, ATTRS_FILE)
 
 
 def sniff_dir(path: PathLike | Directory) -> bool:

@@ -6,12 +6,14 @@ From the bottom up: :mod:`.records` (the format: fixed header, metalayers, trail
 frame's bytes), :mod:`.core` (reading an open frame), :mod:`.edit` (changing it in place),
 :mod:`.contiguous` (frames holding their chunks), :mod:`.reader` and :mod:`.writer` (the
 container protocol and new frames), and :mod:`.api`, the user-facing :class:`bloscpack.Frame`,
-which also opens sparse frames (:mod:`bloscpack.containers.sframe`, whose chunks are files).
+which also opens sparse frames (:mod:`bloscpack.containers.sframe`, whose chunks are files);
+:mod:`.format` is the :data:`FORMAT` the registry lists.
 """
 
 from .append import append_rows
 from .contiguous import ContiguousFrame
 from .edit import FrameBase
+from .format import FORMAT
 from .params import CParams
 from .reader import FrameReader, info, load_bytes, open_reader, read_all, verify, vlmeta_items
 from .records import FrameHeader, sniff
@@ -28,8 +30,8 @@ from .writer import (
 )
 
 __all__ = [
-    "append_rows", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase", "FrameHeader",
-    "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info", "load_bytes",
-    "open_reader", "open_writer", "own_options", "packed_user", "read_all", "refused", "save_bytes",
-    "sniff", "verify", "vlmeta_items",
+    "FORMAT", "append_rows", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase",
+    "FrameHeader", "FrameReader", "FrameTarget", "FrameWriter", "OnePassWriter", "info",
+    "load_bytes", "open_reader", "open_writer", "own_options", "packed_user", "read_all",
+    "refused", "save_bytes", "sniff", "verify", "vlmeta_items",
 ]  # fmt: skip

@@ -46,6 +46,17 @@ from .records import (
 EDGE_READ = 4096
 
 
+def opening_ranges(header: FrameHeader, index_at: int | None = None) -> list[tuple[int, int]]:
+    """The ``(pos, length)`` ranges opening the frame whose header is ``header`` reads: its
+    header and metalayers, then its index and trailer at once (with the bytes before them
+    when they are shorter than :data:`EDGE_READ`).  ``index_at``: where its index starts
+    (default: after the chunks, as in a contiguous frame)."""
+    if index_at is None:
+        index_at = header.header_len + header.cbytes
+    end_at = max(header.header_len, min(index_at, header.frame_len - EDGE_READ))
+    return [(0, header.header_len), (end_at, header.frame_len - end_at)]
+
+
 class FrameCore:
     """The state and reads shared by contiguous and sparse frames.
 
@@ -87,11 +98,10 @@ class FrameCore:
             raise TruncatedError(
                 f"{where}: header says frame_len {header.frame_len}, only {size} bytes are there"
             )
-        # index and trailer end the frame: read them at once (with the bytes before them when
-        # they are shorter than EDGE_READ)
-        end_at = max(header.header_len, min(self._index_at(header), header.frame_len - EDGE_READ))
+        ranges = opening_ranges(header, self._index_at(header))
+        end_at = ranges[1][0]
         # a remote frame fetches what the header says the rest of its opening reads at once
-        self._prefetch_open([(0, header.header_len), (end_at, header.frame_len - end_at)])
+        self._prefetch_open(ranges)
         if header.header_len <= len(first):
             head = first[: header.header_len]
         else:

@@ -1,0 +1,104 @@
+"""bcolz carrays and ctables (``.bcolz`` directories) as the registry lists them:
+:data:`FORMAT`.  The rest of the package is imported when first used."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from ...io import Directory, PathLike, StagedOutput
+from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
+from ..options import CompressionParams
+from .names import META_MEMBERS, PUBLISHED_LAST
+
+
+class BcolzFormat(ContainerFormat):
+    """A bcolz carray directory, or a ctable: a directory of carrays, one per column."""
+
+    name = "bcolz"
+    description = "bcolz carray or ctable (a directory)"
+    suffixes = (".bcolz",)
+    directory = True
+    table = True
+    appendable = True
+    save_options = (
+        "chunklen", "expectedlen", "clevel", "shuffle", "cname", "quantize", "dflt", "attrs",
+        "overwrite", "durable", "codec",
+    )  # fmt: skip
+    dir_members = META_MEMBERS
+    published_last = PUBLISHED_LAST
+
+    def sniff_dir(self, path: PathLike | Directory) -> bool:
+        from .layout import sniff_dir
+
+        return sniff_dir(path)
+
+    # A ctable's reader and writer give their columns' (``columns``), not chunks of their
+    # own: they implement the container protocol only in part, hence the casts.
+
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+        from .reader import open_reader
+
+        return cast(ContainerReader, open_reader(source))
+
+    def open_table(self, source: Any, columns: Sequence[str]) -> ContainerReader:
+        from .reader import open_reader
+
+        return cast(ContainerReader, open_reader(source, columns=columns))
+
+    def load(self, source: Any) -> np.ndarray:
+        from .reader import load
+
+        return load(source)
+
+    def info(self, source: Any) -> dict[str, Any]:
+        from .report import info
+
+        return info(source)
+
+    def verify(self, source: Any) -> dict[str, Any]:
+        from .report import verify
+
+        return verify(source)
+
+    def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+        from .writer import refused
+
+        return refused(dtype, shape)
+
+    def own_options(self, params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+        from .writer import own_options
+
+        return own_options(params, rest, dtype, shape)
+
+    def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
+                    metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
+        from .writer import open_writer
+
+        return cast(ContainerWriter, open_writer(output, description, metadata=metadata, **options))
+
+    def save(self, array: np.ndarray, path: str, **options: Any) -> None:
+        from .writer import save_bcolz
+
+        save_bcolz(array, path, **options)
+
+    def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
+        from .writer import ConversionTarget
+
+        return ConversionTarget(source, options, copy_chunks)
+
+    def conversion_options(self) -> Mapping[str, Any]:
+        from .writer import ConversionTarget
+
+        return ConversionTarget.OPTIONS
+
+    def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
+        from .append import append_rows
+
+        append_rows(path, rows)
+
+
+FORMAT = BcolzFormat()

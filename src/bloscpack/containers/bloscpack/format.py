@@ -1,0 +1,84 @@
+"""The ``.blp`` format as the registry lists it: :data:`FORMAT`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from ...io import PathLike, StagedOutput
+from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
+from ..options import CompressionParams
+from . import append, file, header, reader, report, writer
+
+
+class BloscpackFormat(ContainerFormat):
+    """Bloscpack files: a header, metadata and offsets at the start, nothing at the end."""
+
+    name = "blp"
+    description = "Bloscpack file"
+    suffixes = (".blp",)
+    aliases = ("bloscpack",)
+    holds_bytes = True
+    appendable = True
+    checksummed = True
+    streams = True
+    save_options = (
+        "chunk_size", "clevel", "shuffle", "cname", "codec", "checksum", "offsets",
+        "max_app_chunks", "blosc_version", "filters", "filters_meta", "use_dict", "blocksize",
+        "metadata_args",
+    )  # fmt: skip
+    compress_file_options = (*save_options, "typesize", "metadata")
+    append_options = ("blosc_args", "metadata")
+    edges = (16 * 1024, 0)  # header, metadata and offsets (2,000 chunks)
+
+    def sniff(self, head: bytes) -> bool:
+        return header.sniff(head)
+
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+        return reader.open_reader(source, verify=verify)
+
+    def load(self, source: Any) -> np.ndarray:
+        return reader.load(source)
+
+    def info(self, source: Any) -> dict[str, Any]:
+        return report.info(source)
+
+    def info_text(self, source: Any, report_: dict[str, Any]) -> str:
+        return report.info_text(source, report_)
+
+    def verify(self, source: Any) -> dict[str, Any]:
+        return report.verify(source)
+
+    def own_options(self, params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
+                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+        return writer.own_options(params, rest, dtype, shape)
+
+    def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
+                    metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
+        return writer.open_writer(output, description, metadata=metadata, **options)
+
+    def save(self, array: np.ndarray, path: str, **options: Any) -> None:
+        writer.save_blp(array, path, **options)
+
+    def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
+        return writer.ConversionTarget(source, options, copy_chunks)
+
+    def conversion_options(self) -> Mapping[str, Any]:
+        return writer.ConversionTarget.OPTIONS
+
+    def compress_file(self, src: Any, dst: Any, **options: Any) -> None:
+        file.compress_file(src, dst, **options)
+
+    def write_stored(self, source: Any, out: IO[bytes], progress: Any, piece: int) -> Any:
+        return file.write_stored(source, out, progress, piece)
+
+    def stream_size(self, head: bytes) -> tuple[int | None, int]:
+        return header.stream_size(head)
+
+    def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
+        append.append_rows(path, rows, **options)
+
+
+FORMAT = BloscpackFormat()
