@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import bloscpack
-from bloscpack.containers import registry
+from bloscpack.containers import b2nd, bcolz, registry
 from bloscpack.convert import convert
 from bloscpack.dispatch import compress_file
 from bloscpack.errors import (
@@ -620,6 +620,26 @@ def test_text_above_u10ffff_is_refused_on_every_read(tmp_path: Path, fmt: str):
             with pytest.raises(InvalidCodePoint) as raised:
                 read()
             assert str(raised.value) == message
+
+
+def test_text_fields_are_checked_in_the_format_modules(tmp_path: Path):
+    table = np.zeros(4, [("n", "<i4"), ("t", "<U3")])
+    table["t"] = "abc"
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(table, path, **VERBATIM["bcolz"])
+    column = path / "t" / "data" / "__0.blp"
+    column.write_bytes(column.read_bytes().replace(b"a\0\0\0", b"\0\0\x11\0", 1))
+    message = f"{path}: the text data holds an invalid code point (0x110000, above U+10FFFF)"
+    for read in (lambda: bcolz.read_bcolz_column(path, "t"), lambda: bloscpack.load(path)):
+        with pytest.raises(InvalidCodePoint) as raised:
+            read()
+        assert str(raised.value) == message
+    assert bcolz.read_bcolz_column(path, "n").tolist() == [0, 0, 0, 0]
+    path = saved_verbatim(tmp_path, "b2nd", TEXT)
+    path.write_bytes(path.read_bytes().replace(b"a\0\0\0", b"\0\0\x11\0", 1))
+    with pytest.raises(InvalidCodePoint, match="0x110000"):
+        b2nd.read_b2nd_selection(path, slice(0, 1))
+    assert b2nd.read_b2nd_selection(path, slice(1, 2)).tolist() == ["fghij"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

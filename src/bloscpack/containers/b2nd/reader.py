@@ -527,7 +527,7 @@ def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = N
     """``array[selection]`` (integers, slices with positive steps, ``...``) of the NDArray at
     ``path``, reading only the chunks and blocks it needs."""
     with B2ndArray(path) as array:
-        return array.read_selection(selection, out)
+        return check_text(array.read_selection(selection, out), array.frame.name)
 
 
 # --- integration: info and verify ---------------------------------------------------------

@@ -684,4 +684,4 @@ def read_bcolz_column(path: PathLike, name: str) -> np.ndarray:
     reader = open_bcolz(path)
     if not isinstance(reader, CtableReader):
         raise ArgumentError(f"{reader.path}: a carray has no columns")
-    return reader.column(name)
+    return check_text(reader.column(name), reader.path)
