@@ -9,6 +9,9 @@ import hashlib
 import io
 import os
 import shutil
+import struct
+import subprocess
+import sys
 import threading
 import zipfile
 
@@ -147,6 +150,42 @@ def test_corpus_broken_files(name, error, message):
         bloscpack.BloscFile(io.BufferedReader(Pipe(path.read_bytes()))).read()
     assert str(info.value).startswith("<pipe>: ")
     assert message in str(info.value)
+
+
+#: Runs in a subprocess under a 512 MiB address-space limit: a BloscFile read of the file
+#: ``argv[1]``, then ``load``; each prints its exception class and message.
+HEADER_CLAIM = """
+import resource, sys, bloscpack
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+read = lambda: getattr(bloscpack.BloscFile(sys.argv[1]), sys.argv[2])(*map(int, sys.argv[3:]))
+for call in (read, lambda: bloscpack.load(sys.argv[1])):
+    try:
+        call()
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (8, struct.pack("<i", 2**30), "IntegrityError x.blp: chunk 0 holds 1024 bytes, the header"
+         " prescribes 1073741824 (chunk_size 1073741824, last_chunk 1024)"),
+        (16, struct.pack("<q", 2**40), "TruncatedError x.blp: offsets section of 1099511627796"
+         " entries at offset 32 needs 8796093022368 bytes, but the input has 2296"),
+    ],
+    ids=["chunk_size", "nchunks"],
+)  # fmt: skip
+@pytest.mark.parametrize("read", [["read"], ["read", "100"], ["read1"], ["peek"]], ids=str)
+def test_header_claims_are_checked_before_a_read_allocates(tmp_path, field, value, message, read):
+    """A 2 KiB file whose header claims 1 GiB: the read raises load's error, no MemoryError."""
+    bloscpack.pack_bytes_to_file(bytes(range(256)) * 8, tmp_path / "x.blp", chunk_size=1024)
+    data = bytearray((tmp_path / "x.blp").read_bytes())
+    data[field : field + len(value)] = value
+    (tmp_path / "x.blp").write_bytes(data)
+    done = subprocess.run([sys.executable, "-c", HEADER_CLAIM, "x.blp", *read], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{message}\n" * 2, "")
 
 
 # --- writing ------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import bloscpack
-from bloscpack.containers import registry
+from bloscpack.containers import b2nd, bcolz, registry
 from bloscpack.convert import convert
 from bloscpack.dispatch import compress_file
 from bloscpack.errors import (
@@ -26,6 +26,7 @@ from bloscpack.errors import (
     BloscpackError,
     ChecksumMismatch,
     DataLossError,
+    InvalidCodePoint,
     ObjectNumpyArrayRejection,
     OutputExistsError,
     UnsupportedError,
@@ -586,6 +587,65 @@ def test_saves_with_metadata_are_reproducible(tmp_path: Path, fmt: str):
     assert all(w == written[0] for w in written)
     with bloscpack.open(tmp_path / f"0{ext}") as lazy:
         np.testing.assert_array_equal(lazy[...], a)
+
+
+# --- text data: only Unicode code points --------------------------------------------------
+
+#: Options that store the data's bytes as they are (no codec, no filter, no digest to fix).
+VERBATIM = {"blp": {"clevel": 0, "shuffle": False, "checksum": None},
+            "bcolz": {"clevel": 0, "shuffle": False}}  # fmt: skip
+TEXT = np.array(["abcde", "fghij"] * 10, dtype="<U5")
+
+
+def saved_verbatim(tmp_path: Path, fmt: str, array: np.ndarray) -> Path:
+    path = tmp_path / f"t{registry.FORMATS[fmt].extension}"
+    bloscpack.save(array, path, format=fmt, **VERBATIM.get(fmt, {"clevel": 0, "filters": []}))
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_text_above_u10ffff_is_refused_on_every_read(tmp_path: Path, fmt: str):
+    path = saved_verbatim(tmp_path, fmt, TEXT)
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    file = next(f for f in sorted(files) if b"a\0\0\0b\0\0\0" in f.read_bytes())
+    data = file.read_bytes()  # the first item's "a" becomes 0x7f000000
+    file.write_bytes(data.replace(b"a\0\0\0b\0\0\0", b"\0\0\0\x7fb\0\0\0", 1))
+    message = f"{path}: the text data holds an invalid code point (0x7f000000, above U+10FFFF)"
+    with pytest.raises(InvalidCodePoint) as raised:
+        bloscpack.load(path)
+    assert str(raised.value) == message
+    with bloscpack.open(path) as x:
+        assert x[1] == "fghij" and list(x[1:3]) == ["fghij", "abcde"]
+        for read in (lambda: x[0], lambda: x[:3], lambda: x[...], lambda: list(x.iter_chunks())):
+            with pytest.raises(InvalidCodePoint) as raised:
+                read()
+            assert str(raised.value) == message
+
+
+def test_text_fields_are_checked_in_the_format_modules(tmp_path: Path):
+    table = np.zeros(4, [("n", "<i4"), ("t", "<U3")])
+    table["t"] = "abc"
+    path = tmp_path / "t.bcolz"
+    bloscpack.save(table, path, **VERBATIM["bcolz"])
+    column = path / "t" / "data" / "__0.blp"
+    column.write_bytes(column.read_bytes().replace(b"a\0\0\0", b"\0\0\x11\0", 1))
+    message = f"{path}: the text data holds an invalid code point (0x110000, above U+10FFFF)"
+    for read in (lambda: bcolz.read_bcolz_column(path, "t"), lambda: bloscpack.load(path)):
+        with pytest.raises(InvalidCodePoint) as raised:
+            read()
+        assert str(raised.value) == message
+    assert bcolz.read_bcolz_column(path, "n").tolist() == [0, 0, 0, 0]
+    path = saved_verbatim(tmp_path, "b2nd", TEXT)
+    path.write_bytes(path.read_bytes().replace(b"a\0\0\0", b"\0\0\x11\0", 1))
+    with pytest.raises(InvalidCodePoint, match="0x110000"):
+        b2nd.read_b2nd_selection(path, slice(0, 1))
+    assert b2nd.read_b2nd_selection(path, slice(1, 2)).tolist() == ["fghij"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_text_with_surrogates_is_read_as_numpy_holds_it(tmp_path: Path, fmt: str):
+    array = np.array(["\ud800x", "\U0010ffff"], dtype="<U2")
+    assert np.array_equal(bloscpack.load(saved_verbatim(tmp_path, fmt, array)), array)
 
 
 # --- verify: what the checksums stored in a file let it prove -------------------------------

@@ -77,7 +77,7 @@ def raw_back(path: Path, tmp_path: Path) -> bytes:
 # --- which files have a known size --------------------------------------------------------
 
 
-def test_sizes_are_trusted_only_for_regular_files_with_blocks(tmp_path: Path, fifo: Path):
+def test_sizes_are_trusted_only_for_regular_files(tmp_path: Path, fifo: Path):
     regular = tmp_path / "r.bin"
     regular.write_bytes(b"x" * 5000)
     assert has_known_size(os.stat(regular))
@@ -86,6 +86,58 @@ def test_sizes_are_trusted_only_for_regular_files_with_blocks(tmp_path: Path, fi
     assert os.stat("/proc/version").st_size == 0  # what made it read as empty
     assert is_written_in_place(fifo) and is_written_in_place("/dev/null")
     assert not is_written_in_place(regular) and not is_written_in_place(tmp_path)
+
+
+def test_a_wholly_sparse_file_has_a_known_size(tmp_path: Path):
+    hole = tmp_path / "hole.bin"
+    hole.touch()
+    os.truncate(hole, 1 << 30)
+    assert os.stat(hole).st_blocks == 0
+    assert has_known_size(os.stat(hole)) and not is_stream(hole)
+    sysfs = Path("/sys/kernel/mm/transparent_hugepage/enabled")  # one page, no blocks
+    if sysfs.exists():
+        assert is_stream(sysfs)
+        with ByteSource(sysfs) as source:
+            assert bytes(source.read(0, source.size())) == sysfs.read_bytes() != b""
+
+
+NOT_A_CONTAINER = "x.blp: not a Blosc container (first bytes " + " ".join(["00"] * 16) + ")"
+SPARSE_CALLS = {
+    "load": ("api", "load"), "open": ("api", "open"), "verify": ("api", "verify"),
+    "info": ("api", "info"), "blpk d": ("cli", "d x.blp x.raw"),
+    "blpk info": ("cli", "info x.blp"), "blpk verify": ("cli", "verify x.blp"),
+}  # fmt: skip
+SPARSE_API = (
+    "import sys, bloscpack\n"
+    "try:\n    getattr(bloscpack, sys.argv[1])('x.blp')\n"
+    "except bloscpack.errors.BloscpackError as exc:\n    print(type(exc).__name__, exc)\n"
+)
+
+
+@pytest.mark.parametrize("call", SPARSE_CALLS)
+def test_a_one_tib_hole_is_refused_without_a_copy(call: str, tmp_path: Path):
+    """A regular file is never a stream: a 1 TiB hole is read where it is, not copied to
+    ``$TMPDIR`` first (which would write 1 TiB)."""
+    try:
+        (tmp_path / "x.blp").touch()
+        os.truncate(tmp_path / "x.blp", 1 << 40)
+    except OSError:
+        pytest.skip("the temporary filesystem holds no 1 TiB file")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    kind, what = SPARSE_CALLS[call]
+    args = ["-c", SPARSE_API, what] if kind == "api" else ["-m", "bloscpack", *what.split()]
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    done = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert list(tmpdir.iterdir()) == []
+    if kind == "api":
+        assert (done.returncode, done.stdout) == (0, f"NotAContainer {NOT_A_CONTAINER}\n")
+    elif call == "blpk verify":
+        message = f"blpk: x.blp: FAILED (unknown format, unreadable)\nblpk:   {NOT_A_CONTAINER}\n"
+        assert (done.returncode, done.stdout, done.stderr) == (1, message, "")
+    else:
+        assert (done.returncode, done.stderr) == (1, f"blpk: error: {NOT_A_CONTAINER}\n")
 
 
 def test_byte_source_reads_a_fifo_and_a_proc_file_to_their_end(fifo: Path):

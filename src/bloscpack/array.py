@@ -65,6 +65,7 @@ from .errors import (
 )
 from .io import ByteSource, Directory, PathLike, shared_lock
 from .journal import in_one_state, recover
+from .ndarray import check_text
 from .selection import (
     NUMPY,
     ORTHOGONAL,
@@ -1150,7 +1151,7 @@ class BloscArray:
                 data = self._store.read(plan.selection)
             else:
                 data = self._store.read_points(plan.coords)
-        return plan.finish(data)
+        return plan.finish(check_text(data, self._store.name))
 
     def __getitem__(self, index: Any) -> Any:
         """``a[index]`` with numpy's result: an array, or a numpy scalar when every axis is
@@ -1168,7 +1169,7 @@ class BloscArray:
         if coords is not None:
             self._check_open()
             with self._consistent():
-                return self._store.read_item(coords)[()]
+                return check_text(self._store.read_item(coords), self._store.name)[()]
         return self._read(index)
 
     @property
@@ -1258,7 +1259,7 @@ class BloscArray:
                 chunk = next(chunks, None)
             if chunk is None:
                 return
-            yield chunk
+            yield check_text(chunk, self._store.name)
 
     # --- lifetime --------------------------------------------------------------------------
 

@@ -27,6 +27,10 @@ class ChunkError(FormatError):
     """A Blosc chunk is malformed (header, layout or stream sizes)."""
 
 
+class InvalidCodePoint(FormatError):
+    """Text (``U``) data holds a value that is no Unicode code point (above U+10FFFF)."""
+
+
 class UnsupportedError(BloscpackError, ValueError):
     """The input is valid but uses a feature this installation cannot handle."""
 
@@ -190,6 +194,7 @@ __all__ = [
     "FileChangedError",
     "FileNotFound",
     "FormatError",
+    "InvalidCodePoint",
     "PermissionDenied",
     "RemoteError",
     "SelectionError",

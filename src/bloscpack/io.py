@@ -118,11 +118,14 @@ def shared_lock(path: PathLike) -> Iterator[None]:
 
 
 def has_known_size(status: os.stat_result) -> bool:
-    """Whether a file's ``st_size`` tells how many bytes reading it gives: a regular file with
-    blocks on disk.  FIFOs, devices and sockets have no size; the files of ``/proc`` and
-    ``/sys`` are regular but have no blocks and report 0 or 4096 whatever they hold.  (An empty
-    or wholly sparse file has no blocks either: reading it to its end gives the same bytes.)"""
-    return stat.S_ISREG(status.st_mode) and status.st_blocks > 0
+    """Whether a file's ``st_size`` tells how many bytes reading it gives: a regular file of
+    nonzero size, whatever its blocks on disk (a wholly sparse file has none).  FIFOs, devices
+    and sockets have no size; the files of ``/proc`` report 0 whatever they hold, and those of
+    ``/sys`` one page and no blocks (read to their end, at most a page: an empty file or a
+    one-page sparse file gives the same bytes)."""
+    if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
+        return False
+    return status.st_blocks > 0 or status.st_size != mmap.PAGESIZE
 
 
 def is_stream(path: PathLike) -> bool:

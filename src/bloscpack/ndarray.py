@@ -15,6 +15,7 @@ import ast
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,12 +25,16 @@ from numpy.lib.format import descr_to_dtype
 from .errors import (
     ArgumentError,
     FormatError,
+    InvalidCodePoint,
     NotANumpyArray,
     ObjectNumpyArrayRejection,
     UnsupportedError,
 )
 
 CONTAINER = "numpy"
+#: The largest Unicode code point: numpy's ``U`` items are UCS-4 code units, and a larger one
+#: makes a broken Python ``str`` (numpy itself takes any value, surrogates too).
+MAX_CODE_POINT = 0x10FFFF
 MAX_BLOSC1_TYPESIZE = 255
 _STORABLE_KINDS = set("biufcmMSUV")
 #: A plain dtype string such as ``'<f8'``, ``'|u1'`` or ``'<M8[ns]'``: quoted as 0.16 writes it
@@ -221,6 +226,27 @@ def chunk_typesize(dtype: np.dtype, blosc_version: int) -> int:
 
 
 # --- arrays -------------------------------------------------------------------------------
+
+
+def check_text(array: np.ndarray, name: str) -> np.ndarray:
+    """``array``, once its text (``U`` items, in fields too) is checked to hold only Unicode
+    code points (one pass over that text); :class:`InvalidCodePoint` naming ``name`` if not."""
+    for units in _code_units(array):
+        if units.size and (largest := int(units.max())) > MAX_CODE_POINT:
+            raise InvalidCodePoint(
+                f"{name}: the text data holds an invalid code point ({largest:#x}, above U+10FFFF)"
+            )
+    return array
+
+
+def _code_units(array: np.ndarray) -> Iterator[np.ndarray]:
+    """Views of every ``U`` part of ``array`` as unsigned 32-bit code units."""
+    dtype = array.dtype
+    if dtype.names is not None:
+        for field in dtype.names:
+            yield from _code_units(array[field])
+    elif dtype.kind == "U" and dtype.itemsize:
+        yield array.view(np.dtype((dtype.str[0] + "u4", (dtype.itemsize // 4,))))
 
 
 def memory_order(array: np.ndarray) -> str:

@@ -23,6 +23,7 @@ from ...blosc.header import ChunkHeader, Special
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer, UnsupportedError
 from ...io import ByteSource, Directory, PathLike
+from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from ..frame.contiguous import ContiguousFrame
 from ..frame.core import EDGE_READ, opening_ranges
@@ -516,7 +517,7 @@ def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1)
     """Read the NDArray at ``path`` (``.b2nd`` file, sparse directory, or frame bytes) into a
     new numpy array, or into ``out``; ``nthreads`` as for :meth:`B2ndArray.read`."""
     with B2ndArray(path) as array:
-        return array.read(out, nthreads=nthreads)
+        return check_text(array.read(out, nthreads=nthreads), array.frame.name)
 
 
 def load(path: Source) -> np.ndarray:
@@ -528,7 +529,7 @@ def read_b2nd_selection(path: Source, selection: Any, out: np.ndarray | None = N
     """``array[selection]`` (integers, slices with positive steps, ``...``) of the NDArray at
     ``path``, reading only the chunks and blocks it needs."""
     with B2ndArray(path) as array:
-        return array.read_selection(selection, out)
+        return check_text(array.read_selection(selection, out), array.frame.name)
 
 
 # --- integration: info and verify ---------------------------------------------------------

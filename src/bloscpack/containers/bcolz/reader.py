@@ -24,6 +24,7 @@ from ...errors import (
     UnsupportedError,
 )
 from ...io import ByteSource, Directory, PathLike, open_member
+from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from .attrs import BcolzAttrs
 from .layout import (
@@ -667,10 +668,10 @@ def load_bcolz(path: PathLike, columns: Sequence[str] | None = None) -> np.ndarr
     picks and orders fields, the others are not read)."""
     reader = open_bcolz(path)
     if isinstance(reader, CtableReader):
-        return reader.read(columns)
+        return check_text(reader.read(columns), reader.path)
     if columns is not None:
         raise ArgumentError(f"{reader.path}: a carray has no columns")
-    return reader.read()
+    return check_text(reader.read(), reader.path)
 
 
 def load(path: PathLike) -> np.ndarray:
@@ -683,4 +684,4 @@ def read_bcolz_column(path: PathLike, name: str) -> np.ndarray:
     reader = open_bcolz(path)
     if not isinstance(reader, CtableReader):
         raise ArgumentError(f"{reader.path}: a carray has no columns")
-    return reader.column(name)
+    return check_text(reader.column(name), reader.path)

@@ -312,6 +312,8 @@ class BloscFile(io.BufferedIOBase):
             return self._read_pieces(-1 if size is None else size)
         if size is None or size < 0 or size > remaining:
             size = remaining
+        if size > _CHECKED_READ:  # the header's claims, checked before they are allocated
+            size = min(size, self._reader.checked_remaining(self._pos))
         buffer = bytearray(size)
         n = self.readinto(buffer)
         del buffer[n:]
@@ -483,9 +485,17 @@ class _Reader:
         """Decompress chunk ``index`` into ``out`` (exactly its size)."""
         raise NotImplementedError
 
+    def checked_remaining(self, position: int) -> int:
+        """:meth:`remaining`, after every chunk's size is checked against the header."""
+        raise NotImplementedError
+
+    def _check_chunk(self, index: int, nbytes: int) -> None:
+        """Refuse chunk ``index`` if it does not hold ``nbytes`` (before a buffer is made)."""
+
     def _cache_chunk(self, index: int, start: int, nbytes: int) -> None:
         if self._cache_index == index:
             return
+        self._check_chunk(index, nbytes)
         if len(self._cache) < nbytes:
             self._cache = _allocate(nbytes, self.name)
         self._cache_index = -1
@@ -573,6 +583,10 @@ class _RandomReader(_Reader):
             self._table()
         return max(0, self.size - position)
 
+    def checked_remaining(self, position: int) -> int:
+        self._table()
+        return self.remaining(position)
+
     def _find(self, position: int) -> tuple[int, int, int] | None:
         if self._uniform:
             if position >= self.size:
@@ -593,14 +607,17 @@ class _RandomReader(_Reader):
             index += 1
         return index, starts[index], self._sizes[index]
 
-    def _decode(self, index: int, out: memoryview) -> None:
+    def _check_chunk(self, index: int, nbytes: int) -> None:
         location = self.reader.locate(index)
-        if location.nbytes != len(out):
+        if location.nbytes != nbytes:
             raise IntegrityError(
                 f"{self.name}: chunk {index} holds {location.nbytes} bytes, the header prescribes"
-                f" {len(out)} (chunk_size {self.reader.header.chunk_size},"
+                f" {nbytes} (chunk_size {self.reader.header.chunk_size},"
                 f" last_chunk {self.reader.header.last_chunk})"
             )
+
+    def _decode(self, index: int, out: memoryview) -> None:
+        self._check_chunk(index, len(out))
         self.reader.decompress_chunk_into(index, out)
 
     def close(self) -> None:
@@ -863,6 +880,11 @@ class _MappedSource(ByteSource):
         self._whole.release()
         with contextlib.suppress(BufferError):
             self._owned.close()
+
+
+#: A :meth:`BloscFile.read` larger than this first checks every chunk's size against the header
+#: (cheap next to decoding that much), as a read of an array does.
+_CHECKED_READ = 16 << 20
 
 
 def _allocate(nbytes: int, name: str) -> bytearray:

@@ -698,7 +698,7 @@ def read_array(reader: BloscpackReader) -> np.ndarray:
     except (MemoryError, ValueError) as exc:
         raise IntegrityError(f"{reader.name}: cannot allocate the array: {exc}") from None
     reader.read_into(nd.byte_view(array))
-    return array
+    return nd.check_text(array, reader.name)
 
 
 def load(path: SourceLike) -> np.ndarray:
