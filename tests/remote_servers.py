@@ -109,8 +109,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("ETag", etag)
             self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
+        # counted before the headers go out: a client that drops this response on seeing them
+        # sends its next requests only after it is counted (the order of ``ranges`` is theirs)
         self.counter.add(len(body), self.headers.get("Range", "whole"), since)
+        self.end_headers()
         if self.truncate and found is not None and found.group(1) in ("", "0"):
             self.truncate_next = True  # the edges whole, later ranges cut short
         elif self.truncate and found is not None:
