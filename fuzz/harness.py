@@ -9,7 +9,9 @@ one byte string by :func:`pack_files` / :func:`unpack_files`.
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 import struct
 import sys
 import tempfile
@@ -21,11 +23,12 @@ import atheris
 
 with atheris.instrument_imports(include=["bloscpack"]):
     import bloscpack
-    from bloscpack.containers import registry
+    import bloscpack.containers
     from bloscpack.errors import BloscpackError
 
-    for _name in [*registry.FORMATS, *registry.READ_ONLY]:  # formats are imported when used
-        registry.module(_name)
+    # the formats' modules are imported when first used: import every one while instrumenting
+    for _module in pkgutil.walk_packages(bloscpack.containers.__path__, "bloscpack.containers."):
+        importlib.import_module(_module.name)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -10,6 +10,7 @@ import struct
 import tracemalloc
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -19,7 +20,7 @@ from bloscpack.containers.bloscpack import BloscpackReader, BloscpackWriter, com
 from bloscpack.containers.bloscpack import info as blp_info
 from bloscpack.containers.bloscpack import verify as blp_verify
 from bloscpack.containers.bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
-from bloscpack.errors import BloscpackError
+from bloscpack.errors import BloscpackError, InvalidCodePoint
 
 MEMORY_LIMIT = 64 * 2**20  # bytes any single hostile input may make the reader allocate
 FUZZ = settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
@@ -222,6 +223,16 @@ _dtypes = st.one_of(
 
 
 @settings(max_examples=80, deadline=None)
+def _invalid_text(array: np.ndarray) -> bool:
+    """Whether ``array`` holds ``U`` items (in fields too) above U+10FFFF, found by numpy."""
+    fields = array.dtype.fields
+    if fields:
+        return any(_invalid_text(array[name]) for name in fields)
+    if array.dtype.kind != "U" or not array.size:
+        return False
+    return bool((np.ascontiguousarray(array).view(np.uint32) > 0x10FFFF).any())
+
+
 @given(
     dtype=_dtypes,
     shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6),
@@ -236,7 +247,12 @@ def test_array_round_trip(dtype, shape, order, seed):
         array = np.asfortranarray(array)
     elif order == "noncontiguous" and array.ndim:
         array = np.repeat(array, 2, axis=0)[::2]
-    back = api.unpack_ndarray_from_bytes(api.pack_ndarray_to_bytes(array))
+    packed = api.pack_ndarray_to_bytes(array)
+    if _invalid_text(array):  # random bytes as text: code points above U+10FFFF
+        with pytest.raises(InvalidCodePoint, match=r"^<bytes>: the text data holds an invalid"):
+            api.unpack_ndarray_from_bytes(packed)
+        return
+    back = api.unpack_ndarray_from_bytes(packed)
     assert repr(back.dtype) == repr(array.dtype)
     assert back.shape == array.shape
     assert np.ascontiguousarray(back).tobytes() == np.ascontiguousarray(array).tobytes()
