@@ -10,6 +10,7 @@ arrays, conversions and integrations are written against this protocol and name 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import os
 from abc import ABC, abstractmethod
@@ -676,3 +677,15 @@ __all__ = [
     "ContainerWriter", "ReaderBase", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
     "chunk_regions", "map_chunks", "stage_run", "write_array",
 ]  # fmt: skip
+
+
+def lazy_names(package: str, sources: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package``: each name of ``sources`` is imported when
+    first used, from the module ``sources`` names for it (relative to ``package``)."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in sources:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(sources[name], package), name)
+
+    return __getattr__

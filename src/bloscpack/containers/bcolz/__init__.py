@@ -23,9 +23,7 @@ imports only ``format`` and ``names``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from ..base import lazy_names
 from .format import FORMAT
 
 #: The module each name of this package comes from.
@@ -63,10 +61,7 @@ _FROM = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _FROM:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_FROM[name], __name__), name)
+__getattr__ = lazy_names(__name__, _FROM)
 
 
 __all__ = ["FORMAT", *_FROM]
