@@ -137,7 +137,7 @@ def append(path: PathLike, data: Any, **options: Any) -> int:
     own (``.blp``: ``blosc_args``, ``metadata``, as :func:`bloscpack.append.append` takes
     them)."""
     path = appendable_path(path)
-    fmt, description = in_one_state(_description, path)
+    fmt, description = in_one_state(held_array, path)
     grow = registry.appender(fmt, path)
     registry.check_options(fmt, options, grow.append_options)
     rows = _rows_for(path, description, data)
@@ -163,7 +163,7 @@ class AppendModule(types.ModuleType):
         return append(path, data, **options)
 
 
-def _description(path: str) -> tuple[str, ArrayDescription]:
+def held_array(path: str) -> tuple[str, ArrayDescription]:
     """The format of the container at ``path`` and the array it holds."""
     fmt = detect(path)
     reader = registry.open_reader(path, fmt, verify=False)

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..args import double_pretty_size
 from ..containers import registry
-from ..containers.base import ArrayDescription
 from ..errors import NotEnoughSpace
 from ..io import is_stream
 from .console import EXIT_OK, CLIError, Console
@@ -89,7 +88,9 @@ def _new_data(path: str, original: str) -> Iterator[Any]:
     read into memory)."""
     if registry.extension_of(path) == ".npy":
         rows = np.load(path, mmap_mode="r", allow_pickle=False)
-        held = _held(original)
+        from ..dispatch import held_array
+
+        held = held_array(original)[1]
         if rows.dtype == held.dtype or held.dtype != np.uint8 or len(held.shape) != 1:
             yield rows
             return
@@ -101,15 +102,6 @@ def _new_data(path: str, original: str) -> Iterator[Any]:
         size = os.fstat(fh.fileno()).st_size
         # unmapped when no longer referenced (rows viewing it may outlive the block)
         yield memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)) if size else b""
-
-
-def _held(path: str) -> ArrayDescription:
-    """The array the container ``path`` holds."""
-    reader = registry.open_reader(path, registry.detect(path), verify=False)
-    try:
-        return reader.description
-    finally:
-        reader.close()
 
 
 def _size(path: str) -> int:
