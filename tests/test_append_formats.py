@@ -303,7 +303,7 @@ def test_an_ndarray_with_empty_chunks_cannot_grow(tmp_path):
 @pytest.mark.parametrize("case", ["b2frame", "b2nd", "sframe", "b2nd sparse"])
 def test_a_failed_append_leaves_the_container_as_it_was(tmp_path, case, monkeypatch):
     """An error after the new chunks are written (here: writing the index) undoes them."""
-    from bloscpack.containers.frame.edit import FrameBase
+    from bloscpack.containers.schunk.edit import FrameBase
 
     path = CASES[case][1](tmp_path)
     before = tree(path)

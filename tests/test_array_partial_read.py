@@ -12,7 +12,7 @@ import pytest
 
 import bloscpack
 from bloscpack.containers.b2nd import B2ndArray
-from bloscpack.containers.frame.contiguous import CHUNK_HEAD_READ
+from bloscpack.containers.schunk.contiguous import CHUNK_HEAD_READ
 from bloscpack.errors import BloscpackError
 
 CHUNK, BLOCK = 65536, 4096  # items: 512 KiB chunks of 32 KiB blocks

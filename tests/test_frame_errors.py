@@ -216,8 +216,8 @@ def test_metalayer_updates_keep_their_length(tmp_path: Path) -> None:
 
 def test_opening_a_big_frame_reads_only_header_trailer_and_index(tmp_path: Path) -> None:
     from bloscpack.containers import frame as cframe
-    from bloscpack.containers.frame.core import EDGE_READ
-    from bloscpack.containers.frame.storage import FrameStorage
+    from bloscpack.containers.schunk.core import EDGE_READ
+    from bloscpack.containers.schunk.storage import FrameStorage
 
     path = tmp_path / "many.b2frame"
     params = cframe.CParams.make(typesize=4)

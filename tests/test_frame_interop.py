@@ -12,7 +12,7 @@ import pytest
 
 from bloscpack import Frame
 from bloscpack.containers import frame as cframe
-from bloscpack.containers.frame import records
+from bloscpack.containers.schunk import records
 
 blosc2.set_nthreads(1)
 CP = blosc2.CParams(typesize=4, nthreads=1)

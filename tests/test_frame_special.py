@@ -14,7 +14,7 @@ import pytest
 from bloscpack import Frame
 from bloscpack.blosc.header import ChunkHeader, Special
 from bloscpack.blosc.special import nan_chunk, uninit_chunk, value_chunk, zeros_chunk
-from bloscpack.containers.frame import edit, records
+from bloscpack.containers.schunk import edit, records
 from bloscpack.errors import BloscpackError
 
 blosc2.set_nthreads(1)

@@ -14,7 +14,7 @@ from bloscpack import Frame
 from bloscpack.blosc.special import nan_chunk
 from bloscpack.containers import frame as cframe
 from bloscpack.containers import sframe
-from bloscpack.containers.frame import records
+from bloscpack.containers.schunk import records
 from bloscpack.errors import BloscpackError
 
 blosc2.set_nthreads(1)

@@ -44,7 +44,7 @@ from .bloscpack.format import FORMAT as BLP
 from .chunk import FORMAT as CHUNK
 from .frame.format import FORMAT as B2FRAME
 from .options import CompressionParams, check_options
-from .sframe import FORMAT as SFRAME
+from .sframe.format import FORMAT as SFRAME
 
 #: The formats built in, in the order they are listed; a Blosc chunk (read, never written,
 #: without magic bytes) last.

@@ -19,7 +19,7 @@ from .format import FORMAT
 
 #: The module each name of this package comes from.
 _FROM = {
-    "PUBLISHED_LAST": "..sframe",
+    "PUBLISHED_LAST": "..schunk.sparse",
     "append_rows": ".append",
     "B2ndArray": ".reader",
     "B2ndReader": ".reader",

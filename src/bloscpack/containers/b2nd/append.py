@@ -1,7 +1,7 @@
 """Appending rows to an NDArray in place (a ``.b2nd`` file or a sparse frame directory) along
 its first axis, crash-safely: the chunks of the last, partial row of chunks are rebuilt with
 the new rows after their own, further chunks follow, and the shape in the ``b2nd`` metalayer
-grows, all in one change (:meth:`~bloscpack.containers.frame.edit.FrameBase.grow`)."""
+grows, all in one change (:meth:`~bloscpack.containers.schunk.edit.FrameBase.grow`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import numpy as np
 
 from ...errors import NotAppendable
 from ...io import PathLike
-from ..frame.contiguous import ContiguousFrame
 from ..grid import ChunkGrid, array_to_chunk
-from ..sframe import SparseFrame
+from ..schunk.contiguous import ContiguousFrame
+from ..schunk.sparse import SparseFrame
 from .meta import METALAYER_NAME
 from .reader import B2ndArray
 

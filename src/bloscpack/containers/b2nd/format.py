@@ -12,10 +12,10 @@ import numpy as np
 
 from ...io import ByteSource, Directory, PathLike, StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
-from ..frame.core import EDGE_READ
-from ..frame.format import FrameFormatBase, is_frame
 from ..options import CompressionParams
-from ..sframe import INDEX_FILE, PUBLISHED_LAST
+from ..schunk.core import EDGE_READ
+from ..schunk.format import FrameFormatBase, is_frame
+from ..schunk.sparse import INDEX_FILE, PUBLISHED_LAST
 
 
 class B2ndFormat(FrameFormatBase):

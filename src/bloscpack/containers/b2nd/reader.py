@@ -25,12 +25,13 @@ from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer,
 from ...io import ByteSource, Directory, PathLike
 from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
-from ..frame.contiguous import ContiguousFrame
-from ..frame.core import EDGE_READ, opening_ranges
-from ..frame.edit import FrameBase
-from ..frame.features import refuse_unmodelled
-from ..frame.reader import frame_compression, unopened_report, vlmeta_items
-from ..frame.records import (
+from ..grid import ChunkGrid, chunk_to_array, gather, normalize_index, project_selection
+from ..schunk.contiguous import ContiguousFrame
+from ..schunk.core import EDGE_READ, opening_ranges
+from ..schunk.edit import FrameBase
+from ..schunk.features import refuse_unmodelled
+from ..schunk.reader import frame_compression, unopened_report, vlmeta_items
+from ..schunk.records import (
     HEADER_FIXED_LEN,
     MARKER_KINDS,
     MAX_METALAYERS,
@@ -39,9 +40,8 @@ from ..frame.records import (
     sniff,
     unpack_value,
 )
-from ..grid import ChunkGrid, chunk_to_array, gather, normalize_index, project_selection
-from ..sframe import INDEX_FILE, SparseFrame, sniff_index_file
-from ..sframe import verify as sframe_verify
+from ..schunk.sparse import INDEX_FILE, SparseFrame, sniff_index_file
+from ..schunk.sparse import verify as sframe_verify
 from .jobs import ScratchPool, run_in_order
 from .meta import METALAYER_NAME, B2ndMeta
 

@@ -19,9 +19,12 @@ from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError
 from ...io import PathLike, StagedOutput, staged_output
 from ..base import ArrayDescription
-from ..frame.params import CParams
-from ..frame.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
-from ..frame.writer import (
+from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
+from ..options import CompressionParams, rows_of
+from ..schunk.params import CParams
+from ..schunk.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
+from ..schunk.sparse import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
+from ..schunk.writer import (
     FrameArrayWriter,
     FrameTarget,
     FrameWriter,
@@ -29,9 +32,6 @@ from ..frame.writer import (
     packed_user,
     user_vlmeta,
 )
-from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
-from ..options import CompressionParams, rows_of
-from ..sframe import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
 from ..target import Target, kept_metalayers, marker_fits, row_flat, take_options
 from .jobs import ScratchPool, run_in_order
 from .layout import default_chunks_blocks
@@ -113,7 +113,7 @@ class B2ndLayout:
         return self.params.compress(chunk.view(np.uint8), nthreads=1)
 
     def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
-        """:func:`~bloscpack.containers.frame.writer.frame_stored`."""
+        """:func:`~bloscpack.containers.schunk.writer.frame_stored`."""
         return frame_stored(chunk)
 
 

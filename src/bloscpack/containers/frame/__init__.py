@@ -1,23 +1,26 @@
-"""Blosc2 contiguous frames (``.b2frame``, ``.b2nd``, frames in memory): reader, writer and
-in-place mutation with C-Blosc2's layout rules.
+"""Blosc2 contiguous frames (``.b2frame``): :mod:`.format` is the :data:`FORMAT` the registry
+lists, :mod:`.api` the user-facing :class:`bloscpack.Frame` (which also opens sparse frames).
 
-From the bottom up: :mod:`.records` (the format: fixed header, metalayers, trailer, index),
-:mod:`.params` (compression parameters, new frame images), :mod:`.storage` (a contiguous
-frame's bytes), :mod:`.core` (reading an open frame), :mod:`.edit` (changing it in place),
-:mod:`.contiguous` (frames holding their chunks), :mod:`.reader` and :mod:`.writer` (the
-container protocol and new frames), and :mod:`.api`, the user-facing :class:`bloscpack.Frame`,
-which also opens sparse frames (:mod:`bloscpack.containers.sframe`, whose chunks are files);
-:mod:`.format` is the :data:`FORMAT` the registry lists.
+The frames themselves (records, reading, in-place changes, the reader and writer) are the
+Blosc2 super-chunks of :mod:`bloscpack.containers.schunk`, which the ``sframe`` and ``b2nd``
+formats share; this package re-exports the names of its lower-level API from there.
 """
 
-from .append import append_rows
-from .contiguous import ContiguousFrame
-from .edit import FrameBase
-from .format import FORMAT
-from .params import CParams
-from .reader import FrameReader, info, load_bytes, open_reader, read_all, verify, vlmeta_items
-from .records import FrameHeader, sniff
-from .writer import (
+from ..schunk.append import append_rows
+from ..schunk.contiguous import ContiguousFrame
+from ..schunk.edit import FrameBase
+from ..schunk.params import CParams
+from ..schunk.reader import (
+    FrameReader,
+    info,
+    load_bytes,
+    open_reader,
+    read_all,
+    verify,
+    vlmeta_items,
+)
+from ..schunk.records import FrameHeader, sniff
+from ..schunk.writer import (
     ConversionTarget,
     FrameTarget,
     FrameWriter,
@@ -28,6 +31,7 @@ from .writer import (
     refused,
     save_bytes,
 )
+from .format import FORMAT
 
 __all__ = [
     "FORMAT", "append_rows", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase",

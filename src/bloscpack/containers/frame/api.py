@@ -21,12 +21,12 @@ from typing import Any
 from ...errors import ArgumentError, FileNotFound, NotAContainer
 from ...io import PathLike, is_stream, run_inside
 from ...remote.upload import local_output
-from ..sframe import INDEX_FILE, SparseFrame, sniff_index_file
-from .contiguous import ContiguousFrame
-from .edit import FrameBase
-from .params import CParams
-from .reader import read_all
-from .records import pack_value, unpack_value
+from ..schunk.contiguous import ContiguousFrame
+from ..schunk.edit import FrameBase
+from ..schunk.params import CParams
+from ..schunk.reader import read_all
+from ..schunk.records import pack_value, unpack_value
+from ..schunk.sparse import INDEX_FILE, SparseFrame, sniff_index_file
 
 Source = PathLike | bytes | bytearray | memoryview | None
 

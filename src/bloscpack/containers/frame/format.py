@@ -2,39 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ...io import PathLike, StagedOutput
-from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
-from ..options import CompressionParams
-from . import append, reader, writer
-from .core import EDGE_READ
-from .records import MAGIC
-
-
-def is_frame(head: bytes) -> bool:
-    """Whether ``head`` (a file's first bytes) holds the magic of a Blosc2 frame."""
-    return bytes(head[1:10]) == MAGIC
-
-
-class FrameFormatBase(ContainerFormat):
-    """What the formats of Blosc2 frames share: their writers and appends."""
-
-    holds_bytes = True
-    appendable = True
-
-    def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
-        return writer.refused(dtype, shape)
-
-    def own_options(self, params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
-                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
-        return writer.own_options(params, rest, dtype, shape)
-
-    def conversion_options(self) -> Mapping[str, Any]:
-        return writer.FrameTarget.OPTIONS
+from ..base import ArrayDescription, ContainerReader, ContainerWriter
+from ..schunk import append, reader, writer
+from ..schunk.core import EDGE_READ
+from ..schunk.format import FrameFormatBase, is_frame
 
 
 class FrameFormat(FrameFormatBase):

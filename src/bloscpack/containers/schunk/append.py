@@ -1,6 +1,6 @@
 """Appending to a frame in place (a ``.b2frame`` file or a sparse frame directory), crash-safely:
 the data tops up the last chunk to the frame's chunk size, then new chunks follow, all in one
-change (:meth:`~bloscpack.containers.frame.edit.FrameBase.grow`); a frame holding a numpy
+change (:meth:`~bloscpack.containers.schunk.edit.FrameBase.grow`); a frame holding a numpy
 array (numpy metadata in its vlmetalayers) grows along its first axis."""
 
 from __future__ import annotations

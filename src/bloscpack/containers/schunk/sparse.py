@@ -5,6 +5,9 @@ Index entries are chunk-file ids (or the special markers of contiguous frames). 
 are C-Blosc2's: a new chunk gets the highest id in the index + 1, a deleted chunk's file is
 removed, an update rewrites the chunk's own file and a special value frees it.  Chunk files and
 ``chunks.b2frame`` are written through a temporary file and renamed into place.
+
+The storage of every format held in sparse frames: the ``sframe`` format
+(:mod:`bloscpack.containers.sframe`), sparse b2nd arrays and :class:`bloscpack.Frame`.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..blosc import partial
-from ..blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
-from ..errors import (
+from ...blosc import partial
+from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
+from ...errors import (
     BloscpackError,
     FileChangedError,
     FileNotFound,
@@ -28,7 +31,7 @@ from ..errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ..io import (
+from ...io import (
     Directory,
     FileLock,
     PathLike,
@@ -40,24 +43,14 @@ from ..io import (
     staged_output,
     start_writeback,
 )
-from ..journal import Steps
-from .base import ArrayDescription, ContainerReader, ContainerWriter, WriterBase
-from .frame.append import append_to_frame
-from .frame.edit import FrameBase
-from .frame.features import refuse_unmodelled
-from .frame.format import FrameFormatBase
-from .frame.params import CParams, compress_vlmeta, new_frame_image
-from .frame.reader import FrameReader, unopened_report
-from .frame.records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, marker_of, sniff_sparse
-from .frame.writer import (
-    FrameLayout,
-    FrameTarget,
-    FrameWriter,
-    OnePassWriter,
-    array_layout,
-    own_options,
-    refused,
-)
+from ...journal import Steps
+from ..base import WriterBase
+from .edit import FrameBase
+from .features import refuse_unmodelled
+from .params import CParams, compress_vlmeta, new_frame_image
+from .reader import unopened_report
+from .records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, marker_of, sniff_sparse
+from .writer import FrameLayout, FrameTarget, FrameWriter, OnePassWriter
 
 INDEX_FILE = "chunks.b2frame"
 #: The file that makes the directory readable (it indexes the others): written last where the
@@ -558,16 +551,6 @@ class SparseArrayWriter(WriterBase):
         self.frame._release_dir()
 
 
-def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
-                **options: Any) -> SparseArrayWriter:  # fmt: skip
-    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new sparse frame of the
-    array ``description`` at ``output.path``: the chunks and metadata of a contiguous frame
-    (the user ``metadata`` too)."""
-    layout, vlmeta, nthreads = array_layout("sframe", description, options, metadata)
-    sparse = SparseLayout(layout.cparams, layout.nchunks, layout.chunks)
-    return SparseArrayWriter(output, sparse, vlmeta, nthreads)
-
-
 def _new_frame_dir(
     path: str, cparams: CParams, chunksize: int | None, metalayers: Sequence[tuple[str, bytes]],
     vlmeta: Sequence[tuple[str, bytes]], nthreads: int, vlmeta_chunks: Sequence[tuple[str, bytes]],
@@ -598,30 +581,6 @@ def _reader(image: bytes, name: str) -> Any:
         return view[pos : pos + n]
 
     return read
-
-
-def append_rows(path: PathLike, rows: np.ndarray) -> None:
-    """:func:`bloscpack.append` for sparse frames: ``rows`` (bytes as ``uint8``) after the
-    frame's data."""
-    frame = SparseFrame(path, writable=True)
-    try:
-        append_to_frame(frame, rows)
-    finally:
-        frame.close()
-
-
-def open_reader(source: Any) -> FrameReader:
-    """The sparse frame ``source`` (its directory, or an open :class:`SparseFrame`, which the
-    reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
-    return FrameReader(source if isinstance(source, SparseFrame) else SparseFrame(source))
-
-
-def info(path: PathLike | Directory) -> dict[str, Any]:
-    """JSON-able description of the sparse frame at ``path`` (header, metalayers,
-    vlmetalayers, index = chunk-file ids)."""
-    with contextlib.closing(SparseFrame(path)) as frame, frame.consistent():
-        refuse_unmodelled(frame)
-        return frame.info()
 
 
 def verify(path: PathLike | Directory) -> dict[str, Any]:
@@ -666,51 +625,8 @@ class SparseFrameTarget(FrameTarget):
         frame.close()
 
 
-ConversionTarget = SparseFrameTarget
-
-
-class SparseFrameFormat(FrameFormatBase):
-    """A directory holding ``chunks.b2frame`` and one file per chunk."""
-
-    name = "sframe"
-    description = "Blosc2 sparse frame (a directory)"
-    suffixes = (".b2sframe", ".b2frame")  # python-blosc2 names both kinds of frames so
-    aliases = ("sparse",)
-    directory = True
-    dir_members = (INDEX_FILE,)
-    published_last = PUBLISHED_LAST
-
-    def sniff_dir(self, path: PathLike | Directory) -> bool:
-        """A directory holding ``chunks.b2frame`` (a damaged one is reported when read)."""
-        if isinstance(path, Directory):
-            return path.is_file(INDEX_FILE)
-        return os.path.isfile(os.path.join(path, INDEX_FILE))
-
-    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
-        return open_reader(source)
-
-    def info(self, source: Any) -> dict[str, Any]:
-        return info(source)
-
-    def verify(self, source: Any) -> dict[str, Any]:
-        return verify(source)
-
-    def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
-                    metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
-        return open_writer(output, description, metadata=metadata, **options)
-
-    def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
-        return SparseFrameTarget(source, options, copy_chunks)
-
-    def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
-        append_rows(path, rows)
-
-
-FORMAT = SparseFrameFormat()
-
-
 __all__ = [
-    "FORMAT", "PUBLISHED_LAST", "ConversionTarget", "SparseFrameFormat", "SparseFrame",
-    "SparseFrameTarget", "SparseFrameWriter", "chunk_file_name", "info", "open_reader",
-    "open_writer", "own_options", "refused", "sniff_dir", "verify",
+    "INDEX_FILE", "PUBLISHED_LAST", "SPARSE_FRAME", "SparseArrayWriter", "SparseFrame",
+    "SparseFrameTarget", "SparseFrameWriter", "SparseLayout", "chunk_file_name", "sniff_dir",
+    "sniff_index_file", "verify",
 ]  # fmt: skip

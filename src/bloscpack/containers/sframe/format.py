@@ -1,0 +1,100 @@
+"""Blosc2 sparse frames (directories) as the registry lists them: :data:`FORMAT`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import numpy as np
+
+from ...io import Directory, PathLike, StagedOutput
+from ..base import ArrayDescription, ContainerReader, ContainerWriter
+from ..schunk.append import append_to_frame
+from ..schunk.features import refuse_unmodelled
+from ..schunk.format import FrameFormatBase
+from ..schunk.reader import FrameReader
+from ..schunk.sparse import (
+    INDEX_FILE,
+    PUBLISHED_LAST,
+    SparseArrayWriter,
+    SparseFrame,
+    SparseFrameTarget,
+    SparseLayout,
+    verify,
+)
+from ..schunk.writer import array_layout
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
+                **options: Any) -> SparseArrayWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new sparse frame of the
+    array ``description`` at ``output.path``: the chunks and metadata of a contiguous frame
+    (the user ``metadata`` too)."""
+    layout, vlmeta, nthreads = array_layout("sframe", description, options, metadata)
+    sparse = SparseLayout(layout.cparams, layout.nchunks, layout.chunks)
+    return SparseArrayWriter(output, sparse, vlmeta, nthreads)
+
+
+def append_rows(path: PathLike, rows: np.ndarray) -> None:
+    """:func:`bloscpack.append` for sparse frames: ``rows`` (bytes as ``uint8``) after the
+    frame's data."""
+    frame = SparseFrame(path, writable=True)
+    try:
+        append_to_frame(frame, rows)
+    finally:
+        frame.close()
+
+
+def open_reader(source: Any) -> FrameReader:
+    """The sparse frame ``source`` (its directory, or an open :class:`SparseFrame`, which the
+    reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
+    return FrameReader(source if isinstance(source, SparseFrame) else SparseFrame(source))
+
+
+def info(path: PathLike | Directory) -> dict[str, Any]:
+    """JSON-able description of the sparse frame at ``path`` (header, metalayers,
+    vlmetalayers, index = chunk-file ids)."""
+    with contextlib.closing(SparseFrame(path)) as frame, frame.consistent():
+        refuse_unmodelled(frame)
+        return frame.info()
+
+
+class SparseFrameFormat(FrameFormatBase):
+    """A directory holding ``chunks.b2frame`` and one file per chunk."""
+
+    name = "sframe"
+    description = "Blosc2 sparse frame (a directory)"
+    suffixes = (".b2sframe", ".b2frame")  # python-blosc2 names both kinds of frames so
+    aliases = ("sparse",)
+    directory = True
+    dir_members = (INDEX_FILE,)
+    published_last = PUBLISHED_LAST
+
+    def sniff_dir(self, path: PathLike | Directory) -> bool:
+        """A directory holding ``chunks.b2frame`` (a damaged one is reported when read)."""
+        if isinstance(path, Directory):
+            return path.is_file(INDEX_FILE)
+        return os.path.isfile(os.path.join(path, INDEX_FILE))
+
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+        return open_reader(source)
+
+    def info(self, source: Any) -> dict[str, Any]:
+        return info(source)
+
+    def verify(self, source: Any) -> dict[str, Any]:
+        return verify(source)
+
+    def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
+                    metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
+        return open_writer(output, description, metadata=metadata, **options)
+
+    def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
+        return SparseFrameTarget(source, options, copy_chunks)
+
+    def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
+        append_rows(path, rows)
+
+
+FORMAT = SparseFrameFormat()
