@@ -22,6 +22,8 @@ import bloscpack
 from bloscpack.errors import NotAContainer, UnmodelledFeature
 
 EVALUATE = "stored as placeholder chunks; evaluate it with python-blosc2 and save the result"
+EVAL_EXPR = ("stored as placeholder chunks; load it with evaluate=True, or evaluate it"
+                       " with python-blosc2 and save the result")  # fmt: skip
 OPERANDS = "over operands o0=a.b2nd, o1=b.b2nd"
 EMBED = "(arrays embedded as frames in its data), which this version cannot read yet; open it"
 
@@ -79,9 +81,9 @@ def _embed_sparse(a: blosc2.NDArray, b: blosc2.NDArray, name: str) -> None:
 #: kind: (file name, its format, how python-blosc2 writes it, the message after "<name>: ").
 KINDS: dict[str, tuple[str, str, Callable[..., None], str]] = {
     "lazyexpr": ("ex.b2nd", "b2nd", _expr,
-                 f"a python-blosc2 lazy expression ('(o0 + o1)' {OPERANDS}) {EVALUATE}"),
+                 f"a python-blosc2 lazy expression ('(o0 + o1)' {OPERANDS}) {EVAL_EXPR}"),
     "lazyexpr-sparse": ("exs.b2nd", "b2nd", _expr_sparse,
-                        f"a python-blosc2 lazy expression ('(o0 + o1)' {OPERANDS}) {EVALUATE}"),
+                        f"a python-blosc2 lazy expression ('(o0 + o1)' {OPERANDS}) {EVAL_EXPR}"),
     "lazyudf": ("udf.b2nd", "b2nd", _udf,
                 f"a python-blosc2 lazy UDF (function 'kernel' {OPERANDS}) {EVALUATE}"),
     "lazyudf-python": ("udfp.b2nd", "b2nd", _udf_python,
@@ -249,9 +251,9 @@ def test_store_members_read_and_the_embedded_store_is_refused(written):
     ("meta", "vlmeta", "message"),
     [
         ({"LazyArray": 0}, {},
-         f"a python-blosc2 lazy expression (unknown over no operands) {EVALUATE}"),
+         f"a python-blosc2 lazy expression (unknown over no operands) {EVAL_EXPR}"),
         ({}, {"_LazyArray": {"expression": "o0 * 2", "operands": {"o0": "x.b2nd"}}},
-         f"a python-blosc2 lazy expression ('o0 * 2' over operands o0=x.b2nd) {EVALUATE}"),
+         f"a python-blosc2 lazy expression ('o0 * 2' over operands o0=x.b2nd) {EVAL_EXPR}"),
         ({"vlarray": {"version": 1}}, {},
          "a python-blosc2 ObjectArray (msgpack-serialized objects in its chunks), which this"
          " version cannot read; open it with python-blosc2"),

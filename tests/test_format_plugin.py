@@ -213,3 +213,13 @@ def test_an_entry_point_that_is_no_format_is_refused(toy):
     with pytest.raises(FormatError, match="entry point 'bad' of bloscpack.formats: json:dumps"
                                           " is not a ContainerFormat instance"):  # fmt: skip
         registry.plugins()
+
+
+def test_convert_into_it_and_to_dask(toy):
+    bloscpack.save(ARRAY, toy / "a.b2nd", chunks=(64, 3), blocks=(16, 3))
+    bloscpack.convert(toy / "a.b2nd", toy / "b.toy")
+    assert bloscpack.detect(toy / "b.toy") == "toy"
+    assert np.array_equal(bloscpack.load(toy / "b.toy"), ARRAY)
+    with bloscpack.open(toy / "b.toy") as lazy:
+        assert np.array_equal(lazy.to_dask().compute(), ARRAY)
+

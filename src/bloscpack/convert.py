@@ -35,7 +35,7 @@ from .blosc.header import ChunkHeader
 from .containers import registry
 from .containers.base import NUMPY_KEYS, ContainerReader, StoredMetadata
 from .containers.registry import detect
-from .containers.target import SLAB_NBYTES, check_user_metadata, row_flat
+from .containers.target import SLAB_NBYTES, WriterTarget, check_user_metadata, row_flat
 from .errors import (
     ArgumentError,
     IntegrityError,
@@ -357,7 +357,9 @@ def _make_target(fmt: str, source: _Source, options: dict[str, Any], copy_chunks
     """The writer of format ``fmt`` for ``source``, its layout chosen from the options."""
     options = _keep_item_size(fmt, source, options)
     options = registry.writer_options(fmt, options, source.spec.dtype, source.spec.shape)
-    return registry.format_of(fmt).conversion_target(source, options, copy_chunks)
+    found = registry.format_of(fmt)
+    target = found.conversion_target(source, options, copy_chunks)
+    return WriterTarget(found, source, options, copy_chunks) if target is None else target
 
 
 #: The unsigned ints raw bytes become in a format that stores typed arrays only.

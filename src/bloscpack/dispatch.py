@@ -12,14 +12,14 @@ from typing import IO, Any, TypeVar
 
 import numpy as np
 
-from . import engine
+from . import engine, lazyexpr
 from .array import BloscArray
 from .containers import registry
 from .containers.base import ArrayDescription, write_array
 from .containers.options import RAW_TYPESIZE
 from .containers.registry import detect
 from .convert import write_new_array
-from .errors import ArgumentError, DataLossError
+from .errors import ArgumentError, DataLossError, UnmodelledFeature
 from .integrations.dask import is_dask_array, is_dask_dataframe, save_dask, sized
 from .integrations.dataarray import dataarray_values, is_dataarray, refuse_dataset
 from .integrations.pandas import is_dataframe, table_array
@@ -216,16 +216,53 @@ def _on_input(path: PathLike, storage_options: Mapping[str, Any] | None, cache: 
 
 
 def load(path: PathLike | bytes | bytearray | memoryview | IO[bytes], *,
-         storage_options: Mapping[str, Any] | None = None,
-         cache: Any = None) -> np.ndarray:  # fmt: skip
+         storage_options: Mapping[str, Any] | None = None, cache: Any = None,
+         evaluate: bool = False) -> np.ndarray:  # fmt: skip
     """Load the array stored at ``path`` (a path or a URL, with ``storage_options`` and
     ``cache`` as for :func:`bloscpack.open`), whatever its format; or, as :func:`bloscpack.open`
     takes them, a single-file container held in bytes, a bytearray, a memoryview or a binary
-    file object (read from its current position)."""
+    file object (read from its current position).
+
+    A python-blosc2 lazy expression file is refused (``UnmodelledFeature``) unless
+    ``evaluate`` is true: then its expression is evaluated with numpy over its operands (see
+    :mod:`bloscpack.lazyexpr`: a checked language of numpy operations, operands read only
+    from files beside it, themselves evaluated when they are lazy expressions)."""
     if not isinstance(path, (str, os.PathLike)):
         with BloscArray(path) as lazy:
             return lazy[...]
+    if evaluate:
+        return _evaluated(path, storage_options, cache, ())
     return _on_input(path, storage_options, cache, True, _load)  # type: ignore[no-any-return]
+
+
+def _evaluated(path: PathLike, storage_options: Mapping[str, Any] | None, cache: Any,
+               chain: tuple[str, ...]) -> np.ndarray:  # fmt: skip
+    """:func:`load` with ``evaluate``: a lazy expression evaluated (an operand of the
+    expressions ``chain`` depends on, by real path)."""
+    try:
+        return _on_input(path, storage_options, cache, True, _load)  # type: ignore[no-any-return]
+    except UnmodelledFeature as exc:
+        if exc.lazy_expression is None:
+            raise
+        name = os.fspath(path)
+        if is_url(name):
+            raise UnmodelledFeature(f"{exc}; a lazy expression at a URL is not evaluated (its"
+                                    " operands would be fetched from where it says)") from None
+        if len(chain) >= lazyexpr.MAX_DEPTH:
+            raise UnmodelledFeature(f"{name}: lazy expressions over lazy expressions nest"
+                                    f" deeper than {lazyexpr.MAX_DEPTH}") from None
+        chain = (*chain, os.path.realpath(name))
+
+        def operand(path: str) -> np.ndarray:
+            if path in chain:
+                raise UnmodelledFeature(
+                    f"{name}: the lazy expression cannot be evaluated: its operand"
+                    f" {os.path.relpath(path, os.path.dirname(chain[-1]))!r} is itself or an"
+                    " expression it depends on"
+                )
+            return _evaluated(path, None, None, chain)
+
+        return lazyexpr.evaluate(exc.lazy_expression, name, operand, exc.array)
 
 
 def _load(path: Any, fmt: str | None = None) -> np.ndarray:

@@ -47,7 +47,14 @@ class LazyChunkError(UnsupportedError):
 class UnmodelledFeature(UnsupportedError):
     """The file uses a feature that changes what its bytes mean and that this library does not
     model (a python-blosc2 lazy expression, proxy cache or reference, an EmbedStore): it is
-    refused by name rather than read around."""
+    refused by name rather than read around.
+
+    ``lazy_expression``: a python-blosc2 lazy expression's stored payload, when that is the
+    feature (``bloscpack.load(path, evaluate=True)`` evaluates it); ``array``: the
+    ``(dtype, shape)`` its file says the result has, where the format says."""
+
+    lazy_expression: dict | None = None
+    array: tuple | None = None
 
 
 class IntegrityError(BloscpackError, RuntimeError):

@@ -640,12 +640,16 @@ class ContainerFormat(ABC):
     def conversion_target(self, source: Any, options: dict[str, Any],
                           copy_chunks: bool) -> Any:  # fmt: skip
         """The :class:`~bloscpack.containers.target.Target` a conversion of ``source`` into
-        this format writes through."""
-        raise self._unwritable()
+        this format writes through; None (the default for a writable format): the generic
+        :class:`~bloscpack.containers.target.WriterTarget` over :meth:`open_writer`."""
+        if not self.writable:
+            raise self._unwritable()
+        return None
 
     def conversion_options(self) -> Mapping[str, Any]:
-        """The options :meth:`conversion_target` takes, with their defaults."""
-        return {}
+        """The options :meth:`conversion_target` takes, with their defaults (by default
+        :attr:`writer_options`, as the generic target passes them to :meth:`open_writer`)."""
+        return dict.fromkeys(self.writer_options or ())
 
     def compress_file(self, src: Any, dst: Any, **options: Any) -> None:
         """Formats that stream: the raw file or stream ``src`` into ``dst``, chunk by chunk as

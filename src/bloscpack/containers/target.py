@@ -6,15 +6,19 @@ decompressed and compressed again) and the rules for carrying metadata over."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader, Special
 from ..blosc.layout import validate_chunk
 from ..errors import ArgumentError
-from .base import NUMPY_KEYS, StoredMetadata
+from ..io import StagedOutput
+from .base import NUMPY_KEYS, ArrayDescription, ContainerFormat, StoredMetadata, map_chunks
 from .grid import ChunkGrid
 from .options import check_options
 
@@ -228,8 +232,81 @@ class Target:
             self.progress(n)
 
 
+class WriterTarget(Target):
+    """The target of a format that gives an array writer and no conversion target of its own
+    (:meth:`~bloscpack.containers.base.ContainerFormat.open_writer`): every chunk is read from
+    the source in C order, in slabs of whole chunk rows, and compressed by the writer's layout
+    (never copied); the user metadata JSON can hold goes to the writer's ``metadata``."""
+
+    def __init__(self, found: ContainerFormat, source: Any, options: dict[str, Any],
+                 copy_chunks: bool) -> None:  # fmt: skip
+        super().__init__(source, copy_chunks)
+        self.fmt = found.name
+        self.found = found
+        if found.writer_options is not None:
+            check_options(found.name, options, found.writer_options)
+        self.options = dict(options)
+        user = json_user(source, f"format {found.name!r}", self.dropped)
+        if user:
+            self.options["metadata"] = user
+
+    def accepts_format(self, header: ChunkHeader) -> bool:
+        return False
+
+    def write(self, path: str) -> None:
+        spec = self.source.spec
+        with (
+            StagedOutput(path) as output,
+            self.found.open_writer(output, ArrayDescription(spec.dtype, spec.shape),
+                                   **self.options) as writer,  # fmt: skip
+        ):
+            if writer.layout.flat:
+                self._write_flat(writer)
+            else:
+                self._write_grid(writer)
+
+    def _write_flat(self, writer: Any) -> None:
+        """Chunks of a flat layout: consecutive runs of items in C order."""
+        source, layout = self.source, writer.layout
+        step = layout.chunks[0] * source.spec.dtype.itemsize
+        rb = max(source.row_nbytes, 1)
+        for index, (start, n) in enumerate(flat_spans(source.nbytes, step)):
+            if source.spec.order == "F":  # read_c takes whole rows of a Fortran source
+                r0 = start // rb
+                rows = source.read_rows(r0, -(-(start + n) // rb))
+                data = nd.byte_view(rows)[start - r0 * rb : start - r0 * rb + n]
+            else:
+                data = np.empty(n, np.uint8)
+                source.read_c(start, data.data)
+            self._append(writer, layout.compress_chunk(index, data.view(source.spec.dtype)), n)
+
+    def _write_grid(self, writer: Any) -> None:
+        """Chunks of an N-d grid, from slabs of one chunk row each (C order of the chunks)."""
+        source, layout = self.source, writer.layout
+        spec = source.spec
+        if not spec.shape:
+            self._append_all(writer, source.read_rows(0, 1), 0)
+            return
+        per_row = math.prod(-(-n // c) for n, c in zip(spec.shape[1:], layout.chunks[1:],
+                                                      strict=True))  # fmt: skip
+        for row, r0 in enumerate(range(0, spec.shape[0], layout.chunks[0])):
+            slab = source.read_rows(r0, min(r0 + layout.chunks[0], spec.shape[0]))
+            self._append_all(writer, slab, row * per_row)
+
+    def _append_all(self, writer: Any, block: np.ndarray, first: int) -> None:
+        for chunk in map_chunks(writer.layout.compress_chunk, block, writer.layout.chunks, first):
+            self._append(writer, chunk, 0)
+        self.progress(block.nbytes)
+
+    def _append(self, writer: Any, chunk: Any, nbytes: int) -> None:
+        writer.append_chunk(chunk)
+        self.recompressed += 1
+        if nbytes:
+            self.progress(nbytes)
+
+
 __all__ = [
-    "FRAME_CHUNK_NBYTES", "SLAB_NBYTES", "Target", "check_user_metadata", "flat_spans",
-    "json_user", "kept_metalayers", "marker_fits", "no_progress", "numpy_metadata", "row_flat",
-    "short", "take_options", "unreserved_user",
+    "FRAME_CHUNK_NBYTES", "SLAB_NBYTES", "Target", "WriterTarget", "check_user_metadata",
+    "flat_spans", "json_user", "kept_metalayers", "marker_fits", "no_progress", "numpy_metadata",
+    "row_flat", "short", "take_options", "unreserved_user",
 ]  # fmt: skip

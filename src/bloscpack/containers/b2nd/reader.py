@@ -21,7 +21,14 @@ import numpy as np
 from ... import engine
 from ...blosc.header import ChunkHeader, Special
 from ...blosc.layout import validate_chunk
-from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer, UnsupportedError
+from ...errors import (
+    ArgumentError,
+    BloscpackError,
+    FormatError,
+    NotAContainer,
+    UnmodelledFeature,
+    UnsupportedError,
+)
 from ...io import ByteSource, Directory, PathLike
 from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
@@ -175,7 +182,13 @@ class B2ndArray:
             self._frame = _frame_core(source)
             self._owned = owns_frame
         try:
-            refuse_unmodelled(self._frame)
+            try:
+                refuse_unmodelled(self._frame)
+            except UnmodelledFeature as exc:
+                with contextlib.suppress(BloscpackError):
+                    meta = _parse_metalayer(self._frame)
+                    exc.array = (meta.dtype, meta.shape)
+                raise
             self.b2nd = _parse_metalayer(self._frame)
             self.grid = _grid(
                 self.b2nd.shape, self.b2nd.chunks, self.b2nd.blocks, self.b2nd.dtype.itemsize

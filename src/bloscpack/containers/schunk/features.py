@@ -31,6 +31,7 @@ from .records import unpack_value
 QUOTE_LEN = 80
 
 _EVALUATE = "evaluate it with python-blosc2 and save the result"
+_EVALUATE_EXPRESSION = "load it with evaluate=True, or " + _EVALUATE
 
 
 def _quote(value: Any) -> str:
@@ -59,7 +60,7 @@ def _operands(payload: dict[str, Any]) -> str:
 def _lazy_expression(payload: dict[str, Any]) -> str:
     return (
         f"a python-blosc2 lazy expression ({_quote(payload.get('expression'))} over"
-        f" {_operands(payload)}) stored as placeholder chunks; {_EVALUATE}"
+        f" {_operands(payload)}) stored as placeholder chunks; {_EVALUATE_EXPRESSION}"
     )
 
 
@@ -190,4 +191,8 @@ def refuse_unmodelled(core: FrameCore) -> None:
     :func:`unmodelled` finds one."""
     feature = unmodelled(core)
     if feature is not None:
-        raise UnmodelledFeature(f"{core.name}: {feature}")
+        error = UnmodelledFeature(f"{core.name}: {feature}")
+        payload = _vlmeta(core, "b2o") if "b2o" in dict(core.metalayers) else {}
+        if payload.get("kind") == "lazyexpr":
+            error.lazy_expression = payload
+        raise error
