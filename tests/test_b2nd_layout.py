@@ -364,9 +364,3 @@ def test_other_platforms(monkeypatch, machine, system, l1):
 def test_nearest_divisor_matches_python_blosc2(a, b, strict):
     assert nearest_divisor(a, b, strict) == blosc2_ext.nearest_divisor(a, b, strict)
 
-
-def test_the_old_module_path_names_the_same_geometry():
-    from bloscpack import b2nd_layout
-
-    assert b2nd_layout.ChunkGrid is ChunkGrid
-    assert b2nd_layout.default_chunks_blocks is default_chunks_blocks

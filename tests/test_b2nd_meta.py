@@ -264,9 +264,3 @@ def test_pack_parse_round_trip(dims, dtype_string):
     assert struct.unpack(
         ">I", raw[len(raw) - len(dtype_string) - 4 : len(raw) - len(dtype_string)]
     )[0] == len(dtype_string)
-
-
-def test_the_old_module_path_names_the_same_record():
-    from bloscpack import b2nd_meta
-
-    assert b2nd_meta.B2ndMeta is B2ndMeta and b2nd_meta.pack_metalayer is pack_metalayer
