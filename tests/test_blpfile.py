@@ -736,7 +736,7 @@ def test_random_access_reads_only_what_it_needs_from_a_file_object(decompression
 
 def test_file_object_source_overrides_every_byte_source_method():
     from bloscpack.containers.bloscpack.file import _FileObjectSource
-    from bloscpack.io import ByteSource
+    from bloscpack.io.sources import ByteSource
 
     public = {name for name in vars(ByteSource) if not name.startswith("_")}
     assert public <= set(vars(_FileObjectSource))

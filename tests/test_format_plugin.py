@@ -32,7 +32,7 @@ TOY = textwrap.dedent('''
     from bloscpack.containers.base import (
         ArrayDescription, ChunkSizes, ContainerFormat, ReaderBase, StoredMetadata, WriterBase,
     )
-    from bloscpack.io import ByteSource
+    from bloscpack.io.sources import ByteSource
 
     MAGIC = b"TOYBLOSC"
 

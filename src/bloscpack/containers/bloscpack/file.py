@@ -47,7 +47,9 @@ from ...errors import (
     IntegrityError,
     TruncatedError,
 )
-from ...io import ByteSource, PathLike, atomic_write, is_stream
+from ...io.paths import PathLike, is_stream
+from ...io.sources import ByteSource
+from ...io.staging import atomic_write
 from ...journal import recover
 from ...remote.upload import local_output
 from ..target import check_user_metadata

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ...io import PathLike, StagedOutput
+from ...io.paths import PathLike
+from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from . import append, reader, writer
