@@ -43,7 +43,7 @@ BREACHES = [
     ("io/paths.py", "bloscpack.io.copies", "Files: byte sources and staged outputs above"),
     ("io/locks.py", "bloscpack.io.durability", "Files: byte sources and staged outputs above"),
     ("containers/bloscpack/checksums.py", "bloscpack.containers.bloscpack.file",
-     "The .blp format: file above append"),
+     "The .blp format: compress above file"),
     ("containers/bcolz/layout.py", "bloscpack.containers.bcolz.reader",
      "bcolz: appends and reports above the reader"),
     ("containers/frame/core.py", "bloscpack.containers.frame.edit",
