@@ -97,8 +97,8 @@ COPY_NAMES: dict[str, str] = {}
 
 @contextlib.contextmanager
 def named_copy(copy: str, name: str) -> Iterator[None]:
-    """While the block runs, a :class:`ByteSource` of the temporary copy ``copy`` of an input
-    is called ``name`` (the input's own name): messages never show a temporary file."""
+    """While the block runs, a :class:`~.sources.ByteSource` of the temporary copy ``copy`` of an
+    input is called ``name`` (the input's own name): messages never show a temporary file."""
     COPY_NAMES[copy] = name
     try:
         yield
