@@ -23,7 +23,7 @@ from bloscpack.containers.bloscpack import BloscpackReader, save_blp
 from bloscpack.containers.frame import FrameBase
 from bloscpack.containers.frame.api import Frame
 from bloscpack.errors import BloscpackError, ChunkError
-from bloscpack.io import ByteSource
+from bloscpack.io.sources import ByteSource
 
 N = 100_000  # float64 items: 100 chunks of 1000 items, blocks of 128 items
 CHUNK, BLOCK = 1000, 128

@@ -11,7 +11,7 @@ import bloscpack as bp
 from bloscpack import engine
 from bloscpack.containers.bloscpack import BloscpackReader
 from bloscpack.errors import ChecksumMismatch, ChunkError
-from bloscpack.io import ByteSource
+from bloscpack.io.sources import ByteSource
 
 CHUNK = 128 * 1024
 

@@ -310,7 +310,7 @@ def test_failed_open_leaves_nothing(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(
-        "bloscpack.containers.bloscpack.file.tempfile.SpooledTemporaryFile", no_space
+        "bloscpack.containers.bloscpack.sinks.tempfile.SpooledTemporaryFile", no_space
     )
     with pytest.raises(OSError, match="No space left"):
         bloscpack.BloscFile(tmp_path / "out.blp", "wb")
@@ -325,7 +325,7 @@ def test_failed_write_commits_nothing(tmp_path, monkeypatch):
     def broken(data, blosc_args):
         raise errors.ArgumentError("compression failed")
 
-    monkeypatch.setattr("bloscpack.containers.bloscpack.file.compress_chunk", broken)
+    monkeypatch.setattr("bloscpack.containers.bloscpack.sinks.compress_chunk", broken)
     with pytest.raises(errors.ArgumentError, match="compression failed"):
         f.write(b"b" * 100)
     f.close()
@@ -735,8 +735,8 @@ def test_random_access_reads_only_what_it_needs_from_a_file_object(decompression
 
 
 def test_file_object_source_overrides_every_byte_source_method():
-    from bloscpack.containers.bloscpack.file import _FileObjectSource
-    from bloscpack.io import ByteSource
+    from bloscpack.containers.bloscpack.sources import _FileObjectSource
+    from bloscpack.io.sources import ByteSource
 
     public = {name for name in vars(ByteSource) if not name.startswith("_")}
     assert public <= set(vars(_FileObjectSource))

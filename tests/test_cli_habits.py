@@ -22,7 +22,7 @@ from bloscpack.cli.console import Console
 from bloscpack.cli.info import SUMMARY_LABELS, summarize
 from bloscpack.containers import registry
 from bloscpack.errors import BloscpackError, NotAContainer
-from bloscpack.io import destination_names
+from bloscpack.io.staging import destination_names
 
 # --- info: the summary ----------------------------------------------------------------------
 

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from test_chunk_fuzz import mutated
 
 import bloscpack
-from bloscpack import io as bio
 from bloscpack.containers.b2nd import save_b2nd
 from bloscpack.containers.bloscpack import save_blp
 from bloscpack.containers.bloscpack.append import KILL_AFTER_ENV, journal_path
 from bloscpack.containers.frame import save_bytes
 from bloscpack.dispatch import detect
 from bloscpack.errors import BloscpackError, FileNotFound, TruncatedError
+from bloscpack.io import sources as bio
 
 VALUES = np.arange(40_000, dtype=np.float64).reshape(200, 200) * 0.25
 

@@ -30,9 +30,9 @@ TOY = textwrap.dedent('''
     import numpy as np
 
     from bloscpack.containers.base import (
-        ArrayDescription, ChunkSizes, ContainerFormat, ReaderBase, StoredMetadata, WriterBase,
+        ArrayDescription, ByteSource, ChunkSizes, ContainerFormat, ReaderBase, StoredMetadata,
+        WriterBase,
     )
-    from bloscpack.io import ByteSource
 
     MAGIC = b"TOYBLOSC"
 

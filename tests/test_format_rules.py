@@ -124,18 +124,18 @@ def test_save_replaces_an_existing_output_and_overwrite_false_refuses(tmp_path: 
 def test_save_stages_its_output_once(tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch):
     """One staged output per save: a format's own writer called inside it builds in place
     (one private directory, one rename into place), also when the save fails midway."""
-    from bloscpack import io as bio
+    from bloscpack.io import staging
 
     staged: list[str] = []
-    real_open = bio.StagedOutput.open
+    real_open = staging.StagedOutput.open
 
-    def counting_open(self: bio.StagedOutput) -> str:
+    def counting_open(self: staging.StagedOutput) -> str:
         path = real_open(self)
         if not self.nested and os.path.dirname(self.target) == str(tmp_path):
             staged.append(path)  # (member files staged inside the container do not count)
         return path
 
-    monkeypatch.setattr(bio.StagedOutput, "open", counting_open)
+    monkeypatch.setattr(staging.StagedOutput, "open", counting_open)
     path = tmp_path / f"x{registry.FORMATS[fmt].extension}"
     bloscpack.save(ARRAY, path)
     assert len(staged) == 1 and np.array_equal(bloscpack.load(path), ARRAY)
@@ -143,7 +143,7 @@ def test_save_stages_its_output_once(tmp_path: Path, fmt: str, monkeypatch: pyte
         bloscpack.save(ARRAY, path, clevel=99)
     assert np.array_equal(bloscpack.load(path), ARRAY)
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
-    assert not bio._BUILDING  # noqa: SLF001 - nothing left registered as being built
+    assert not staging._BUILDING  # noqa: SLF001 - nothing left registered as being built
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

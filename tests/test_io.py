@@ -9,16 +9,16 @@ import time
 
 import pytest
 
-from bloscpack import io as bio
+from bloscpack.io import copies, durability, sources, staging
 
 
 def test_atomic_write_starts_writeback_while_writing(tmp_path, monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr(bio, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
-    monkeypatch.setattr(bio, "WRITEBACK_STEP", 20_000)
+    monkeypatch.setattr(durability, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
+    monkeypatch.setattr(durability, "WRITEBACK_STEP", 20_000)
     path = tmp_path / "out.bin"
     parts = [bytes([i]) * 12_000 for i in range(5)]  # larger than the write buffer
-    with bio.atomic_write(path) as fh:
+    with staging.atomic_write(path) as fh:
         for part in parts:
             fh.write(part)
         fh.seek(0)
@@ -31,11 +31,11 @@ def test_atomic_write_keeps_the_existing_file_on_error(tmp_path) -> None:
     path = tmp_path / "out.txt"
     path.write_text("precious")
     os.chmod(path, 0o640)
-    with pytest.raises(RuntimeError, match="boom"), bio.atomic_write(path, "w") as fh:
+    with pytest.raises(RuntimeError, match="boom"), staging.atomic_write(path, "w") as fh:
         fh.write("partial")
         raise RuntimeError("boom")
     assert path.read_text() == "precious"
-    with bio.atomic_write(path, "w") as fh:
+    with staging.atomic_write(path, "w") as fh:
         fh.write("new")
     assert path.read_text() == "new" and (path.stat().st_mode & 0o777) == 0o640
     assert os.listdir(tmp_path) == ["out.txt"]
@@ -44,7 +44,7 @@ def test_atomic_write_keeps_the_existing_file_on_error(tmp_path) -> None:
 def test_sync_file_range_is_found_on_linux() -> None:
     if os.uname().sysname != "Linux":
         pytest.skip("sync_file_range is Linux only")
-    assert bio._sync_file_range is not None
+    assert durability._sync_file_range is not None
 
 
 def test_a_file_is_mapped_once_when_threads_read_it_together(tmp_path, monkeypatch) -> None:
@@ -53,15 +53,15 @@ def test_a_file_is_mapped_once_when_threads_read_it_together(tmp_path, monkeypat
     path = tmp_path / "data.bin"
     path.write_bytes(bytes(range(256)) * 4096)  # 1 MiB
     maps = []
-    real = bio.mmap.mmap
+    real = sources.mmap.mmap
 
     def counting(*args, **kwargs):
         maps.append(1)
         time.sleep(0.05)  # the other threads arrive while the file is being mapped
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(bio.mmap, "mmap", counting)
-    with bio.ByteSource(path) as source, ThreadPoolExecutor(8) as pool:
+    monkeypatch.setattr(sources.mmap, "mmap", counting)
+    with sources.ByteSource(path) as source, ThreadPoolExecutor(8) as pool:
         reads = list(pool.map(lambda k: bytes(source.read(k * 65536, 2 * 65536)), range(15)))
     assert maps == [1]
     assert reads[3] == (bytes(range(256)) * 4096)[3 * 65536 : 5 * 65536]
@@ -76,7 +76,7 @@ def _append_case(tmp_path) -> tuple[bytes, bytes]:
     out = tmp_path / "out"
     with open(out, "xb") as fh:
         fh.write(head)  # buffered, not yet in the file
-        assert bio.append_file(fh, str(source)) == len(run)
+        assert copies.append_file(fh, str(source)) == len(run)
         fh.write(tail)
     return out.read_bytes(), head + run + tail
 

@@ -19,7 +19,9 @@ import pytest
 import bloscpack
 from bloscpack.api import pack_file_to_file
 from bloscpack.cli import main
-from bloscpack.io import ByteSource, has_known_size, is_stream, is_written_in_place
+from bloscpack.io.paths import has_known_size, is_stream
+from bloscpack.io.sources import ByteSource
+from bloscpack.io.staging import is_written_in_place
 
 FORMATS = ["blp", "b2frame", "b2nd", "sframe", "bcolz"]
 FILE_FORMATS = ["blp", "b2frame", "b2nd"]
@@ -356,7 +358,7 @@ def test_the_shared_lock_never_opens_a_fifo(tmp_path):
     the real reader waiting forever for a partner."""
     import errno
 
-    from bloscpack.io import shared_lock
+    from bloscpack.io.locks import shared_lock
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

@@ -13,7 +13,7 @@ import bloscpack
 from bloscpack.containers.base import ContainerFormat, WriterBase, chunk_regions
 from bloscpack.containers.target import WriterTarget
 from bloscpack.convert import open_source
-from bloscpack.io import StagedOutput
+from bloscpack.io.staging import StagedOutput
 
 ARRAY = np.arange(7 * 5 * 3, dtype="<i4").reshape(7, 5, 3)
 

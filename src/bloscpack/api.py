@@ -2,7 +2,7 @@
 defaults and return values, plus :func:`save_blp`/:func:`load_blp` and
 :func:`rewrite_metadata`, whose bodies live in :mod:`bloscpack.containers.bloscpack`.
 
-Files are written through :func:`bloscpack.io.atomic_write` (no partial output on error) and
+Files are written through :func:`bloscpack.io.staging.atomic_write` (no partial output on error) and
 read through memory maps; file-to-file work streams chunk by chunk.  Arrays are decompressed
 straight into the array that is returned.
 """
@@ -34,7 +34,9 @@ from .containers.bloscpack.writer import (
     save_blp,
     write_file,
 )
-from .io import ByteSource, PathLike, sized_input
+from .io.copies import sized_input
+from .io.paths import PathLike
+from .io.sources import ByteSource
 
 Buffer = Any
 

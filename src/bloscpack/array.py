@@ -63,7 +63,9 @@ from .errors import (
     ReadOnlyError,
     UnsupportedError,
 )
-from .io import ByteSource, Directory, PathLike, shared_lock
+from .io.locks import shared_lock
+from .io.paths import PathLike
+from .io.sources import ByteSource, Directory
 from .journal import in_one_state, recover
 from .ndarray import check_text
 from .selection import (
@@ -826,8 +828,8 @@ def _store(reader: ContainerReader) -> Store:
 
 def _open_path(path: str) -> tuple[str | None, Any]:
     """(format, what to open it from) for a path: a directory's format and its path, or the
-    one :class:`~bloscpack.io.ByteSource` a file's reader reads (format None: detected under
-    :meth:`~bloscpack.io.ByteSource.consistent`, with the rest of the opening)."""
+    one :class:`~bloscpack.io.sources.ByteSource` a file's reader reads (format None: detected under
+    :meth:`~bloscpack.io.sources.ByteSource.consistent`, with the rest of the opening)."""
     try:
         return None, ByteSource(path)
     except FileNotFound:

@@ -41,7 +41,8 @@ from .errors import (
     IntegrityError,
     UnsupportedError,
 )
-from .io import PathLike, sized_input
+from .io.copies import sized_input
+from .io.paths import PathLike
 from .journal import in_one_state
 from .url import is_url
 

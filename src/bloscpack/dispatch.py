@@ -23,7 +23,8 @@ from .errors import ArgumentError, DataLossError, UnmodelledFeature
 from .integrations.dask import is_dask_array, is_dask_dataframe, save_dask, sized
 from .integrations.dataarray import dataarray_values, is_dataarray, refuse_dataset
 from .integrations.pandas import is_dataframe, table_array
-from .io import PathLike, is_stream, sized_input
+from .io.copies import sized_input
+from .io.paths import PathLike, is_stream
 from .journal import in_one_state
 from .remote.upload import local_output
 from .streaming import map_npy

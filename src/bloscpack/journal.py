@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterator
 from typing import IO, TypeVar
 
 from .errors import IntegrityError
-from .io import PathLike, fsync_directory, lock_file, shared_lock, unlock_file
+from .io.durability import fsync_directory
+from .io.locks import lock_file, shared_lock, unlock_file
+from .io.paths import PathLike
 
 T = TypeVar("T")
 

@@ -113,8 +113,8 @@ CHUNK_HEAD_READ = 4096
 def source_chunk_items(source: Any, at: int, size: int, lo: int, hi: int,
                        what: str) -> memoryview | None:  # fmt: skip
     """:func:`read_chunk_items` of the chunk at offset ``at`` of ``source`` (a
-    :class:`~bloscpack.io.ByteSource`; ``size``: the bytes the chunk may span there): its first
-    :data:`CHUNK_HEAD_READ` bytes are read, then the streams of the blocks that bytes ``[lo,
+    :class:`~bloscpack.io.sources.ByteSource`; ``size``: the bytes the chunk may span there): its
+    first :data:`CHUNK_HEAD_READ` bytes are read, then the streams of the blocks that bytes ``[lo,
     hi)`` touch.  ``what`` names the chunk in messages."""
     head = source.read(at, min(CHUNK_HEAD_READ, size), f"{what} header")
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..args import double_pretty_size
 from ..containers import registry
 from ..errors import NotEnoughSpace
-from ..io import is_stream
+from ..io.paths import is_stream
 from .console import EXIT_OK, CLIError, Console
 from .files import _check_input, _counting, _progress_bar, _read_metadata_file, _same_file
 from .options import EXTENSION

@@ -91,7 +91,7 @@ class Console:
 
 def real_names(text: str) -> str:
     """``text`` naming outputs by their paths, not the temporary places they are built in."""
-    from ..io import destination_names
+    from ..io.staging import destination_names
 
     return destination_names(text)
 

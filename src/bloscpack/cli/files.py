@@ -34,7 +34,7 @@ def _check_output(
     """Refuse an existing output without ``-f`` (a URL too: an object, or objects under it).  A
     FIFO or a device is written in place, with or without ``-f``, unless ``directory`` (the
     format, when it writes a directory)."""
-    from ..io import is_written_in_place
+    from ..io.staging import is_written_in_place
 
     if _is_remote(path):
         from ..remote.upload import exists
@@ -84,9 +84,9 @@ def _is_remote(path: str) -> bool:
 @contextlib.contextmanager
 def _output_file(path: str, args: argparse.Namespace) -> Iterator[IO[bytes]]:
     """The output file ``path`` opened for writing through a temporary file: renamed into place
-    (:func:`bloscpack.io.atomic_write`), or for a URL uploaded as one object, when the block
+    (:func:`bloscpack.io.staging.atomic_write`), or for a URL uploaded as one object, when the block
     succeeds."""
-    from ..io import atomic_write
+    from ..io.staging import atomic_write
     from ..remote.upload import upload_writer
     from ..url import local_path
 
@@ -124,7 +124,7 @@ def _format_metadata(metadata: Any) -> str:
 
 
 def _write_json(path: str, value: Any) -> None:
-    from ..io import atomic_write
+    from ..io.staging import atomic_write
 
     with atomic_write(path, "w") as fh:
         json.dump(value, fh, indent=2, sort_keys=True)
@@ -189,7 +189,7 @@ def _stdout() -> IO[bytes]:
 
 def _regular_file_size(stream: Any) -> int | None:
     """The bytes left in ``stream`` if it is a file of known size (a redirection), else None."""
-    from ..io import has_known_size
+    from ..io.paths import has_known_size
 
     try:
         status = os.fstat(stream.fileno())
@@ -203,7 +203,7 @@ def _regular_file_size(stream: Any) -> int | None:
 def _streamed(path: str) -> bool:
     """Whether the input ``path`` is read as a stream, start to end: ``-`` (stdin), or a file
     whose size is unknown (a FIFO, a device, a ``/proc`` file, a process substitution)."""
-    from ..io import is_stream
+    from ..io.paths import is_stream
 
     return path == STDIO or is_stream(path)
 
@@ -228,7 +228,7 @@ def _spool_input(
 ) -> str:
     """``head`` and then the rest of ``stream`` (the input ``name``) copied into a temporary
     file, removed when ``stack`` closes; messages name it ``name``."""
-    from ..io import named_copy
+    from ..io.copies import named_copy
     from ..streaming import spool
 
     spooled = "stdin" if name == STDIO else os.path.basename(name)  # keeps a .npy suffix
@@ -318,7 +318,7 @@ def _scratch(stack: contextlib.ExitStack) -> str:
 def _output_stream(stack: contextlib.ExitStack, path: str) -> IO[bytes] | None:
     """The stream an output is written to as it is produced: stdout for ``-``, the file opened
     where it is for a FIFO or a device; None for a file written through a temporary file."""
-    from ..io import is_written_in_place, write_in_place
+    from ..io.staging import is_written_in_place, write_in_place
 
     if path == STDIO:
         return _stdout()

@@ -30,7 +30,10 @@ from ..errors import (
     NotAppendable,
     UnsupportedError,
 )
-from ..io import ByteSource, CommitsOnSuccess, Directory, PathLike, StagedOutput, append_file
+from ..io.copies import append_file
+from ..io.paths import PathLike
+from ..io.sources import ByteSource, Directory
+from ..io.staging import CommitsOnSuccess, StagedOutput
 from ..remote.source import EDGE_SIZE
 from .options import COMMON_OPTIONS, CompressionParams
 
@@ -336,7 +339,7 @@ class ChunkLayout(Protocol):
 
 class ContainerWriter(Protocol):
     """A new container of an array whose layout was chosen up front, built in one
-    :class:`~bloscpack.io.StagedOutput`: chunks are appended in order, :meth:`commit` writes
+    :class:`~bloscpack.io.staging.StagedOutput`: chunks are appended in order, :meth:`commit` writes
     what follows them and moves the container into place, :meth:`abort` leaves nothing.
     Directory formats also take chunks that tasks stored in :attr:`directory` themselves.
     A table (a bcolz ctable) has no layout of its own: its :attr:`columns` are the writers
@@ -587,8 +590,8 @@ class ContainerFormat(ABC):
 
     @abstractmethod
     def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
-        """The container ``source`` (a path, a :class:`~bloscpack.io.ByteSource`, a
-        :class:`~bloscpack.io.Directory` or bytes, which the reader then owns) as a
+        """The container ``source`` (a path, a :class:`~bloscpack.io.sources.ByteSource`, a
+        :class:`~bloscpack.io.sources.Directory` or bytes, which the reader then owns) as a
         :class:`ContainerReader`; ``verify`` checks chunk digests where the format stores
         them."""
 
@@ -628,7 +631,7 @@ class ContainerFormat(ABC):
     def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
                     metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
         """A :class:`ContainerWriter` of a new container of the array ``description`` in
-        ``output`` (a :class:`~bloscpack.io.StagedOutput`, or an upload staged alike), with
+        ``output`` (a :class:`~bloscpack.io.staging.StagedOutput`, or an upload staged alike), with
         its own ``options`` and the user ``metadata``."""
         raise self._unwritable()
 
@@ -675,10 +678,12 @@ class ContainerFormat(ABC):
         return UnsupportedError(f"format {self.name!r} has no array writer")
 
 
+#: The plug-in interface: what a format of another package imports from here (the inputs and
+#: outputs its methods are given included).
 __all__ = [
-    "NUMPY_KEYS", "SNIFF_BYTES", "ArrayDescription", "ChunkLayout", "ChunkSizes",
-    "ContainerFormat", "ContainerReader",
-    "ContainerWriter", "ReaderBase", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
+    "NUMPY_KEYS", "SNIFF_BYTES", "ArrayDescription", "ByteSource", "ChunkLayout", "ChunkSizes",
+    "ContainerFormat", "ContainerReader", "ContainerWriter", "Directory", "PathLike",
+    "ReaderBase", "StagedOutput", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
     "chunk_regions", "map_chunks", "stage_run", "write_array",
 ]  # fmt: skip
 

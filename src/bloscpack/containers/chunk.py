@@ -11,7 +11,8 @@ from ..blosc.header import ChunkHeader
 from ..blosc.layout import validate_chunk
 from ..chunks import inspect_chunk, is_chunk
 from ..errors import BloscpackError
-from ..io import ByteSource, PathLike
+from ..io.paths import PathLike
+from ..io.sources import ByteSource
 from .base import (
     ArrayDescription,
     ChunkSizes,
@@ -76,8 +77,8 @@ class ChunkReader(ReaderBase):
 
 
 def open_reader(source: Any) -> ChunkReader:
-    """The Blosc chunk ``source`` (a path, bytes or a :class:`~bloscpack.io.ByteSource`, which
-    the reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
+    """The Blosc chunk ``source`` (a path, bytes or a :class:`~bloscpack.io.sources.ByteSource`,
+    which the reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
     return ChunkReader(_source(source))
 
 
@@ -87,14 +88,14 @@ def _source(source: Any) -> ByteSource:
 
 def info(source: PathLike | Any) -> dict[str, Any]:
     """The header of the Blosc chunk ``source`` (a path, bytes or a
-    :class:`~bloscpack.io.ByteSource`), as a JSON-able dict."""
+    :class:`~bloscpack.io.sources.ByteSource`), as a JSON-able dict."""
     with _source(source) as data:
         return inspect_chunk(data.read(0, data.size(), "Blosc chunk"))
 
 
 def verify(source: PathLike | Any) -> dict[str, Any]:
-    """Decode the Blosc chunk ``source`` (a path, bytes or a :class:`~bloscpack.io.ByteSource`);
-    a report as the formats give."""
+    """Decode the Blosc chunk ``source`` (a path, bytes or a
+    :class:`~bloscpack.io.sources.ByteSource`); a report as the formats give."""
     with _source(source) as data:
         try:
             engine.check_decodes(data.read(0, data.size(), "Blosc chunk"))

@@ -26,7 +26,9 @@ from ..errors import (
     RemoteError,
     UnsupportedError,
 )
-from ..io import ByteSource, Directory, PathLike, StagedOutput
+from ..io.paths import PathLike
+from ..io.sources import ByteSource, Directory
+from ..io.staging import StagedOutput
 from ..ndarray import check_writable
 from ..remote.dirs import open_url
 from ..remote.upload import StagedUpload, Upload, rank
@@ -335,8 +337,8 @@ def holds_container(path: str) -> bool:
 def staged_container(path: PathLike, overwrite: bool = True, fmt: str | None = None,
                      storage_options: Mapping[str, Any] | None = None,
                      ) -> Iterator[str]:  # fmt: skip
-    """A :class:`~bloscpack.io.StagedOutput` for a container of any format at ``path``: what is
-    there is replaced if it is a file, an empty directory or a container (unless
+    """A :class:`~bloscpack.io.staging.StagedOutput` for a container of any format at ``path``: what
+    is there is replaced if it is a file, an empty directory or a container (unless
     ``overwrite`` is false), never if it is a directory of other files.  A URL (other than
     ``file://``, which is its local path) is built locally and uploaded
     (:class:`bloscpack.remote.upload.StagedUpload`), the files ``fmt`` publishes last, last."""
@@ -398,7 +400,7 @@ def stream_format(head: bytes) -> ContainerFormat | None:
 def open_reader(source: Any, fmt: str, *, verify: bool = True,
                 columns: Sequence[str] | None = None) -> ContainerReader:  # fmt: skip
     """The container in ``source`` (what ``fmt``'s reader opens: a path, a
-    :class:`~bloscpack.io.ByteSource` or a :class:`~bloscpack.io.Directory`) as a
+    :class:`~bloscpack.io.sources.ByteSource` or a :class:`~bloscpack.io.sources.Directory`) as a
     :class:`~bloscpack.containers.base.ContainerReader`.  ``verify`` checks chunk digests
     where the format stores them; ``columns`` picks a table's columns."""
     found = format_of(fmt)

@@ -17,7 +17,7 @@ from .. import ndarray as nd
 from ..blosc.header import ChunkHeader, Special
 from ..blosc.layout import validate_chunk
 from ..errors import ArgumentError
-from ..io import StagedOutput
+from ..io.staging import StagedOutput
 from .base import NUMPY_KEYS, ArrayDescription, ContainerFormat, StoredMetadata, map_chunks
 from .grid import ChunkGrid
 from .options import check_options

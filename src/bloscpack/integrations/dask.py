@@ -32,7 +32,7 @@ from ..array import BloscArray
 from ..containers import registry
 from ..containers.base import map_chunks, stage_run
 from ..errors import ArgumentError, BloscpackError
-from ..io import PathLike
+from ..io.paths import PathLike
 from ..url import is_url
 from . import optional
 from .pandas import table_array, table_columns

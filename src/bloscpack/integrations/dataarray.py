@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError, DataLossError
-from ..io import PathLike
+from ..io.paths import PathLike
 
 #: The metadata entry that holds the dimension names (zarr's name for them).
 DIMENSIONS = "_ARRAY_DIMENSIONS"

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..array import BloscArray
 from ..errors import ArgumentError
-from ..io import PathLike
+from ..io.paths import PathLike
 from . import optional
 
 

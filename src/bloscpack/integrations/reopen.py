@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..array import BloscArray
-from ..io import file_identity
+from ..io.sources import file_identity
 from ..url import is_url
 
 #: Containers kept open per process, least recently used first.

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import RemoteError
-from ..io import ByteSource, Directory
+from ..io.sources import ByteSource, Directory
 from ..url import filesystem, remote_errors
 from .cache import objects_for
 from .fetch import cat_objects, identity_of, whole_objects

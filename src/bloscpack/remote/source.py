@@ -1,4 +1,4 @@
-"""A :class:`~bloscpack.io.ByteSource` over an object at a URL: what readers read is fetched
+"""A :class:`~bloscpack.io.sources.ByteSource` over an object at a URL: what readers read is fetched
 by byte range, so every format reads a remote file as it reads a local one, with the same
 checks.
 
@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import TruncatedError
-from ..io import ByteSource
+from ..io.sources import ByteSource
 from ..url import filesystem, remote_errors
 from .cache import Ranges, ranges_for
 from .fetch import Fetcher, coalesce, fetcher, split
@@ -43,7 +43,7 @@ class RemoteSource(ByteSource):
     object will be read whole, so one request fetches all of it when it holds at most that
     many bytes (else its edges).
 
-    It overrides every public method of :class:`~bloscpack.io.ByteSource`."""
+    It overrides every public method of :class:`~bloscpack.io.sources.ByteSource`."""
 
     #: Every read costs a request: readers decode only the blocks they need, always.
     remote = True

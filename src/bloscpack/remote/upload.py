@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from ..errors import BloscpackError, OutputExistsError, RemoteError, UnsupportedError
-from ..io import CommitsOnSuccess
+from ..io.staging import CommitsOnSuccess
 from ..url import describe, filesystem, is_url, local_path, remote_errors
 
 #: Bytes sent per request of a large object's multipart upload, where the store has them.
@@ -96,7 +96,7 @@ def rank(name: str, last: Sequence[str]) -> int:
 
 class Upload:
     """An upload to ``url`` of a container built locally, by :meth:`commit`.  As for
-    :class:`~bloscpack.io.StagedOutput`, the rule for replacing is checked first, before
+    :class:`~bloscpack.io.staging.StagedOutput`, the rule for replacing is checked first, before
     anything is built: what is at ``url`` is refused with ``OutputExistsError`` if
     ``overwrite`` is false, and a prefix is replaced only if ``replaces`` (given the names of
     its objects) says it holds a container.  ``last``: the names of a directory container's
@@ -246,7 +246,7 @@ def _cause(exc: BaseException) -> str:
 
 
 class StagedUpload(CommitsOnSuccess):
-    """An :class:`Upload` with the interface of :class:`~bloscpack.io.StagedOutput`:
+    """An :class:`Upload` with the interface of :class:`~bloscpack.io.staging.StagedOutput`:
     :meth:`open` makes a local temporary directory to build in (:attr:`path`), :meth:`commit`
     uploads what was built, :meth:`abort` leaves the URL as it was."""
 
@@ -295,7 +295,7 @@ def staged_upload(
 def upload_writer(url: str, storage_options: Mapping[str, Any] | None = None, *,
                   overwrite: bool = True) -> Iterator[IO[bytes]]:  # fmt: skip
     """A local temporary file opened for writing, uploaded to ``url`` as one object when the
-    block succeeds (as :func:`bloscpack.io.atomic_write` for a local path)."""
+    block succeeds (as :func:`bloscpack.io.staging.atomic_write` for a local path)."""
     with (
         staged_upload(url, storage_options, overwrite=overwrite) as built,
         open(built, "wb") as fh,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ...errors import NotAppendable
-from ...io import PathLike
+from ...io.paths import PathLike
 from ..grid import ChunkGrid, array_to_chunk
 from ..schunk.contiguous import ContiguousFrame
 from ..schunk.sparse import SparseFrame

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ...io import ByteSource, Directory, PathLike, StagedOutput
+from ...io.paths import PathLike
+from ...io.sources import ByteSource, Directory
+from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from ..schunk.core import EDGE_READ

@@ -29,7 +29,8 @@ from ...errors import (
     UnmodelledFeature,
     UnsupportedError,
 )
-from ...io import ByteSource, Directory, PathLike
+from ...io.paths import PathLike
+from ...io.sources import ByteSource, Directory
 from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from ..grid import ChunkGrid, chunk_to_array, gather, normalize_index, project_selection
@@ -80,7 +81,7 @@ def _head_metalayers(path: str) -> list[str]:
 
 def sniff_b2nd(frame: Any) -> bool:
     """True if ``frame`` (a path to a frame file or sparse directory, frame bytes, a
-    :class:`~bloscpack.io.ByteSource` or an open frame) is a python-blosc2 NDArray: a Blosc2
+    :class:`~bloscpack.io.sources.ByteSource` or an open frame) is a python-blosc2 NDArray: a Blosc2
     frame with a ``b2nd`` metalayer.  Reads only the header of a file; a damaged header gives
     False."""
     try:
@@ -133,8 +134,8 @@ def read_b2nd_metalayer(
 
 
 def open_frame(source: Source | ByteSource | Directory) -> ContiguousFrame | SparseFrame:
-    """Open a contiguous frame (file, bytes or a :class:`~bloscpack.io.ByteSource`, which the
-    frame then owns) or a sparse frame directory for reading."""
+    """Open a contiguous frame (file, bytes or a :class:`~bloscpack.io.sources.ByteSource`, which
+    the frame then owns) or a sparse frame directory for reading."""
     if isinstance(source, (bytes, bytearray, memoryview, ByteSource)):
         return ContiguousFrame(source)
     if isinstance(source, Directory):
@@ -164,9 +165,9 @@ class B2ndArray:
     reading only the chunks and blocks it touches).
 
     ``source`` is a path (``.b2nd`` file, sparse directory or its ``chunks.b2frame``), frame
-    bytes, a :class:`~bloscpack.io.ByteSource` (closed with the array), or an open frame (closed
-    with the array when ``owns_frame`` is set).  The frame is checked against the metalayer on
-    open: chunk count, chunk size and total size must agree with shape, chunks, blocks and
+    bytes, a :class:`~bloscpack.io.sources.ByteSource` (closed with the array), or an open frame
+    (closed with the array when ``owns_frame`` is set).  The frame is checked against the metalayer
+    on open: chunk count, chunk size and total size must agree with shape, chunks, blocks and
     itemsize.
     """
 
@@ -520,8 +521,8 @@ class B2ndReader(ReaderBase):
 
 
 def open_reader(source: Any) -> B2ndReader:
-    """The b2nd array in ``source`` (a path, bytes, a :class:`~bloscpack.io.ByteSource` or an
-    open frame, which the reader then owns) as a
+    """The b2nd array in ``source`` (a path, bytes, a :class:`~bloscpack.io.sources.ByteSource` or
+    an open frame, which the reader then owns) as a
     :class:`~bloscpack.containers.base.ContainerReader`."""
     return B2ndReader(source)
 

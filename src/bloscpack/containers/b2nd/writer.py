@@ -17,7 +17,8 @@ from ... import engine
 from ...blosc.header import ChunkHeader, Filter, Special
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError
-from ...io import PathLike, StagedOutput, staged_output
+from ...io.paths import PathLike
+from ...io.staging import StagedOutput, staged_output
 from ..base import ArrayDescription
 from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
 from ..options import CompressionParams, rows_of

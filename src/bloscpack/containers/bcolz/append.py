@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
-from ...io import PathLike, atomic_write
+from ...io.paths import PathLike
+from ...io.staging import atomic_write
 from ...journal import Steps
 from ...remote.upload import local_output
 from .layout import (

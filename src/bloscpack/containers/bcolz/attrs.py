@@ -9,7 +9,9 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ...errors import AttributeValueError, FormatError, UnsupportedError
-from ...io import Directory, PathLike, atomic_write
+from ...io.paths import PathLike
+from ...io.sources import Directory
+from ...io.staging import atomic_write
 from .layout import ATTRS_FILE, _dumps, _read_meta_json, member_reader
 
 _MAX_JSON_DEPTH = 200

@@ -8,7 +8,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from ...io import Directory, PathLike, StagedOutput
+from ...io.paths import PathLike
+from ...io.sources import Directory
+from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from .names import META_MEMBERS, PUBLISHED_LAST

@@ -22,7 +22,8 @@ import numpy as np
 from ... import engine
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, BloscpackError, FormatError, TruncatedError
-from ...io import Directory, PathLike, open_member
+from ...io.paths import PathLike
+from ...io.sources import Directory, open_member
 from .names import ATTRS_FILE as ATTRS_FILE  # the names of the files, for the layers above
 from .names import DATA_DIR, META_DIR, META_MEMBERS, ROOTDIRS_FILE, SIZES_FILE, STORAGE_FILE
 from .names import PUBLISHED_LAST as PUBLISHED_LAST

@@ -23,7 +23,8 @@ from ...errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ...io import ByteSource, Directory, PathLike, open_member
+from ...io.paths import PathLike
+from ...io.sources import ByteSource, Directory, open_member
 from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from .attrs import BcolzAttrs
@@ -189,7 +190,7 @@ class CarrayReader:
 
     @property
     def directory(self) -> Directory:
-        """The directory, local or at a URL, as a :class:`~bloscpack.io.Directory`."""
+        """The directory, local or at a URL, as a :class:`~bloscpack.io.sources.Directory`."""
         return self.remote or Directory(self.path)
 
     @property

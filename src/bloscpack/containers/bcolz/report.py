@@ -12,7 +12,8 @@ import numpy as np
 
 from ... import engine
 from ...errors import BloscpackError
-from ...io import Directory, PathLike
+from ...io.paths import PathLike
+from ...io.sources import Directory
 from .attrs import BcolzAttrs
 from .layout import (
     _CHUNK_NAME,

@@ -20,14 +20,9 @@ from ... import engine
 from ... import ndarray as nd
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, ObjectNumpyArrayRejection
-from ...io import (
-    PathLike,
-    StagedOutput,
-    fsync_directory,
-    is_written_in_place,
-    staged_output,
-    start_writeback,
-)
+from ...io.durability import fsync_directory, start_writeback
+from ...io.paths import PathLike
+from ...io.staging import StagedOutput, is_written_in_place, staged_output
 from ..base import ArrayDescription, WriterBase, map_chunks
 from ..options import CompressionParams, chunk_rows, rows_of, save_options, shuffle_only
 from ..target import (

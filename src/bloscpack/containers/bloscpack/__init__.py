@@ -11,11 +11,13 @@ Modules: :mod:`.checksums` (the digest table), :mod:`.args` (0.16's argument obj
 chunking), :mod:`.header` (the two headers, ``MAGIC``), :mod:`.preamble` (the metadata and
 offsets sections; reading all that precedes the chunks), :mod:`.reader`, :mod:`.writer` (also
 ``save_blp``), :mod:`.report` (``info``, ``verify``), :mod:`.append` (the journaled in-place
-append), :mod:`.file` (``BloscFile``), :mod:`.format` (the :data:`FORMAT` the registry lists).
+append), :mod:`.file` (``BloscFile``) with :mod:`.streams` (its readers), :mod:`.sources` (its
+byte sources over file objects) and :mod:`.sinks` (its writers), :mod:`.compress`
+(``compress_file``, ``write_stored``), :mod:`.format` (the :data:`FORMAT` the registry lists).
 """
 
 from .append import append_rows
-from .file import compress_file, write_stored
+from .compress import compress_file, write_stored
 from .format import FORMAT
 from .header import sniff, stream_size
 from .preamble import (

@@ -39,7 +39,8 @@ from ...errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ...io import PathLike, is_stream, sized_input
+from ...io.copies import sized_input
+from ...io.paths import PathLike, is_stream
 from ...journal import (
     JOURNAL_SUFFIX,
     KILL_AFTER_ENV,

@@ -7,10 +7,11 @@ from typing import IO, Any
 
 import numpy as np
 
-from ...io import PathLike, StagedOutput
+from ...io.paths import PathLike
+from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
-from . import append, file, header, reader, report, writer
+from . import append, compress, header, reader, report, writer
 
 
 class BloscpackFormat(ContainerFormat):
@@ -69,10 +70,10 @@ class BloscpackFormat(ContainerFormat):
         return writer.ConversionTarget.OPTIONS
 
     def compress_file(self, src: Any, dst: Any, **options: Any) -> None:
-        file.compress_file(src, dst, **options)
+        compress.compress_file(src, dst, **options)
 
     def write_stored(self, source: Any, out: IO[bytes], progress: Any, piece: int) -> Any:
-        return file.write_stored(source, out, progress, piece)
+        return compress.write_stored(source, out, progress, piece)
 
     def stream_size(self, head: bytes) -> tuple[int | None, int]:
         return header.stream_size(head)

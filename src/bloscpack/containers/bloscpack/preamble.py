@@ -27,7 +27,7 @@ from ...errors import (
     NotAContainer,
     TruncatedError,
 )
-from ...io import ByteSource
+from ...io.sources import ByteSource
 from .args import SERIALIZERS, MetadataArgs
 from .checksums import CHECKSUMS_LOOKUP, Hash, get_checksum
 from .header import (

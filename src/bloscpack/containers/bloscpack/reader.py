@@ -1,7 +1,7 @@
 """Reading a ``.blp`` file: :class:`BloscpackReader` reads through a
-:class:`~bloscpack.io.ByteSource` (a memory map for files): every size and position is checked
-against the input before it is used, chunks are located through the offsets when present, and
-each chunk's digest is verified when it is read.  :class:`BlpReader` is the same file through
+:class:`~bloscpack.io.sources.ByteSource` (a memory map for files): every size and position is
+checked against the input before it is used, chunks are located through the offsets when present,
+and each chunk's digest is verified when it is read.  :class:`BlpReader` is the same file through
 the container protocol.
 """
 
@@ -36,7 +36,8 @@ from ...errors import (
     IntegrityError,
     TruncatedError,
 )
-from ...io import ByteSource, PathLike, consistent_read
+from ...io.paths import PathLike
+from ...io.sources import ByteSource, consistent_read
 from ...journal import recover
 from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
 from .checksums import Hash
@@ -71,7 +72,7 @@ class ChunkLocation(NamedTuple):
 class BloscpackReader:
     """Random and sequential access to a ``.blp`` container.
 
-    ``source`` is a path, a bytes-like object or a :class:`~bloscpack.io.ByteSource`.
+    ``source`` is a path, a bytes-like object or a :class:`~bloscpack.io.sources.ByteSource`.
     Opening parses and checks the header, the metadata section (digest verified) and the
     offsets; chunks are located lazily.  Attributes: ``header``, ``metadata_header`` (or None),
     ``metadata_offset`` (32, or None), ``offsets_offset``, ``chunks_start``, ``offsets`` (the
@@ -589,7 +590,7 @@ class BlpReader(ReaderBase):
 
 
 def open_reader(source: SourceLike, *, verify: bool = True) -> BlpReader:
-    """The ``.blp`` file ``source`` (path, bytes or :class:`~bloscpack.io.ByteSource`) as a
+    """The ``.blp`` file ``source`` (path, bytes or :class:`~bloscpack.io.sources.ByteSource`) as a
     :class:`~bloscpack.containers.base.ContainerReader`."""
     return BlpReader(source, verify=verify)
 
@@ -672,7 +673,7 @@ def _located(exc: BloscpackError, name: str, loc: ChunkLocation) -> BloscpackErr
 @contextlib.contextmanager
 def reading(source: SourceLike, *, verify_metadata: bool = True) -> Iterator[BloscpackReader]:
     """A :class:`BloscpackReader` of ``source`` for one whole-file operation: opened and read
-    inside one :meth:`~bloscpack.io.ByteSource.consistent` block, so that an append by this
+    inside one :meth:`~bloscpack.io.sources.ByteSource.consistent` block, so that an append by this
     library (which waits for the block to end) is seen entirely or not at all."""
     with contextlib.ExitStack() as stack:
         if isinstance(source, (str, os.PathLike)):

@@ -11,7 +11,7 @@ from typing import Any
 from ...blosc.header import ChunkHeader
 from ...blosc.layout import validate_chunk
 from ...errors import BloscpackError, IntegrityError
-from ...io import ByteSource
+from ...io.sources import ByteSource
 from .header import BloscpackHeader, MetadataHeader
 from .reader import (
     CHUNK_HEADER_PEEK,
@@ -228,7 +228,7 @@ def _array_problems(reader: BloscpackReader, locations: list[ChunkLocation]) -> 
 
 def info_text(path: SourceLike, report: dict[str, Any]) -> str:
     """The text bloscpack 0.16's ``blpk info`` printed for the ``.blp`` file ``path`` (or an
-    open :class:`~bloscpack.io.ByteSource`), whose :func:`info` is ``report``."""
+    open :class:`~bloscpack.io.sources.ByteSource`), whose :func:`info` is ``report``."""
     lines = [BloscpackHeader(**report["header"]).pformat()]
     offsets = report.get("offsets")
     if offsets:

@@ -27,7 +27,8 @@ from ...errors import (
     NoMetadataFound,
     TruncatedError,
 )
-from ...io import PathLike, StagedOutput, atomic_write
+from ...io.paths import PathLike
+from ...io.staging import StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size, save_options, shuffle_only
 from ..target import (

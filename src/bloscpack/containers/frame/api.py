@@ -19,7 +19,8 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ...errors import ArgumentError, FileNotFound, NotAContainer
-from ...io import PathLike, is_stream, run_inside
+from ...io.paths import PathLike, is_stream
+from ...io.sources import run_inside
 from ...remote.upload import local_output
 from ..schunk.contiguous import ContiguousFrame
 from ..schunk.edit import FrameBase

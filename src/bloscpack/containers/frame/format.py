@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ...io import PathLike, StagedOutput
+from ...io.paths import PathLike
+from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
 from ..schunk import append, reader, writer
 from ..schunk.core import EDGE_READ

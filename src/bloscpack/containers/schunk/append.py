@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ... import ndarray as nd
-from ...io import PathLike
+from ...io.paths import PathLike
 from ..base import NUMPY_KEYS
 from ..target import FRAME_CHUNK_NBYTES, numpy_metadata
 from .contiguous import ContiguousFrame

@@ -1,5 +1,6 @@
 """Contiguous frames (:class:`ContiguousFrame`): the chunks stored in the frame itself, a file
-(optionally at an offset in a larger file), bytes, or a :class:`~bloscpack.io.ByteSource`."""
+(optionally at an offset in a larger file), bytes, or a
+:class:`~bloscpack.io.sources.ByteSource`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from ...blosc import partial
 from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
 from ...blosc.partial import CHUNK_HEAD_READ
 from ...errors import ArgumentError, FormatError
-from ...io import ByteSource, PathLike, atomic_write
+from ...io.paths import PathLike
+from ...io.sources import ByteSource
+from ...io.staging import atomic_write
 from ...journal import Steps, remove_journal, roll_back, write_journal
 from .edit import FrameBase
 from .params import CParams, compress_vlmeta, new_frame_image
@@ -29,7 +32,7 @@ from .storage import FrameStorage
 
 class ContiguousFrame(FrameBase):
     """A contiguous frame in a file (optionally at ``offset`` in a larger file), in memory, or
-    in a :class:`~bloscpack.io.ByteSource` (read-only; the frame closes it).
+    in a :class:`~bloscpack.io.sources.ByteSource` (read-only; the frame closes it).
 
     ``writable`` frames are mutated in place with C-Blosc2's layout rules; in-memory frames are
     copied into a ``bytearray`` first (see :meth:`to_bytes`).

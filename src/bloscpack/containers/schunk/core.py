@@ -76,7 +76,7 @@ class FrameCore:
     _cparams: CParams | None
 
     def consistent(self) -> contextlib.AbstractContextManager[None]:
-        """The block a read runs in (see :meth:`bloscpack.io.ByteSource.consistent`)."""
+        """The block a read runs in (see :meth:`bloscpack.io.sources.ByteSource.consistent`)."""
         return contextlib.nullcontext()
 
     # --- reading ---------------------------------------------------------------------------

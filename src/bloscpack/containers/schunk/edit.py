@@ -15,7 +15,7 @@ import numpy as np
 from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader, Special
 from ...blosc.special import special_chunk
 from ...errors import ArgumentError
-from ...io import run_inside
+from ...io.sources import run_inside
 from ...journal import Steps
 from .core import FrameCore
 from .params import compress_vlmeta

@@ -14,7 +14,7 @@ from ... import engine
 from ...blosc.header import CODEC_NAMES
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError
-from ...io import PathLike
+from ...io.paths import PathLike
 from ..base import (
     NUMPY_KEYS,
     ArrayDescription,
@@ -154,8 +154,8 @@ def vlmeta_items(core: FrameBase) -> dict[str, tuple[bytes, Any]]:
 
 
 def open_reader(source: Any) -> FrameReader:
-    """The contiguous frame ``source`` (a path, bytes, a :class:`~bloscpack.io.ByteSource` or
-    an open frame, which the reader then owns) as a
+    """The contiguous frame ``source`` (a path, bytes, a :class:`~bloscpack.io.sources.ByteSource`
+    or an open frame, which the reader then owns) as a
     :class:`~bloscpack.containers.base.ContainerReader`."""
     return FrameReader(source if isinstance(source, FrameBase) else ContiguousFrame(source))
 

@@ -31,18 +31,11 @@ from ...errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ...io import (
-    Directory,
-    FileLock,
-    PathLike,
-    StagedOutput,
-    atomic_write,
-    file_identity,
-    fsync_directory,
-    open_member,
-    staged_output,
-    start_writeback,
-)
+from ...io.durability import fsync_directory, start_writeback
+from ...io.locks import FileLock
+from ...io.paths import PathLike
+from ...io.sources import Directory, file_identity, open_member
+from ...io.staging import StagedOutput, atomic_write, staged_output
 from ...journal import Steps
 from ..base import WriterBase
 from .edit import FrameBase
@@ -455,10 +448,10 @@ SPARSE_FRAME = "a sparse frame"
 
 class SparseFrameWriter(OnePassWriter):
     """Write a new sparse frame in one pass: chunk files go to a directory staged next to
-    ``path`` (:func:`~bloscpack.io.staged_output`) and :meth:`close` writes ``chunks.b2frame``
-    once and renames the directory into place (replacing a sparse frame or empty directory
-    there).  A failed write leaves nothing behind.  Same files as appending the chunks one by
-    one with C-Blosc2."""
+    ``path`` (:func:`~bloscpack.io.staging.staged_output`) and :meth:`close` writes
+    ``chunks.b2frame`` once and renames the directory into place (replacing a sparse frame or empty
+    directory there).  A failed write leaves nothing behind.  Same files as appending the chunks one
+    by one with C-Blosc2."""
 
     def __init__(
         self, path: PathLike, cparams: CParams, *, chunksize: int | None = None,

@@ -1,5 +1,6 @@
-"""The bytes of a contiguous frame: a file (read-only through a :class:`~bloscpack.io.ByteSource`,
-or read and written by offset under an exclusive lock) or a ``bytearray``."""
+"""The bytes of a contiguous frame: a file (read-only through a
+:class:`~bloscpack.io.sources.ByteSource`, or read and written by offset under an exclusive lock)
+or a ``bytearray``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import os
 from typing import Any
 
 from ...errors import FileNotFound, TruncatedError
-from ...io import ByteSource, FileLock
+from ...io.locks import FileLock
+from ...io.sources import ByteSource
 
 
 class FrameStorage:

@@ -16,7 +16,8 @@ import numpy as np
 from ... import ndarray as nd
 from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
-from ...io import CommitsOnSuccess, PathLike, StagedOutput, atomic_write
+from ...io.paths import PathLike
+from ...io.staging import CommitsOnSuccess, StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size
 from ..target import (

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ...io import Directory, PathLike, StagedOutput
+from ...io.paths import PathLike
+from ...io.sources import Directory
+from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
 from ..schunk.append import append_to_frame
 from ..schunk.features import refuse_unmodelled

@@ -1,0 +1,351 @@
+"""The decoded bytes of a ``.blp`` container as one stream, for :class:`~.file.BloscFile`:
+random access through a :class:`~.reader.BloscpackReader` (:class:`RandomReader`), or chunk
+by chunk from a stream that cannot seek (:class:`StreamReader`), one decoded chunk cached."""
+
+from __future__ import annotations
+
+import bisect
+import io
+from typing import IO, Any
+
+from ... import engine
+from ...blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK, ChunkHeader
+from ...errors import BloscpackError, ChecksumMismatch, ChunkError, IntegrityError, TruncatedError
+from ...io.sources import ByteSource
+from .header import (
+    BLOSCPACK_HEADER_LENGTH,
+    METADATA_HEADER_LENGTH,
+    BloscpackHeader,
+    MetadataHeader,
+    sniff,
+)
+from .preamble import Preamble, metadata_section_length
+from .reader import BloscpackReader
+
+_STREAM_PIECE = 1 << 20  # a size read from a stream is trusted only as far as bytes arrive
+
+
+class Reader:
+    """Chunks of a container as one stream of bytes, with one decoded chunk cached."""
+
+    name: str
+    metadata: Any
+
+    def __init__(self) -> None:
+        self._cache = bytearray()
+        self._cache_index = -1
+        self._cache_start = 0
+        self._cache_len = 0
+
+    def remaining(self, position: int) -> int | None:
+        """Bytes from ``position`` to the end (None if not known yet)."""
+        raise NotImplementedError
+
+    def _find(self, position: int) -> tuple[int, int, int] | None:
+        """``(index, start, nbytes)`` of the chunk holding ``position``, None past the end."""
+        raise NotImplementedError
+
+    def _decode(self, index: int, out: memoryview) -> None:
+        """Decompress chunk ``index`` into ``out`` (exactly its size)."""
+        raise NotImplementedError
+
+    def checked_remaining(self, position: int) -> int:
+        """:meth:`remaining`, after every chunk's size is checked against the header."""
+        raise NotImplementedError
+
+    def _check_chunk(self, index: int, nbytes: int) -> None:
+        """Refuse chunk ``index`` if it does not hold ``nbytes`` (before a buffer is made)."""
+
+    def _cache_chunk(self, index: int, start: int, nbytes: int) -> None:
+        if self._cache_index == index:
+            return
+        self._check_chunk(index, nbytes)
+        if len(self._cache) < nbytes:
+            self._cache = _allocate(nbytes, self.name)
+        self._cache_index = -1
+        self._decode(index, memoryview(self._cache)[:nbytes])
+        self._cache_index, self._cache_start, self._cache_len = index, start, nbytes
+
+    def piece(self, position: int, limit: int = -1, line: bool = False) -> memoryview:
+        """Decoded bytes from ``position`` within its chunk: at most ``limit`` (all if
+        negative), up to and including a newline if ``line``; empty at the end."""
+        found = self._find(position)
+        if found is None:
+            return memoryview(b"")
+        self._cache_chunk(*found)
+        offset = position - self._cache_start
+        end = self._cache_len if limit < 0 else min(self._cache_len, offset + limit)
+        if line:
+            newline = self._cache.find(b"\n", offset, end)
+            end = end if newline < 0 else newline + 1
+        return memoryview(self._cache)[offset:end]
+
+    def readinto(self, position: int, out: memoryview, single_chunk: bool = False) -> int:
+        """Decode bytes from ``position`` into ``out``; return how many."""
+        filled = 0
+        while filled < len(out):
+            found = self._find(position + filled)
+            if found is None:
+                break
+            index, start, nbytes = found
+            offset = position + filled - start
+            n = min(nbytes - offset, len(out) - filled)
+            if offset == 0 and n == nbytes and index != self._cache_index:
+                self._decode(index, out[filled : filled + n])  # no copy
+            else:
+                self._cache_chunk(index, start, nbytes)
+                out[filled : filled + n] = memoryview(self._cache)[offset : offset + n]
+            filled += n
+            if single_chunk:
+                break
+        return filled
+
+    def close(self) -> None:
+        self._cache = bytearray()
+        self._cache_index = -1
+
+
+class RandomReader(Reader):
+    """Random access through a :class:`BloscpackReader`."""
+
+    def __init__(self, reader: BloscpackReader) -> None:
+        super().__init__()
+        self.reader = reader
+        self.name = reader.name
+        header = reader.header
+        self._uniform = (
+            header.offsets
+            and header.nchunks > 0
+            and header.chunk_size > 0
+            and 0 <= header.last_chunk <= header.chunk_size
+        )
+        self._starts: list[int] | None = None
+        self._sizes: list[int] = []
+        if self._uniform:
+            self.size = header.chunk_size * (header.nchunks - 1) + header.last_chunk
+        else:
+            self.size = -1  # known after the chunk headers are walked
+
+    @property
+    def metadata(self) -> Any:
+        return self.reader.metadata
+
+    def _table(self) -> list[int]:
+        """Start positions of the chunks, from one walk over their headers."""
+        if self._starts is None:
+            total = self.reader.check_sizes()
+            self._sizes = [loc.nbytes for loc in self.reader.locations()]
+            starts, position = [], 0
+            for nbytes in self._sizes:
+                starts.append(position)
+                position += nbytes
+            self._starts, self.size = starts, total
+        return self._starts
+
+    def remaining(self, position: int) -> int:
+        if self.size < 0:
+            self._table()
+        return max(0, self.size - position)
+
+    def checked_remaining(self, position: int) -> int:
+        self._table()
+        return self.remaining(position)
+
+    def _find(self, position: int) -> tuple[int, int, int] | None:
+        if self._uniform:
+            if position >= self.size:
+                return None
+            header = self.reader.header
+            index = position // header.chunk_size
+            last = index == header.nchunks - 1
+            return (
+                index,
+                index * header.chunk_size,
+                header.last_chunk if last else header.chunk_size,
+            )
+        starts = self._table()
+        if position >= self.size:
+            return None
+        index = bisect.bisect_right(starts, position) - 1
+        while self._sizes[index] == 0:  # empty chunks hold no position
+            index += 1
+        return index, starts[index], self._sizes[index]
+
+    def _check_chunk(self, index: int, nbytes: int) -> None:
+        location = self.reader.locate(index)
+        if location.nbytes != nbytes:
+            raise IntegrityError(
+                f"{self.name}: chunk {index} holds {location.nbytes} bytes, the header prescribes"
+                f" {nbytes} (chunk_size {self.reader.header.chunk_size},"
+                f" last_chunk {self.reader.header.last_chunk})"
+            )
+
+    def _decode(self, index: int, out: memoryview) -> None:
+        self._check_chunk(index, len(out))
+        self.reader.decompress_chunk_into(index, out)
+
+    def close(self) -> None:
+        super().close()
+        self.reader.close()
+
+
+class StreamReader(Reader):
+    """Sequential reading from a non-seekable binary stream (a pipe)."""
+
+    def __init__(self, fp: IO[bytes], name: str) -> None:
+        super().__init__()
+        self.fp, self.name = fp, name
+        self.reader = BloscpackReader(ByteSource(_read_preamble(fp, name), name=name))
+        self.nchunks = self.reader.header.nchunks
+        self._next_index = 0
+        self._short_chunk: int | None = None  # a chunk shorter than chunk_size (nchunks -1)
+        self._short_nbytes = 0
+        self._end = 0  # position after the last chunk read
+        self._eof = False
+        self._current: tuple[int, int, int] | None = None  # (index, start, nbytes)
+        self._raw: memoryview | None = None  # the current chunk, until it is decoded
+
+    @property
+    def metadata(self) -> Any:
+        return self.reader.metadata
+
+    def remaining(self, position: int) -> None:
+        return None
+
+    def _find(self, position: int) -> tuple[int, int, int] | None:
+        current = self._current
+        if current is not None and position < current[1] + current[2]:
+            if position < current[1]:
+                raise io.UnsupportedOperation(f"{self.name}: cannot go back in a stream")
+            return current
+        while not self._eof:
+            chunk = self._next_chunk()
+            if chunk is None:
+                break
+            header, self._raw = chunk
+            index, start = self._next_index, self._end
+            self._next_index += 1
+            self._end += header.nbytes
+            if header.nbytes and position < self._end:
+                self._current = (index, start, header.nbytes)
+                return self._current
+        return None
+
+    def _decode(self, index: int, out: memoryview) -> None:
+        if self._raw is None or self._current is None or self._current[0] != index:
+            raise io.UnsupportedOperation(f"{self.name}: cannot go back in a stream")
+        try:
+            n = engine.decompress_into(self._raw, out)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: chunk {index}: {exc}") from None
+        if n != len(out):
+            raise IntegrityError(f"{self.name}: chunk {index} decoded to {n} bytes, not {len(out)}")
+        self._raw = None
+
+    def _next_chunk(self) -> tuple[ChunkHeader, memoryview] | None:
+        index = self._next_index
+        if index == self.nchunks:
+            self._eof = True
+            return None
+        head = _read_stream(self.fp, BLOSC1_HEADER_SIZE, self.name, f"chunk {index}", eof_ok=True)
+        if not head:
+            if self.nchunks != -1:
+                raise TruncatedError(
+                    f"{self.name}: the stream ended after {index} of {self.nchunks} chunks"
+                )
+            self._eof = True
+            return None
+        if head[0] >= 3 and head[2] & EXTENDED_MARK == EXTENDED_MARK:
+            head += _read_stream(self.fp, BLOSC2_HEADER_SIZE - len(head), self.name, "chunk")
+        try:
+            header = ChunkHeader.parse(head)
+        except BloscpackError as exc:
+            raise type(exc)(f"{self.name}: chunk {index}: {exc}") from None
+        if header.cbytes < len(head):
+            raise ChunkError(
+                f"{self.name}: chunk {index}: cbytes {header.cbytes} is smaller than its header"
+            )
+        self._check_nbytes(index, header.nbytes)
+        what = f"the rest of chunk {index} ({header.cbytes} bytes)"
+        head += _read_stream(self.fp, header.cbytes - len(head), self.name, what)
+        checksum = self.reader.checksum
+        digest = _read_stream(self.fp, checksum.size, self.name, f"chunk {index} digest")
+        if checksum.size and checksum(head) != digest:
+            raise ChecksumMismatch(
+                f"{self.name}: Checksum mismatch detected in chunk {index} ({checksum.name}),"
+                f" expected: {bytes(digest)!r}, received: {checksum(head)!r}"
+            )
+        return header, memoryview(head)
+
+    def _check_nbytes(self, index: int, nbytes: int) -> None:
+        """The header's sizes; in a stream of unknown length only the last chunk may be
+        shorter than ``chunk_size``."""
+        header = self.reader.header
+        if self.nchunks != -1:
+            expected = self.reader.expected_nbytes(index, self.nchunks)
+        elif self._short_chunk is not None:  # a chunk follows a short one
+            index, nbytes, expected = self._short_chunk, self._short_nbytes, header.chunk_size
+        else:
+            expected = None
+        too_big = header.chunk_size != -1 and nbytes > header.chunk_size
+        if too_big or (expected is not None and nbytes != expected):
+            raise IntegrityError(
+                f"{self.name}: chunk {index} holds {nbytes} bytes, the header prescribes"
+                f" {expected if expected is not None else header.chunk_size}"
+                f" (chunk_size {header.chunk_size}, last_chunk {header.last_chunk})"
+            )
+        if self.nchunks == -1 and nbytes != header.chunk_size:
+            self._short_chunk, self._short_nbytes = index, nbytes
+
+    def close(self) -> None:
+        super().close()
+        self.reader.close()
+
+
+def _read_stream(
+    fp: IO[bytes], n: int, name: str, what: str, *, eof_ok: bool = False, short_ok: bool = False
+) -> bytearray:
+    """Exactly ``n`` bytes from a stream, read in bounded pieces so that a size taken from the
+    input costs no more memory than the input really has.  At the end of the stream: an empty
+    result if ``eof_ok``, what arrived if ``short_ok``."""
+    data = bytearray()
+    while len(data) < n:
+        piece = fp.read(min(n - len(data), _STREAM_PIECE))
+        if not piece:
+            if short_ok or (eof_ok and not data):
+                return data
+            raise TruncatedError(
+                f"{name}: {what} needs {n} bytes, but the stream ended after {len(data)}"
+            )
+        data += piece
+    return data
+
+
+def _read_preamble(fp: IO[bytes], name: str) -> bytearray:
+    """Header, metadata section and offsets section of a container read from a stream."""
+    preamble = _read_stream(fp, BLOSCPACK_HEADER_LENGTH, name, "bloscpack header", short_ok=True)
+    if len(preamble) < BLOSCPACK_HEADER_LENGTH or not sniff(bytes(preamble[:4])):
+        Preamble(ByteSource(preamble, name=name))  # raises the reader's error
+    try:
+        header = BloscpackHeader.decode(preamble)
+    except BloscpackError as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    if header.metadata:
+        preamble += _read_stream(fp, METADATA_HEADER_LENGTH, name, "metadata header")
+        try:
+            meta_header = MetadataHeader.decode(preamble[BLOSCPACK_HEADER_LENGTH:])
+        except BloscpackError as exc:
+            raise type(exc)(f"{name}: {exc}") from None
+        rest = metadata_section_length(meta_header) - METADATA_HEADER_LENGTH
+        preamble += _read_stream(fp, rest, name, "metadata section")
+    if header.offsets and header.nchunks >= 0:
+        slots = header.nchunks + header.max_app_chunks
+        preamble += _read_stream(fp, 8 * slots, name, "offsets section")
+    return preamble
+
+
+def _allocate(nbytes: int, name: str) -> bytearray:
+    try:
+        return bytearray(nbytes)
+    except MemoryError:
+        raise IntegrityError(f"{name}: cannot allocate the {nbytes} bytes a chunk claims") from None

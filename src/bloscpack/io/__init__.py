@@ -1,0 +1,1 @@
+"""Files: paths, locks, copies, byte sources, staged outputs and durability, one module each."""
