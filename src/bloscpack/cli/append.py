@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..args import double_pretty_size
+from ..containers.options import double_pretty_size
 from ..containers import registry
 from ..errors import NotEnoughSpace
 from ..io import is_stream

@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.abstract_objects``: this name is :mod:`bloscpack._compat016.abstract_objects`."""
+
+import sys
+
+from ._compat016 import abstract_objects
+
+sys.modules[__name__] = abstract_objects

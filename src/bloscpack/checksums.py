@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.checksums``: this name is :mod:`bloscpack._compat016.checksums`."""
+
+import sys
+
+from ._compat016 import checksums
+
+sys.modules[__name__] = checksums

@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.metacodecs``: this name is :mod:`bloscpack._compat016.metacodecs`."""
+
+import sys
+
+from ._compat016 import metacodecs
+
+sys.modules[__name__] = metacodecs

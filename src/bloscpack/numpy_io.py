@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.numpy_io``: this name is :mod:`bloscpack._compat016.numpy_io`."""
+
+import sys
+
+from ._compat016 import numpy_io
+
+sys.modules[__name__] = numpy_io

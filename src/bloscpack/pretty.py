@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.pretty``: this name is :mod:`bloscpack._compat016.pretty`."""
+
+import sys
+
+from ._compat016 import pretty
+
+sys.modules[__name__] = pretty

@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.serializers``: this name is :mod:`bloscpack._compat016.serializers`."""
+
+import sys
+
+from ._compat016 import serializers
+
+sys.modules[__name__] = serializers

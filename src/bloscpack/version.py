@@ -1,0 +1,7 @@
+"""bloscpack 0.16's ``bloscpack.version``: this name is :mod:`bloscpack._compat016.version`."""
+
+import sys
+
+from ._compat016 import version
+
+sys.modules[__name__] = version
