@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.abstract_io``: this name is :mod:`bloscpack._compat016.abstract_io`."""
+"""bloscpack 0.16's module ``bloscpack.abstract_io``, which is
+:mod:`bloscpack._compat016.abstract_io`."""
 
 import sys
 

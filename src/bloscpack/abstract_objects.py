@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.abstract_objects``: this name is :mod:`bloscpack._compat016.abstract_objects`."""
+"""bloscpack 0.16's module ``bloscpack.abstract_objects``, which is
+:mod:`bloscpack._compat016.abstract_objects`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.checksums``: this name is :mod:`bloscpack._compat016.checksums`."""
+"""bloscpack 0.16's module ``bloscpack.checksums``, which is
+:mod:`bloscpack._compat016.checksums`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.compat_util``: this name is :mod:`bloscpack._compat016.compat_util`."""
+"""bloscpack 0.16's module ``bloscpack.compat_util``, which is
+:mod:`bloscpack._compat016.compat_util`."""
 
 import sys
 

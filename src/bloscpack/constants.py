@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.constants``: this name is :mod:`bloscpack._compat016.constants`."""
+"""bloscpack 0.16's module ``bloscpack.constants``, which is
+:mod:`bloscpack._compat016.constants`."""
 
 import sys
 

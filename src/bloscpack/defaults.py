@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.defaults``: this name is :mod:`bloscpack._compat016.defaults`."""
+"""bloscpack 0.16's module ``bloscpack.defaults``, which is
+:mod:`bloscpack._compat016.defaults`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.file_io``: this name is :mod:`bloscpack._compat016.file_io`."""
+"""bloscpack 0.16's module ``bloscpack.file_io``, which is
+:mod:`bloscpack._compat016.file_io`."""
 
 import sys
 

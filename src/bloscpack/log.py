@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.log``: this name is :mod:`bloscpack._compat016.log`."""
+"""bloscpack 0.16's module ``bloscpack.log``, which is
+:mod:`bloscpack._compat016.log`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.memory_io``: this name is :mod:`bloscpack._compat016.memory_io`."""
+"""bloscpack 0.16's module ``bloscpack.memory_io``, which is
+:mod:`bloscpack._compat016.memory_io`."""
 
 import sys
 

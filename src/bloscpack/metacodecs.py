@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.metacodecs``: this name is :mod:`bloscpack._compat016.metacodecs`."""
+"""bloscpack 0.16's module ``bloscpack.metacodecs``, which is
+:mod:`bloscpack._compat016.metacodecs`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.numpy_io``: this name is :mod:`bloscpack._compat016.numpy_io`."""
+"""bloscpack 0.16's module ``bloscpack.numpy_io``, which is
+:mod:`bloscpack._compat016.numpy_io`."""
 
 import sys
 

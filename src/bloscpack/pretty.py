@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.pretty``: this name is :mod:`bloscpack._compat016.pretty`."""
+"""bloscpack 0.16's module ``bloscpack.pretty``, which is
+:mod:`bloscpack._compat016.pretty`."""
 
 import sys
 

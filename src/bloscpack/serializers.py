@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.serializers``: this name is :mod:`bloscpack._compat016.serializers`."""
+"""bloscpack 0.16's module ``bloscpack.serializers``, which is
+:mod:`bloscpack._compat016.serializers`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.sysutil``: this name is :mod:`bloscpack._compat016.sysutil`."""
+"""bloscpack 0.16's module ``bloscpack.sysutil``, which is
+:mod:`bloscpack._compat016.sysutil`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.testutil``: this name is :mod:`bloscpack._compat016.testutil`."""
+"""bloscpack 0.16's module ``bloscpack.testutil``, which is
+:mod:`bloscpack._compat016.testutil`."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.util``: this name is :mod:`bloscpack._compat016.util`."""
+"""bloscpack 0.16's module ``bloscpack.util``, which is
+:mod:`bloscpack._compat016.util`."""
 
 import sys
 

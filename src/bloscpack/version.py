@@ -1,4 +1,5 @@
-"""bloscpack 0.16's ``bloscpack.version``: this name is :mod:`bloscpack._compat016.version`."""
+"""bloscpack 0.16's module ``bloscpack.version``, which is
+:mod:`bloscpack._compat016.version`."""
 
 import sys
 

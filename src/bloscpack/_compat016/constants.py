@@ -4,7 +4,9 @@ from collections import OrderedDict
 
 import blosc
 
-from ..containers.bloscpack.args import MAX_CHUNKS, MAX_CLEVEL, SUFFIXES as _SUFFIXES
+from ..blosc.header import FORMAT_NAMES as _FORMAT_NAMES
+from ..containers.bloscpack.args import MAX_CHUNKS, MAX_CLEVEL
+from ..containers.bloscpack.args import SUFFIXES as _SUFFIXES
 from ..containers.bloscpack.header import (
     BLOSCPACK_HEADER_LENGTH,
     FORMAT_VERSION,
@@ -13,7 +15,6 @@ from ..containers.bloscpack.header import (
     MAX_META_SIZE,
     METADATA_HEADER_LENGTH,
 )
-from ..blosc.header import FORMAT_NAMES as _FORMAT_NAMES
 
 EXTENSION = ".blp"
 BLOSC_HEADER_LENGTH = 16

@@ -151,8 +151,8 @@ class CompressedFPSource(CompressedSource):
 
     def __init__(self, input_fp: IO[bytes]) -> None:
         self.input_fp = input_fp
-        self.bloscpack_header, self.metadata, self.metadata_header, self.offsets = (
-            _read_beginning(input_fp)
+        self.bloscpack_header, self.metadata, self.metadata_header, self.offsets = _read_beginning(
+            input_fp
         )
         self.checksum_impl = self.bloscpack_header.checksum_impl
         self.nchunks = self.bloscpack_header.nchunks

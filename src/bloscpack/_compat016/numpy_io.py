@@ -95,7 +95,8 @@ def pack_ndarray(ndarray: np.ndarray, sink: CompressedSink,
 
 def pack_ndarray_to_file(ndarray: np.ndarray, filename: Any,
                          chunk_size: Any = DEFAULT_CHUNK_SIZE, blosc_args: Any = None,
-                         bloscpack_args: Any = None, metadata_args: Any = None) -> None:  # fmt: skip
+                         bloscpack_args: Any = None,
+                         metadata_args: Any = None) -> None:  # fmt: skip
     """Compress ``ndarray`` into the ``.blp`` file ``filename``."""
 
     def write(fp: IO[bytes]) -> None:
