@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..args import double_pretty_size
 from ..containers import registry
-from ..containers.options import double_pretty_size
 from ..errors import NotEnoughSpace
 from ..io import is_stream
 from .console import EXIT_OK, CLIError, Console
