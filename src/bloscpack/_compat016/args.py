@@ -40,6 +40,10 @@ DEFAULT_METADATA_ARGS = dict(
     )
 )  # fmt: skip
 
+_BLOSC_ARGS_SET = set(BLOSC_ARGS)
+_BLOSCPACK_ARGS_SET = set(BLOSCPACK_ARGS)
+_METADATA_ARGS_SET = set(METADATA_ARGS)
+
 #: 0.16's name of :func:`~bloscpack.containers.bloscpack.args.handle_max_app_chunks`.
 _handle_max_apps = handle_max_app_chunks
 

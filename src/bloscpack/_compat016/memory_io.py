@@ -38,7 +38,7 @@ class CompressedMemorySource(CompressedSource):
         return self.compressed_memory_sink.metadata
 
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
-        for i in range(self.nchunks):
+        for i in range(self.nchunks or 0):
             yield self.chunks[i], self.checksums[i] if self.checksum else None
 
 
