@@ -4,10 +4,17 @@ and the adapted ``tests/compat016/test_*.py`` are exactly what ``adapt.py`` make
 from __future__ import annotations
 
 import hashlib
+import importlib
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from compat016.adapt import HERE, UPSTREAM, adapt, adapted_files
+
+import bloscpack
 
 #: ``blob-id file`` lines of PROVENANCE.md.
 PROVENANCE = (UPSTREAM / "PROVENANCE.md").read_text()
@@ -52,3 +59,75 @@ def test_adapt_rewrites_a_yield_test_mechanically():
         '@pytest.mark.parametrize("case", _yielded(_yield_test_x))\n'
         "def test_x(case):\n    case[0](*case[1:])\n"
     )
+
+
+# --- the 0.16 modules write 0.16's bytes ----------------------------------------------------
+
+PRELUDE = """
+import numpy as np
+from bloscpack import file_io, numpy_io
+from bloscpack.args import BloscArgs, BloscpackArgs, MetadataArgs
+DATA = bytes(range(256)) * 4000 + b"tail"
+"""
+
+#: name -> an expression giving ``.blp`` bytes, evaluated with 0.16 and with this package.
+WRITES = {
+    "bytes": "file_io.pack_bytes_to_bytes(DATA)",
+    "bytes-chunks": "file_io.pack_bytes_to_bytes(DATA, chunk_size='64K', metadata={'a': [1]})",
+    "no-offsets": "file_io.pack_bytes_to_bytes(DATA, bloscpack_args=BloscpackArgs(offsets=False))",
+    "sha512": "file_io.pack_bytes_to_bytes(DATA, chunk_size=100_000,"
+    " bloscpack_args=BloscpackArgs(checksum='sha512', max_app_chunks=3))",
+    "zstd-9": "file_io.pack_bytes_to_bytes(DATA, blosc_args=BloscArgs(clevel=9, cname='zstd'))",
+    "raw-meta": "file_io.pack_bytes_to_bytes(DATA, metadata={'k': 'v' * 50}, metadata_args="
+    "MetadataArgs(meta_codec='None', meta_checksum='None', max_meta_size=400))",
+    "float64": "numpy_io.pack_ndarray_to_bytes(np.linspace(0, 1, 300_000), chunk_size='256K')",
+    "fortran": "numpy_io.pack_ndarray_to_bytes(np.asfortranarray(np.arange(6000, dtype='>i4')"
+    ".reshape(60, 100)))",
+    "structured": "numpy_io.pack_ndarray_to_bytes(np.array([(1, b'a'), (2, b'b')],"
+    " dtype=[('x', '<i8'), ('y', 'S1')]))",
+    "empty": "numpy_io.pack_ndarray_to_bytes(np.array([], dtype='f4'))",
+}
+
+
+def test_the_0_16_modules_write_the_bytes_of_0_16(bloscpack016, tmp_path):
+    lines = [f"open({str(tmp_path / name)!r}, 'wb').write({expr})" for name, expr in WRITES.items()]
+    bloscpack016.run(PRELUDE + "\n".join(lines))
+    namespace: dict = {}
+    exec(PRELUDE, namespace)
+    for name, expr in WRITES.items():
+        assert eval(expr, namespace) == (tmp_path / name).read_bytes(), name
+
+
+def test_the_0_16_modules_are_imported_when_used():
+    code = (
+        "import sys, bloscpack\n"
+        "print(sorted(m for m in sys.modules if 'compat016' in m))\n"
+        "from bloscpack.file_io import CompressedFPSink\n"
+        "print(sys.modules['bloscpack.file_io'] is sys.modules['bloscpack._compat016.file_io'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(bloscpack.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout == "[]\nTrue\n", out.stderr
+
+
+MODULES_016 = [
+    "abstract_io", "abstract_objects", "append", "args", "checksums", "cli", "compat_util",
+    "constants", "defaults", "exceptions", "file_io", "headers", "log", "memory_io", "metacodecs",
+    "numpy_io", "pretty", "serializers", "sysutil", "testutil", "util", "version",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("module", MODULES_016)
+def test_every_0_16_module_name_imports(module: str):
+    assert importlib.import_module(f"bloscpack.{module}").__name__.startswith("bloscpack.")
+
+
+def test_0_16_helpers_of_the_kept_modules():
+    from bloscpack import append, args, cli, headers
+
+    assert headers.create_metadata_options() == "00000000"
+    assert args._handle_max_apps(True, 10, lambda n: 3 * n) == 30
+    assert append._recreate_metadata.__module__ == "bloscpack._compat016.append"
+    assert cli.create_parser is cli.build_parser
+    with pytest.raises(AttributeError, match="^module 'bloscpack.headers' has no attribute 'x'$"):
+        headers.x  # noqa: B018
