@@ -5,6 +5,6 @@ Each module here is importable under its 0.16 name (``bloscpack.file_io`` is
 ``args`` and ``append`` hold the 0.16 names that :mod:`bloscpack.headers`,
 :mod:`bloscpack.args` and :mod:`bloscpack.append` look up here when first used.  The modules
 are a thin layer over the ``.blp`` format of :mod:`bloscpack.containers.bloscpack` (headers,
-metadata section, checksums, chunk compression) and over :mod:`bloscpack.api`; they hold no
-format knowledge of their own.  Nothing imports them until a program does.
+metadata section, offsets, checksums, chunk compression), which encodes and decodes every
+structure they read or write.  Nothing imports them until a program does.
 """

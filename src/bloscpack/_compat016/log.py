@@ -1,7 +1,7 @@
 """bloscpack 0.16's ``bloscpack.log``: messages on stdout, by verbosity level.
 
-The 0.16 functions (:mod:`.abstract_io`, :mod:`.file_io`, ...) print nothing at the default
-level ``NORMAL``; :func:`set_level` selects ``VERBOSE`` or ``DEBUG``.
+Kept for programs that print their own messages through it; the 0.16 functions of this package
+(:mod:`.abstract_io`, :mod:`.file_io`, ...) print nothing.
 """
 
 import sys
