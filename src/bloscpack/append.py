@@ -13,3 +13,14 @@ from .containers.bloscpack.append import (  # noqa: F401 - the names this module
     needs_recovery,
     recover,
 )
+
+
+def __getattr__(name: str) -> object:
+    """The other names of 0.16's module (:mod:`bloscpack._compat016.append`), imported when first
+    used."""
+    from ._compat016 import append as compat
+
+    try:
+        return getattr(compat, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

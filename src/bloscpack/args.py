@@ -39,3 +39,14 @@ from .containers.bloscpack.args import (  # noqa: F401 - the names this module d
     pretty_size,
     reverse_pretty,
 )
+
+
+def __getattr__(name: str) -> object:
+    """The other names of 0.16's module (:mod:`bloscpack._compat016.args`), imported when first
+    used."""
+    from ._compat016 import args as compat
+
+    try:
+        return getattr(compat, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -17,3 +17,14 @@ from .containers.bloscpack.header import (  # noqa: F401 - the names this module
     header_typesize,
     sniff,
 )
+
+
+def __getattr__(name: str) -> object:
+    """The other names of 0.16's module (:mod:`bloscpack._compat016.headers`), imported when first
+    used."""
+    from ._compat016 import headers as compat
+
+    try:
+        return getattr(compat, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

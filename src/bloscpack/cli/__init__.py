@@ -15,9 +15,13 @@ The package holds one module per subcommand (``compress``, ``decompress``, ``app
 """
 
 from .console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Console
+from .files import check_files
 from .info import format_info
 from .main import COMMANDS, main, run
 from .options import FORMAT_EXTENSIONS, FORMATS, build_parser, parse_size, version_string
+
+#: bloscpack 0.16's name of :func:`build_parser`.
+create_parser = build_parser
 
 __all__ = [
     "COMMANDS",
@@ -30,6 +34,8 @@ __all__ = [
     "CLIError",
     "Console",
     "build_parser",
+    "check_files",
+    "create_parser",
     "format_info",
     "main",
     "parse_size",

@@ -28,12 +28,7 @@ def cmd_append(args: argparse.Namespace, console: Console) -> int:
 
     original, new = args.original_file, args.new_file
     if not args.no_check_extension and registry.by_extension(original) is None:
-        others = ", ".join(registry.get(f).extension for f in registry.appendable()
-                           if registry.get(f).extension != EXTENSION)  # fmt: skip
-        raise CLIError(
-            f"original file '{original}' does not end with '{EXTENSION}' (nor {others}; -e"
-            " appends to it whatever its name)"
-        )
+        raise CLIError(f"original file '{original}' does not end with '{EXTENSION}'")  # 0.16's text
     original = appendable_path(original)  # refused for a URL but file://, and for a device
     _check_input(original, "original file")
     _check_input(new, "new file")

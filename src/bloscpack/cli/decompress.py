@@ -28,7 +28,7 @@ from .files import (
     _strip_extension,
     _write_json,
 )
-from .options import EXTENSION, FORMAT_EXTENSIONS, storage_options
+from .options import EXTENSION, storage_options
 
 #: Bytes read from the start of an input to recognise its format and size.
 HEAD_BYTES = 32
@@ -84,18 +84,14 @@ def cmd_decompress(args: argparse.Namespace, console: Console) -> int:
 
 
 def _refuse_unnamed(in_file: str) -> NoReturn:
-    """The input has none of the suffixes of the formats: say which are accepted (or, for a
-    ``.npy`` file, what reads it)."""
+    """The input has none of the suffixes of the formats: 0.16's message (for a ``.npy`` file,
+    what reads it)."""
     if registry.extension_of(in_file) == ".npy":
         raise CLIError(
             f"input file '{in_file}' is a NumPy .npy file, not a Blosc container: read it with"
             " numpy.load, or compress it with blpk c"
         )
-    others = ", ".join(ext for ext in FORMAT_EXTENSIONS.values() if ext != EXTENSION)
-    raise CLIError(
-        f"input file '{in_file}' does not end with '{EXTENSION}' (nor {others}; -e decompresses"
-        " it whatever its name, to the <out_file> given)"
-    )
+    raise CLIError(f"input file '{in_file}' does not end with '{EXTENSION}'")  # 0.16's text
 
 
 def _local_name(name: str) -> str:

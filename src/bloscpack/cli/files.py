@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from ..containers import registry as _registry
+from ..errors import FileNotFound
 from .console import EXIT_USAGE, PROG, STDIN_NAME, STDIO, CLIError, Console
 from .options import storage_options
 
@@ -344,3 +345,12 @@ def _output_format(out_file: str | None, format: str | None) -> str:
         return _registry.output_format(out_file, format).name
     except BloscpackError as exc:
         raise CLIError(str(exc), EXIT_USAGE) from None
+
+
+def check_files(in_file: str, out_file: str, args: argparse.Namespace) -> None:
+    """bloscpack 0.16's ``cli.check_files``: :class:`~bloscpack.errors.FileNotFound` for a
+    missing ``in_file``, or for an existing ``out_file`` unless ``args.force``."""
+    if not os.path.exists(in_file):
+        raise FileNotFound(f"input file '{in_file}' does not exist!")
+    if os.path.exists(out_file) and not args.force:
+        raise FileNotFound(f"output file '{out_file}' exists!")

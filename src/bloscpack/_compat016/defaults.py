@@ -1,0 +1,33 @@
+"""bloscpack 0.16's ``bloscpack.defaults``: the default arguments of the ``.blp`` writer."""
+
+from ..containers.bloscpack.args import (
+    DEFAULT_CHECKSUM,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_CLEVEL,
+    DEFAULT_CNAME,
+    DEFAULT_MAGIC_FORMAT,
+    DEFAULT_MAX_APP_CHUNKS,
+    DEFAULT_MAX_META_SIZE,
+    DEFAULT_META_CHECKSUM,
+    DEFAULT_META_CODEC,
+    DEFAULT_META_LEVEL,
+    DEFAULT_OFFSETS,
+    DEFAULT_SHUFFLE,
+    DEFAULT_TYPESIZE,
+)
+
+__all__ = [
+    "DEFAULT_CHECKSUM",
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_CLEVEL",
+    "DEFAULT_CNAME",
+    "DEFAULT_MAGIC_FORMAT",
+    "DEFAULT_MAX_APP_CHUNKS",
+    "DEFAULT_MAX_META_SIZE",
+    "DEFAULT_META_CHECKSUM",
+    "DEFAULT_META_CODEC",
+    "DEFAULT_META_LEVEL",
+    "DEFAULT_OFFSETS",
+    "DEFAULT_SHUFFLE",
+    "DEFAULT_TYPESIZE",
+]
