@@ -509,8 +509,8 @@ class ContainerFormat(ABC):
     tables by column), ``appendable`` (:meth:`append_rows` grows a container in place),
     ``checksummed`` (it stores digests of its chunks), ``streams`` (its data is written and
     read as it arrives: :meth:`compress_file`, :meth:`write_stored`, :meth:`stream_size`);
-    declared options
-    (``None``: the writer has no such path, or checks its options itself).
+    declared options (``None``: the writer has no such path, or checks its options itself),
+    with their defaults and choices.
     """
 
     name: ClassVar[str]
@@ -535,6 +535,11 @@ class ContainerFormat(ABC):
     compress_file_options: ClassVar[tuple[str, ...] | None] = None
     #: The options of :meth:`append_rows`.
     append_options: ClassVar[tuple[str, ...]] = ()
+    #: Its own options' defaults, as the command line shows them (e.g. ``.blp``'s ``clevel``).
+    option_defaults: ClassVar[Mapping[str, Any]] = {}
+    #: The names its own options whose values are names take (e.g. ``.blp``'s ``checksum``),
+    #: which the command line offers.
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     #: The formats whose containers may also be this format's (it is more specific):
     #: detection tries it before them (the built-in formats are tried before those other
     #: packages add, so a format added refines only other added ones).
