@@ -42,6 +42,8 @@ from .containers.base import (
     ChunkSizes,
     Compression,
     ContainerReader,
+    GridReader,
+    TableReader,
     check_chunk_nbytes,
 )
 from .containers.registry import (
@@ -602,9 +604,9 @@ class B2ndStore:
     boxes go to :class:`~bloscpack.containers.b2nd.B2ndArray`, which reads only the chunks,
     and in them the block runs, a box touches, and copies block by block."""
 
-    def __init__(self, reader: ContainerReader) -> None:
+    def __init__(self, reader: GridReader) -> None:
         self.reader = reader
-        self.array = array = reader.array  # type: ignore[attr-defined]
+        self.array = array = reader.array
         self.name = reader.name
         self.shape = array.shape
         self.dtype = array.dtype
@@ -742,10 +744,11 @@ class TableStore:
     a selection needs it."""
 
     def __init__(
-        self, reader: Any, names: Sequence[str], columns: dict[str, FlatStore] | None = None
-    ) -> None:
-        """``reader``: a table reader (its ``columns`` and ``column(name)``); ``columns``: the
-        column stores of the table this one selects from (shared)."""
+        self, reader: TableReader, names: Sequence[str],
+        columns: dict[str, FlatStore] | None = None,
+    ) -> None:  # fmt: skip
+        """``reader``: the table; ``columns``: the column stores of the table this one selects
+        from (shared)."""
         self.reader = reader
         self.name = reader.name
         self.names = list(names)
@@ -814,12 +817,16 @@ class TableStore:
 # --- opening ------------------------------------------------------------------------------
 
 
-def _store(reader: ContainerReader) -> Store:
+def _first_chunk_nbytes(reader: ContainerReader) -> int:
+    return reader.sizes.of(0, reader.nchunks) if reader.nchunks else 0
+
+
+def _store(reader: ContainerReader | TableReader) -> Store:
     """The store that reads ``reader``'s array: by columns for a table, by chunk boxes for an
     N-d chunk grid, else by item positions in its flat layout."""
-    if reader.columns is not None:
+    if isinstance(reader, TableReader):
         return TableStore(reader, reader.columns)
-    if reader.grid is not None:
+    if isinstance(reader, GridReader):
         return B2ndStore(reader)
     return FlatStore(reader)
 
@@ -1038,9 +1045,12 @@ class BloscArray:
 
     @property
     def chunk_nbytes(self) -> int:
-        """Uncompressed bytes of one stored chunk (the first: only the last may hold fewer)."""
+        """Uncompressed bytes of one stored chunk (the first: only the last may hold fewer; a
+        table: its columns' first chunks together)."""
         reader = self._reader
-        return reader.sizes.of(0, reader.nchunks) if reader.nchunks else 0
+        if isinstance(reader, TableReader):
+            return sum(_first_chunk_nbytes(reader.column(name)) for name in reader.columns)
+        return _first_chunk_nbytes(reader)
 
     @property
     def metadata(self) -> Any:

@@ -24,7 +24,7 @@ from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError, NotAContainer, UnsupportedError
 from ...io import ByteSource, Directory, PathLike
 from ...ndarray import check_text
-from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
+from ..base import ArrayDescription, ChunkSizes, Compression, GridReader, StoredMetadata
 from ..frame.contiguous import ContiguousFrame
 from ..frame.core import EDGE_READ, opening_ranges
 from ..frame.edit import FrameBase
@@ -453,10 +453,10 @@ class B2ndArray:
         )
 
 
-class B2ndReader(ReaderBase):
-    """A b2nd array through the container protocol: ``grid`` and ``array`` (the
-    :class:`B2ndArray`) for N-d reads; its chunks, in frame order, hold the padded chunk
-    boxes (blocks in C order, items in C order inside a block)."""
+class B2ndReader(GridReader):
+    """A b2nd array as a :class:`~bloscpack.containers.base.GridReader`: ``grid`` and
+    ``array`` (the :class:`B2ndArray`) for N-d reads; its chunks, in frame order, hold the
+    padded chunk boxes (blocks in C order, items in C order inside a block)."""
 
     format = "b2nd"
 
