@@ -164,14 +164,18 @@ def test_a_chunk_of_the_wrong_size_is_refused(tmp_path, fmt, monkeypatch):
             reader.read_chunk(0)
 
 
-#: The modules above the formats: the lazy arrays, conversions, the streams, the integrations
-#: and the command line (but ``cli/options.py``, which takes the ``.blp`` option defaults and
-#: checksums until one table holds every format's options: issue 22).
+#: The modules above the formats: the lazy arrays and what they read from (their inputs and
+#: stores), conversions, the streams, the integrations and the command line.
 ABOVE_THE_FORMATS = [
-    "array.py", "convert.py", "dispatch.py", "streaming.py",
+    "array.py", "inputs.py", "convert.py", "dispatch.py", "streaming.py",
     *(f"{p.parent.name}/{p.name}" for p in sorted((ROOT / "src" / "bloscpack").glob("*/*.py"))
-      if p.parent.name in ("cli", "integrations") and p.name != "options.py"),
+      if p.parent.name in ("cli", "integrations")),
+    *(f"containers/stores/{p.name}"
+      for p in sorted((ROOT / "src" / "bloscpack" / "containers" / "stores").glob("*.py"))),
 ]  # fmt: skip
+
+
+STORES = ("base", "flat", "grid", "table")
 
 
 @pytest.mark.parametrize("module", ABOVE_THE_FORMATS)
@@ -182,7 +186,7 @@ def test_above_the_formats_no_format_is_named(module):
     names = {*registry.FORMATS, "frame", "chunk"}
     allowed = (
         "containers", "containers.base", "containers.options", "containers.registry",
-        "containers.target",
+        "containers.target", *(f"containers.stores.{kind}" for kind in STORES),
     )  # fmt: skip
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant):
