@@ -61,12 +61,11 @@ from .selection import (
 )
 from .url import is_url, local_path
 
-Buffer = Any  # any object exporting the buffer protocol
 #: Rows are read in pieces of about this many bytes when iterating over the first axis.
 ITER_BYTES = 4 << 20
 
 
-# --- opening ------------------------------------------------------------------------------
+# --- the store a reader's capability picks ------------------------------------------------
 
 
 def _first_chunk_nbytes(reader: ContainerReader) -> int:
