@@ -17,11 +17,11 @@ from hypothesis.extra import numpy as hnp
 from test_array import check_index, same
 
 import bloscpack
-from bloscpack import array as array_module
 from bloscpack import engine
-from bloscpack.array import FlatStore
 from bloscpack.containers.b2nd import B2ndArray
 from bloscpack.containers.registry import FORMATS
+from bloscpack.containers.stores import base as stores_base
+from bloscpack.containers.stores.flat import FlatStore
 from bloscpack.errors import BloscpackError, SelectionError
 
 # --- writing an array in every format, with a chosen chunking ---------------------------------
@@ -312,7 +312,7 @@ class ChunkLog:
         self.chunks: list[int] = []
         self.allocated: list[int] = []
         flat_chunk, b2nd_blocks = FlatStore._chunk, B2ndArray._chunk_blocks
-        allocate = array_module._allocate
+        allocate = stores_base.allocate
 
         def counted_flat(store, c, lo=0, hi=0):
             self.chunks.append(c)
@@ -328,7 +328,7 @@ class ChunkLog:
 
         monkeypatch.setattr(FlatStore, "_chunk", counted_flat)
         monkeypatch.setattr(B2ndArray, "_chunk_blocks", counted_blocks)
-        monkeypatch.setattr(array_module, "_allocate", counted_allocate)
+        monkeypatch.setattr(stores_base, "allocate", counted_allocate)
 
     def clear(self) -> None:
         self.chunks.clear(), self.allocated.clear()

@@ -328,8 +328,8 @@ def test_item_reads_of_mutated_chunks_raise_only_bloscpack_errors(which, flips, 
 
 
 def test_a_large_read_checks_the_chunk_sizes_before_allocating(tmp_path, monkeypatch):
-    from bloscpack import array as array_module
     from bloscpack.containers.bloscpack.header import BloscpackHeader
+    from bloscpack.containers.stores import base as stores_base
 
     raw = bytearray(bloscpack.pack_bytes_to_bytes(bytes(2000), chunk_size=1000))
     header = dict(BloscpackHeader.decode(bytes(raw[:32])))
@@ -338,9 +338,9 @@ def test_a_large_read_checks_the_chunk_sizes_before_allocating(tmp_path, monkeyp
     path = tmp_path / "claims.blp"
     path.write_bytes(bytes(raw))
     allocations = []
-    real = array_module._allocate
+    real = stores_base.allocate
     monkeypatch.setattr(
-        array_module, "_allocate", lambda *a: (allocations.append(a[0]), real(*a))[1]
+        stores_base, "allocate", lambda *a: (allocations.append(a[0]), real(*a))[1]
     )
     with bloscpack.open(path) as array:
         assert array.shape == (2**31,)

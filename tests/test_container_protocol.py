@@ -5,22 +5,28 @@ each, against numpy and against python-blosc2's own chunk decoding."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import threading
 from pathlib import Path
 
 import blosc2
 import numpy as np
 import pytest
+from conftest import DATA, load_manifest
 
 import bloscpack
 from bloscpack.containers import registry
-from bloscpack.containers.base import ArrayDescription
+from bloscpack.containers.base import ArrayDescription, GridReader, TableReader
 from bloscpack.errors import ArgumentError, BloscpackError
 
 ROOT = Path(__file__).resolve().parents[1]
 ARRAY = np.arange(1_200_000, dtype="<f8").reshape(3000, 400)
 #: Formats whose chunks hold the array's bytes in order (b2nd chunks are padded boxes).
 FLAT = ["blp", "b2frame", "sframe", "bcolz"]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def written(tmp_path: Path, fmt: str) -> Path:
@@ -41,7 +47,7 @@ def test_flat_chunks_hold_the_array_bytes(tmp_path, fmt):
         assert (reader.description.dtype, reader.description.shape) == (ARRAY.dtype, ARRAY.shape)
         assert reader.description.order == "C"
         assert reader.sizes.total == ARRAY.nbytes and reader.nchunks > 1
-        assert reader.grid is None and reader.columns is None
+        assert not isinstance(reader, (GridReader, TableReader))
         parts = [bytes(reader.read_chunk(i)) for i in range(reader.nchunks)]
         sizes = [reader.sizes.of(i, reader.nchunks) for i in range(reader.nchunks)]
         assert [len(p) for p in parts] == sizes
@@ -60,7 +66,7 @@ def test_b2nd_chunks_are_what_python_blosc2_decodes(tmp_path):
         assert reader.description == ArrayDescription(
             ARRAY.dtype, ARRAY.shape, "C", (700, 240), (100, 40)
         )
-        assert reader.grid is not None and reader.nchunks == theirs.schunk.nchunks == 10
+        assert isinstance(reader, GridReader) and reader.nchunks == theirs.schunk.nchunks == 10
         for i in range(reader.nchunks):
             assert bytes(reader.read_chunk(i)) == theirs.schunk.decompress_chunk(i)
             assert bytes(reader.stored_chunk(i)) == theirs.schunk.get_chunk(i)
@@ -83,7 +89,7 @@ def test_a_table_reads_column_by_column(tmp_path):
     path = tmp_path / "t.bcolz"
     bloscpack.save(table, path)
     with opened(path) as reader:
-        assert reader.columns == ["a", "b"] and reader.grid is None
+        assert isinstance(reader, TableReader) and reader.columns == ["a", "b"]
         column = reader.column("b")
         assert column.description.shape == (5000, 2) and column.description.dtype == "<f8"
         data = b"".join(bytes(column.read_chunk(i)) for i in range(column.nchunks))
@@ -92,6 +98,33 @@ def test_a_table_reads_column_by_column(tmp_path):
         assert reader.columns == ["b"]
     with pytest.raises(ArgumentError, match="no column 'c'; columns: a, b"):
         opened(path, columns=["c"])
+
+
+CTABLES = [case for case in load_manifest("bcolz")["cases"] if case["kind"] == "ctable"]
+
+
+@pytest.mark.parametrize("case", CTABLES, ids=lambda case: case["name"])
+def test_a_ctable_has_no_chunks_of_its_own_its_columns_do(case):
+    """A ctable's columns may have chunks of different lengths, so the table is no sequence
+    of chunks: its reader is a TableReader, not a ContainerReader, and each column's reader
+    is a container whose chunks hold that column's bytes."""
+    with opened(DATA / "bcolz" / case["name"]) as reader:
+        assert isinstance(reader, TableReader) and not isinstance(reader, GridReader)
+        assert [hasattr(reader, name) for name in ("nchunks", "sizes", "stored_chunk")] == [
+            False, False, False]  # fmt: skip
+        assert reader.columns == [column["name"] for column in case["columns"]]
+        assert reader.description.shape == tuple(case["shape"])
+        rows = reader.read_rows(0, case["shape"][0])
+        assert sha256(rows.tobytes()) == case["sha256"]
+        for name, expected in zip(reader.columns, case["columns"], strict=True):
+            with reader.column(name) as column:
+                assert column.sizes.total == rows[name].nbytes
+                parts = [bytes(column.read_chunk(i)) for i in range(column.nchunks)]
+                assert sha256(b"".join(parts)) == expected["sha256"]
+                for i, part in enumerate(parts):  # (a leftover chunk may hold more rows)
+                    stored = bytes(column.stored_chunk(i))
+                    column.release()
+                    assert blosc2.decompress(stored)[: len(part)] == part
 
 
 @pytest.mark.parametrize("fmt", [*FLAT, "b2nd"])
@@ -131,14 +164,18 @@ def test_a_chunk_of_the_wrong_size_is_refused(tmp_path, fmt, monkeypatch):
             reader.read_chunk(0)
 
 
-#: The modules above the formats: the lazy arrays, conversions, the streams, the integrations
-#: and the command line (but ``cli/options.py``, which takes the ``.blp`` option defaults and
-#: checksums until one table holds every format's options: issue 22).
+#: The modules above the formats: the lazy arrays and what they read from (their inputs and
+#: stores), conversions, the streams, the integrations and the command line.
 ABOVE_THE_FORMATS = [
-    "array.py", "convert.py", "dispatch.py", "streaming.py",
+    "array.py", "inputs.py", "convert.py", "dispatch.py", "streaming.py",
     *(f"{p.parent.name}/{p.name}" for p in sorted((ROOT / "src" / "bloscpack").glob("*/*.py"))
-      if p.parent.name in ("cli", "integrations") and p.name != "options.py"),
+      if p.parent.name in ("cli", "integrations")),
+    *(f"containers/stores/{p.name}"
+      for p in sorted((ROOT / "src" / "bloscpack" / "containers" / "stores").glob("*.py"))),
 ]  # fmt: skip
+
+
+STORES = ("base", "flat", "grid", "table")
 
 
 @pytest.mark.parametrize("module", ABOVE_THE_FORMATS)
@@ -149,7 +186,7 @@ def test_above_the_formats_no_format_is_named(module):
     names = {*registry.FORMATS, "frame", "chunk"}
     allowed = (
         "containers", "containers.base", "containers.options", "containers.registry",
-        "containers.target",
+        "containers.target", *(f"containers.stores.{kind}" for kind in STORES),
     )  # fmt: skip
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant):

@@ -120,3 +120,26 @@ def test_cli_checksum_names_ignore_case(tmp_path):
     proc = blpk("compress", "-k", "SHA256", tmp_path / "in.raw", tmp_path / "out.blp")
     assert proc.returncode == 0, proc.stderr
     assert _blp_checksum(tmp_path / "out.blp") == "sha256"
+
+
+@pytest.mark.parametrize("fmt", registry.every_format(), ids=str)
+def test_declared_option_values_are_of_options_the_format_takes(fmt):
+    """The defaults and choices a format declares for the command line are of its options."""
+    declared = {*fmt.option_defaults, *fmt.option_choices}
+    assert [name for name in sorted(declared) if not fmt.accepts(name)] == []
+    for name, choices in fmt.option_choices.items():
+        assert name not in fmt.option_defaults or fmt.option_defaults[name] in choices
+
+
+def test_cli_offers_the_default_formats_declared_values():
+    """``blpk compress -k`` offers the checksums the default format declares, with its
+    default, and every codec is the writers' list."""
+    from bloscpack import engine
+    from bloscpack.cli.options import build_parser
+
+    compress = build_parser()._subparsers._group_actions[0].choices["compress"]
+    actions = {a.dest: a for a in compress._actions}
+    assert tuple(actions["checksum"].choices) == registry.DEFAULT.option_choices["checksum"]
+    assert "sha512" in actions["checksum"].choices
+    assert "(default: adler32)" in actions["checksum"].help
+    assert tuple(actions["cname"].choices) == engine.WRITABLE_CODECS

@@ -41,7 +41,6 @@ __all__ = [
 
 Buffer = Any  # bytes, bytearray, memoryview, numpy array: anything with the buffer protocol
 
-BLOSC1_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 _SHUFFLES: dict[tuple[int, ...], int] = {(): 0, (Filter.SHUFFLE,): 1, (Filter.BITSHUFFLE,): 2}
 
 
@@ -135,8 +134,8 @@ def compress_chunk(
                 f"Blosc1 chunks take no filter or one of shuffle/bitshuffle, got {names};"
                 " use blosc_version=2 for other filters"
             )
-        if codec not in BLOSC1_CODECS:
-            raise engine.codec_error(codec, "Blosc1 chunks", BLOSC1_CODECS)
+        if codec not in engine.WRITABLE_CODECS:
+            raise engine.codec_error(codec, "Blosc1 chunks")
         return engine.compress_blosc1(data, typesize=typesize, clevel=clevel,
                                       shuffle=_SHUFFLES[ids], codec=codec,
                                       blocksize=blocksize)  # fmt: skip

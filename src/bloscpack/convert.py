@@ -33,7 +33,7 @@ from . import engine
 from . import ndarray as nd
 from .blosc.header import ChunkHeader
 from .containers import registry
-from .containers.base import NUMPY_KEYS, ContainerReader, StoredMetadata
+from .containers.base import NUMPY_KEYS, ContainerReader, GridReader, StoredMetadata, TableReader
 from .containers.registry import detect
 from .containers.target import SLAB_NBYTES, WriterTarget, check_user_metadata, row_flat
 from .errors import (
@@ -266,9 +266,9 @@ class _SlabSource(_Source):
 class _GridSource(_SlabSource):
     """An N-d array stored in a chunk grid (b2nd); units are slabs of one chunk of rows."""
 
-    def __init__(self, reader: ContainerReader) -> None:
+    def __init__(self, reader: GridReader) -> None:
         super().__init__(reader)
-        self.array, self.grid = reader.array, reader.grid  # type: ignore[attr-defined]
+        self.array, self.grid = reader.array, reader.grid
         self.unit_rows = max(self.grid.chunks[0], 1) if self.spec.shape else 1
         if row_flat(self.grid):
             rb, c0 = self.row_nbytes, self.grid.chunks[0]
@@ -297,9 +297,10 @@ class _GridSource(_SlabSource):
 class _TableSource(_SlabSource):
     """A table (bcolz ctable): rows are read column by column in slabs of ``unit_rows``."""
 
-    def __init__(self, reader: Any) -> None:
+    def __init__(self, reader: TableReader) -> None:
         super().__init__(reader)
-        chunklens = [reader.column(name).description.chunks[0] for name in reader.columns]
+        chunklens = [(reader.column(name).description.chunks or (1,))[0]
+                     for name in reader.columns]  # fmt: skip
         self.unit_rows = max(
             1, min(max(chunklens, default=1), SLAB_NBYTES // max(self.row_nbytes, 1))
         )
@@ -332,9 +333,9 @@ def open_source(path: Any, fmt: str) -> _Source:
     ``fmt``."""
     reader = registry.open_reader(path, fmt)
     try:
-        if reader.columns is not None:
+        if isinstance(reader, TableReader):
             return _TableSource(reader)
-        if reader.grid is not None:
+        if isinstance(reader, GridReader):
             return _GridSource(reader)
         return _ChunkedSource(reader)
     except BaseException:

@@ -517,8 +517,9 @@ BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD 
 SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
 
 
-#: The codecs every writer compresses with (snappy chunks are only read: no maintained
-#: C-Blosc writes them, and C-Blosc2 cannot read them).
+#: The codecs every writer compresses with, Blosc1 and Blosc2 chunks alike: the one list that
+#: the writers, the options (``codec``, ``cname``) and ``blpk -c`` take (snappy chunks are
+#: only read: no maintained C-Blosc writes them, and C-Blosc2 cannot read them).
 WRITABLE_CODECS = tuple(name for name in CODEC_CODES if name != "snappy")
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..containers import registry
+from ..containers.base import TableReader
 from ..errors import BloscpackError, RemoteError
 from .console import EXIT_OK, STDIN_NAME, STDIO, Console
 from .files import _check_input, _size_of, _sized_input
@@ -133,7 +134,8 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     """Fill in the array, size, chunks, codec and filters lines from ``reader``; return the
     uncompressed size and the first problem met."""
     description = reader.description
-    parts = [reader.column(c) for c in reader.columns] if reader.columns else [reader]
+    table = isinstance(reader, TableReader)
+    parts = [reader.column(c) for c in reader.columns] if table else [reader]
     try:
         raw = not reader.stored_metadata().is_array
     except (BloscpackError, OSError):

@@ -9,20 +9,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ..containers import registry as _registry
-from ..containers.bloscpack.args import (
-    DEFAULT_CLEVEL,
-    DEFAULT_CNAME,
-    DEFAULT_TYPESIZE,
-    MAX_CHUNK_SIZE,
-    SUFFIXES,
-)
-from ..containers.bloscpack.checksums import CHECKSUMS_AVAIL
-from ..containers.options import canonical
+from ..containers.options import SIZE_SUFFIXES, canonical
+from ..engine import BLOSC1_MAX_BUFFERSIZE, WRITABLE_CODECS
 from ..errors import BloscpackError
 from ..ndarray import parse_dtype
 from .console import EXIT_USAGE, PROG
 
-EXTENSION = ".blp"
+#: The suffix of the format new outputs get unless told (``.blp``).
+EXTENSION = _registry.DEFAULT.extension
 
 
 FORMATS = tuple(_registry.FORMATS)
@@ -32,7 +26,12 @@ FORMATS = tuple(_registry.FORMATS)
 FORMAT_EXTENSIONS = {f.name: f.extension for f in _registry.FORMATS.values()}
 
 
-CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")  # python-blosc 1.x (0.16 offered these)
+CODECS = WRITABLE_CODECS
+#: The defaults and checksums shown and taken: those the format of new outputs declares.
+DEFAULTS = _registry.DEFAULT.option_defaults
+CHECKSUMS = _registry.DEFAULT.option_choices["checksum"]
+#: ``-z max``: the largest chunk C-Blosc 1.x compresses.
+MAX_CHUNK_SIZE = BLOSC1_MAX_BUFFERSIZE
 
 
 MAX_THREADS = 256
@@ -43,8 +42,8 @@ def parse_size(text: str) -> int:
     if text == "max":
         return MAX_CHUNK_SIZE
     try:
-        if text and text[-1] in SUFFIXES:
-            value = int(float(text[:-1]) * SUFFIXES[text[-1]])
+        if text and text[-1] in SIZE_SUFFIXES:
+            value = int(float(text[:-1]) * SIZE_SUFFIXES[text[-1]])
         else:
             value = int(text)
     except ValueError:
@@ -140,7 +139,7 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
         metavar="[0, 9]",
         type=_int_in_range(0, 9, "clevel"),
         default=None,
-        help=f"compression level (default: {DEFAULT_CLEVEL})",
+        help=f"compression level (default: {DEFAULTS['clevel']})",
     )
     group.add_argument(
         "-s",
@@ -158,7 +157,7 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
         choices=CODECS,
         dest="cname",
         default=None,
-        help=f"codec to be used by Blosc:\n{', '.join(CODECS)} (default: {DEFAULT_CNAME})",
+        help=f"codec to be used by Blosc:\n{', '.join(CODECS)} (default: {DEFAULTS['cname']})",
     )
 
 
@@ -314,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in add("compress", "c", "perform compression on file"):
         _add_blosc_options(
             p,
-            f"typesize for blosc (default: {DEFAULT_TYPESIZE}; raw input to the array\n"
+            f"typesize for blosc (default: {DEFAULTS['typesize']}; raw input to the array\n"
             "formats: 1, or the item size of --dtype)",
         )
         group = p.add_argument_group("raw input as an array")
@@ -340,16 +339,16 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="<size>",
             type=parse_size,
             default=None,
-            help="set desired chunk size or 'max' (default: 1M)",
+            help=f"set desired chunk size or 'max' (default: {DEFAULTS['chunk_size']})",
         )
         group.add_argument(
             "-k",
             "--checksum",
             metavar="<checksum>",
-            type=_named(CHECKSUMS_AVAIL),
-            choices=CHECKSUMS_AVAIL,
+            type=_named(CHECKSUMS),
+            choices=CHECKSUMS,
             default=None,
-            help=f"set desired checksum:\n{', '.join(CHECKSUMS_AVAIL)} (default: adler32)",
+            help=f"set desired checksum:\n{', '.join(CHECKSUMS)} (default: {DEFAULTS['checksum']})",
         )
         group.add_argument(
             "-o", "--no-offsets", action="store_false", dest="offsets", help="deactivate offsets"

@@ -155,10 +155,9 @@ class StoredMetadata:
 class ContainerReader(Protocol):
     """An open container, read chunk by chunk.  Safe to use from many threads at once.
 
-    Formats whose chunks are boxes of an N-d grid (b2nd) also give ``grid`` (a
-    :class:`~bloscpack.containers.grid.ChunkGrid`) and ``array`` (the N-d reader); tables (bcolz
-    ctables) give ``columns`` (their names) and ``column(name)`` (a reader of one column).
-    Both are None elsewhere.
+    Readers whose chunks are boxes of an N-d grid (b2nd) are :class:`GridReader` s.  A table
+    (a bcolz ctable) is no sequence of chunks: its reader is a :class:`TableReader`, whose
+    columns are container readers.
     """
 
     format: str  # the registry name of the format
@@ -167,8 +166,6 @@ class ContainerReader(Protocol):
     sizes: ChunkSizes
     description: ArrayDescription
     longer_last_ok: bool  # the last chunk may hold more bytes than the layout uses (bcolz)
-    grid: Any
-    columns: list[str] | None
 
     def stored_chunk(self, index: int) -> Buffer:
         """The compressed bytes of chunk ``index``, valid until :meth:`release` (in this
@@ -239,12 +236,10 @@ def check_chunk_nbytes(reader: Any, index: int, nbytes: int) -> None:
 
 
 class ReaderBase:
-    """What most readers share: no grid, no columns, chunks read whole, nothing to release,
-    decompression through the engine checked against the layout."""
+    """What most readers share: chunks read whole, nothing to release, decompression
+    through the engine checked against the layout."""
 
     longer_last_ok = False
-    grid: Any = None
-    columns: list[str] | None = None
 
     name: str
     nchunks: int
@@ -304,6 +299,72 @@ class ReaderBase:
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class GridReader(ReaderBase, ABC):
+    """A :class:`ContainerReader` whose chunks are the boxes of an N-d chunk grid (b2nd, in
+    frame order): also ``grid`` (a :class:`~bloscpack.containers.grid.ChunkGrid`) and
+    ``array``, the N-d reader (``read(out=)``, ``read_selection(boxes, out=)``,
+    ``iter_chunk_coords()``).  A format's reader has this capability by subclassing it."""
+
+    format: str
+    description: ArrayDescription
+    grid: Any
+    array: Any
+
+    @abstractmethod
+    def metadata(self) -> Any:
+        """:meth:`ContainerReader.metadata`."""
+
+    @abstractmethod
+    def stored_metadata(self) -> StoredMetadata:
+        """:meth:`ContainerReader.stored_metadata`."""
+
+
+class TableReader(ABC):
+    """An open table (a bcolz ctable): named columns of one length, each stored as a
+    container of its own with chunks of its own, so the table has no chunk sequence:
+    ``columns`` (the names, in order), :meth:`column` (a :class:`ContainerReader` of one) and
+    :meth:`read_rows`.  A format's table reader has this capability by subclassing it."""
+
+    format: str
+    name: str
+    description: ArrayDescription  # a structured dtype, one field per column
+    columns: list[str]
+
+    @abstractmethod
+    def column(self, name: str) -> ContainerReader:
+        """A reader of column ``name``."""
+
+    @abstractmethod
+    def read_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``[start, stop)`` of :attr:`columns`, as a structured array."""
+
+    @abstractmethod
+    def compression(self) -> Compression:
+        """The codec and level of the columns (the first column's)."""
+
+    @abstractmethod
+    def metadata(self) -> Any:
+        """The table's metadata."""
+
+    @abstractmethod
+    def stored_metadata(self) -> StoredMetadata:
+        """The metadata as a conversion carries it to another format."""
+
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
+        """:meth:`ContainerReader.consistent` (the columns' reads are checked by theirs)."""
+        return contextlib.nullcontext()
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the input."""
 
     def __enter__(self) -> Self:
         return self
@@ -512,8 +573,8 @@ class ContainerFormat(ABC):
     tables by column), ``appendable`` (:meth:`append_rows` grows a container in place),
     ``checksummed`` (it stores digests of its chunks), ``streams`` (its data is written and
     read as it arrives: :meth:`compress_file`, :meth:`write_stored`, :meth:`stream_size`);
-    declared options
-    (``None``: the writer has no such path, or checks its options itself).
+    declared options (``None``: the writer has no such path, or checks its options itself),
+    with their defaults and choices.
     """
 
     name: ClassVar[str]
@@ -538,6 +599,11 @@ class ContainerFormat(ABC):
     compress_file_options: ClassVar[tuple[str, ...] | None] = None
     #: The options of :meth:`append_rows`.
     append_options: ClassVar[tuple[str, ...]] = ()
+    #: Its own options' defaults, as the command line shows them (e.g. ``.blp``'s ``clevel``).
+    option_defaults: ClassVar[Mapping[str, Any]] = {}
+    #: The names its own options whose values are names take (e.g. ``.blp``'s ``checksum``),
+    #: which the command line offers.
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     #: The formats whose containers may also be this format's (it is more specific):
     #: detection tries it before them (the built-in formats are tried before those other
     #: packages add, so a format added refines only other added ones).
@@ -589,13 +655,13 @@ class ContainerFormat(ABC):
     # --- reading -------------------------------------------------------------------------------
 
     @abstractmethod
-    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader | TableReader:
         """The container ``source`` (a path, a :class:`~bloscpack.io.sources.ByteSource`, a
         :class:`~bloscpack.io.sources.Directory` or bytes, which the reader then owns) as a
-        :class:`ContainerReader`; ``verify`` checks chunk digests where the format stores
-        them."""
+        :class:`ContainerReader` (a table: a :class:`TableReader`); ``verify`` checks chunk
+        digests where the format stores them."""
 
-    def open_table(self, source: Any, columns: Sequence[str]) -> ContainerReader:
+    def open_table(self, source: Any, columns: Sequence[str]) -> TableReader:
         """Tables: the container ``source`` with only ``columns``, in that order."""
         raise ArgumentError(f"columns= selects ctable columns; this container is {self.name}")
 
@@ -682,8 +748,9 @@ class ContainerFormat(ABC):
 #: outputs its methods are given included).
 __all__ = [
     "NUMPY_KEYS", "SNIFF_BYTES", "ArrayDescription", "ByteSource", "ChunkLayout", "ChunkSizes",
-    "ContainerFormat", "ContainerReader", "ContainerWriter", "Directory", "PathLike",
-    "ReaderBase", "StagedOutput", "StoredMetadata", "WriterBase", "check_chunk_nbytes",
+    "ContainerFormat", "ContainerReader", "ContainerWriter", "Directory", "GridReader",
+    "PathLike", "ReaderBase", "StagedOutput", "StoredMetadata", "TableReader", "WriterBase",
+    "check_chunk_nbytes",
     "chunk_regions", "map_chunks", "stage_run", "write_array",
 ]  # fmt: skip
 

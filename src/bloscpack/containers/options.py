@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from ..blosc.header import FILTER_IDS, MAX_BUFFERSIZE
-from ..engine import CODEC_CODES, SPLIT_MODES
+from ..engine import CODEC_CODES, SPLIT_MODES, WRITABLE_CODECS
 from ..errors import ArgumentError
 
 #: The common options, what they mean, and the format's own names each one replaces.
 COMMON_OPTIONS: dict[str, str] = {
-    "codec": "the codec name (blosclz, lz4, lz4hc, zlib, zstd)",
+    "codec": f"the codec name ({', '.join(WRITABLE_CODECS)})",
     "clevel": "the compression level, 0-9",
     "filters": "the filters in order, by name or id ('shuffle', 'bitshuffle', 'delta',"
     " 'trunc_prec', 'bytedelta'); [] for none",

@@ -40,6 +40,7 @@ from .base import (
     ContainerFormat,
     ContainerReader,
     ContainerWriter,
+    TableReader,
 )
 from .bcolz.format import FORMAT as BCOLZ
 from .bloscpack.format import FORMAT as BLP
@@ -398,11 +399,12 @@ def stream_format(head: bytes) -> ContainerFormat | None:
 
 
 def open_reader(source: Any, fmt: str, *, verify: bool = True,
-                columns: Sequence[str] | None = None) -> ContainerReader:  # fmt: skip
+                columns: Sequence[str] | None = None) -> ContainerReader | TableReader:  # fmt: skip
     """The container in ``source`` (what ``fmt``'s reader opens: a path, a
-    :class:`~bloscpack.io.sources.ByteSource` or a :class:`~bloscpack.io.sources.Directory`) as a
-    :class:`~bloscpack.containers.base.ContainerReader`.  ``verify`` checks chunk digests
-    where the format stores them; ``columns`` picks a table's columns."""
+    :class:`~bloscpack.io.sources.ByteSource` or a :class:`~bloscpack.io.sources.Directory`) as
+    a :class:`~bloscpack.containers.base.ContainerReader`, or a table as a
+    :class:`~bloscpack.containers.base.TableReader`.  ``verify`` checks chunk digests where
+    the format stores them; ``columns`` picks a table's columns."""
     found = format_of(fmt)
     if columns is not None:
         return found.open_table(source, columns)

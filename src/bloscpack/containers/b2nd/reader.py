@@ -32,7 +32,7 @@ from ...errors import (
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ...ndarray import check_text
-from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
+from ..base import ArrayDescription, ChunkSizes, Compression, GridReader, StoredMetadata
 from ..grid import ChunkGrid, chunk_to_array, gather, normalize_index, project_selection
 from ..schunk.contiguous import ContiguousFrame
 from ..schunk.core import EDGE_READ, opening_ranges
@@ -467,10 +467,10 @@ class B2ndArray:
         )
 
 
-class B2ndReader(ReaderBase):
-    """A b2nd array through the container protocol: ``grid`` and ``array`` (the
-    :class:`B2ndArray`) for N-d reads; its chunks, in frame order, hold the padded chunk
-    boxes (blocks in C order, items in C order inside a block)."""
+class B2ndReader(GridReader):
+    """A b2nd array as a :class:`~bloscpack.containers.base.GridReader`: ``grid`` and
+    ``array`` (the :class:`B2ndArray`) for N-d reads; its chunks, in frame order, hold the
+    padded chunk boxes (blocks in C order, items in C order inside a block)."""
 
     format = "b2nd"
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import engine
 from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
 from ...io.paths import PathLike
 from ...io.staging import atomic_write
@@ -20,7 +21,6 @@ from .layout import (
     BLPK_HEADER,
     SIZES_FILE,
     STORAGE_FILE,
-    WRITABLE_CODECS,
     Cparams,
     _chunk_cbytes,
     _chunk_file,
@@ -48,10 +48,11 @@ class _AppendPlan:
 def _plan_append(reader: CarrayReader, rows: np.ndarray, length: int) -> _AppendPlan:
     """Plan appending ``rows`` after the first ``length`` rows of a carray (nothing written)."""
     cparams = reader.cparams
-    if cparams.cname not in WRITABLE_CODECS:
+    if cparams.cname not in engine.WRITABLE_CODECS:
         raise UnsupportedError(
             f"{os.path.join(reader.path, STORAGE_FILE)}: new chunks would use codec"
-            f" {cparams.cname!r}, which cannot be written; bloscpack writes {WRITABLE_CODECS}"
+            f" {cparams.cname!r}, which cannot be written; bloscpack writes"
+            f" {engine.WRITABLE_CODECS}"
         )
     nfull = length // reader.chunklen
     head = reader.read(nfull * reader.chunklen, length)

@@ -11,7 +11,13 @@ import numpy as np
 from ...io.paths import PathLike
 from ...io.sources import Directory
 from ...io.staging import StagedOutput
-from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
+from ..base import (
+    ArrayDescription,
+    ContainerFormat,
+    ContainerReader,
+    ContainerWriter,
+    TableReader,
+)
 from ..options import CompressionParams
 from .names import META_MEMBERS, PUBLISHED_LAST
 
@@ -37,18 +43,15 @@ class BcolzFormat(ContainerFormat):
 
         return sniff_dir(path)
 
-    # A ctable's reader and writer give their columns' (``columns``), not chunks of their
-    # own: they implement the container protocol only in part, hence the casts.
-
-    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+    def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader | TableReader:
         from .reader import open_reader
 
-        return cast(ContainerReader, open_reader(source))
+        return open_reader(source)
 
-    def open_table(self, source: Any, columns: Sequence[str]) -> ContainerReader:
-        from .reader import open_reader
+    def open_table(self, source: Any, columns: Sequence[str]) -> TableReader:
+        from .reader import open_table
 
-        return cast(ContainerReader, open_reader(source, columns=columns))
+        return open_table(source, columns)
 
     def load(self, source: Any) -> np.ndarray:
         from .reader import load

@@ -32,10 +32,8 @@ from .names import PUBLISHED_LAST as PUBLISHED_LAST
 BLPK_HEADER = b"blpk" + bytes([1, 0, 0, 0]) + struct.pack("<q", 1)
 BLPK_HEADER_SIZE = 16
 #: Largest chunk C-Blosc 1.x compresses (INT_MAX - BLOSC_MAX_OVERHEAD).
-MAX_BLOSC1_CHUNK = 2147483631
+MAX_BLOSC1_CHUNK = engine.BLOSC1_MAX_BUFFERSIZE
 BLOSC_MAX_TYPESIZE = 255
-#: Codecs bcolz-zipline can open (its C-Blosc has no snappy) and python-blosc can write.
-WRITABLE_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 _MAX_META_FILE = 64 << 20  # metadata JSON larger than this is not a bcolz file
 _MAX_DTYPE_STRING = 1 << 16
 _COLUMN_NAME = re.compile(r"^[^\d\W]\w*$")
@@ -227,8 +225,8 @@ class Cparams:
     @classmethod
     def make(cls, clevel: int, shuffle: int, cname: str, quantize: int = 0) -> Cparams:
         """Check the compression arguments of new chunks (codecs bcolz-zipline reads only)."""
-        if cname not in WRITABLE_CODECS:
-            raise engine.codec_error(cname, "bcolz carrays", WRITABLE_CODECS)
+        if cname not in engine.WRITABLE_CODECS:  # (bcolz-zipline's C-Blosc has no snappy)
+            raise engine.codec_error(cname, "bcolz carrays")
         if not _is_int(clevel) or not 0 <= clevel <= 9:
             raise ArgumentError(f"clevel must be 0..9, got {clevel!r}")
         if isinstance(shuffle, bool):

@@ -26,7 +26,14 @@ from ...errors import (
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory, open_member
 from ...ndarray import check_text
-from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
+from ..base import (
+    ArrayDescription,
+    ChunkSizes,
+    Compression,
+    ReaderBase,
+    StoredMetadata,
+    TableReader,
+)
 from .attrs import BcolzAttrs
 from .layout import (
     BLPK_HEADER_SIZE,
@@ -591,17 +598,17 @@ class BcolzCarrayReader(ReaderBase):
         self.release()
 
 
-class BcolzTableReader:
-    """A bcolz ctable through the container protocol: ``columns`` (names, in order) and
-    ``column(name)``, a :class:`BcolzCarrayReader` of that column."""
+class BcolzTableReader(TableReader):
+    """A bcolz ctable as a :class:`~bloscpack.containers.base.TableReader`: ``columns``
+    (names, in order) and ``column(name)``, a :class:`BcolzCarrayReader` of that column (the
+    columns may have chunks of different lengths)."""
 
     format = "bcolz"
-    grid = None
 
     def __init__(self, table: CtableReader) -> None:
         self.table = table
         self.name = table.path
-        self.columns: list[str] | None = list(table.names)
+        self.columns = list(table.names)
         self.description = ArrayDescription(table.dtype, table.shape)
 
     def column(self, name: str) -> BcolzCarrayReader:
@@ -632,35 +639,29 @@ class BcolzTableReader:
         """Rows ``[start, stop)`` of the selected columns, as a structured array."""
         return np.ascontiguousarray(self.table.read(self.columns, start=start, stop=stop))
 
-    def consistent(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
     def close(self) -> None:
         """Nothing is held open between reads."""
 
-    def __enter__(self) -> BcolzTableReader:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def open_reader(path: PathLike) -> BcolzCarrayReader | BcolzTableReader:
+    """The carray directory ``path`` as a :class:`~bloscpack.containers.base.ContainerReader`,
+    or the ctable directory as a :class:`~bloscpack.containers.base.TableReader`."""
+    found = open_bcolz(path)
+    if isinstance(found, CtableReader):
+        return BcolzTableReader(found)
+    found.refuse_objects()
+    return BcolzCarrayReader(found)
 
 
-def open_reader(path: PathLike, *, columns: Sequence[str] | None = None
-                ) -> BcolzCarrayReader | BcolzTableReader:  # fmt: skip
-    """The carray or ctable directory ``path`` as a
-    :class:`~bloscpack.containers.base.ContainerReader` (a ctable: a table of them;
-    ``columns`` picks and orders its columns)."""
+def open_table(path: PathLike, columns: Sequence[str]) -> BcolzTableReader:
+    """The ctable directory ``path`` with only ``columns``, in that order."""
     found = open_bcolz(path)
     if isinstance(found, CarrayReader):
-        if columns is not None:
-            raise ArgumentError(f"{found.path}: a carray has no columns")
-        found.refuse_objects()
-        return BcolzCarrayReader(found)
+        raise ArgumentError(f"{found.path}: a carray has no columns")
     reader = BcolzTableReader(found)
-    if columns is not None:
-        for name in columns:
-            found.carray(name)  # an unknown name is refused here, listing the columns
-        reader.columns = list(columns)
+    for name in columns:
+        found.carray(name)  # an unknown name is refused here, listing the columns
+    reader.columns = list(columns)
     return reader
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
+from ...engine import BLOSC1_MAX_BUFFERSIZE
 from ...errors import (
     ArgumentError,
     ChunkingException,
@@ -56,7 +57,7 @@ def DEFAULT_MAX_META_SIZE(meta_size: int) -> int:  # noqa: N802 - the 0.16 name
     return 10 * meta_size
 
 
-MAX_CHUNK_SIZE = 2147483631  # python-blosc 1.x BLOSC_MAX_BUFFERSIZE
+MAX_CHUNK_SIZE = BLOSC1_MAX_BUFFERSIZE  # python-blosc 1.x BLOSC_MAX_BUFFERSIZE
 MAX_CHUNKS = 2**63 - 1
 MAX_CLEVEL = 9
 META_CODECS = ["None", "zlib"]

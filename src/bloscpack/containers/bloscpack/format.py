@@ -11,7 +11,8 @@ from ...io.paths import PathLike
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
-from . import append, compress, header, reader, report, writer
+from . import append, args, compress, header, reader, report, writer
+from .checksums import CHECKSUMS_AVAIL
 
 
 class BloscpackFormat(ContainerFormat):
@@ -25,12 +26,15 @@ class BloscpackFormat(ContainerFormat):
     appendable = True
     checksummed = True
     streams = True
-    save_options = (
-        "chunk_size", "clevel", "shuffle", "cname", "codec", "checksum", "offsets",
-        "max_app_chunks", "blosc_version", "filters", "filters_meta", "use_dict", "blocksize",
-        "metadata_args",
-    )  # fmt: skip
+    save_options = ("chunk_size", *args.BLOSC_ARGS[1:], "codec", *args.BLOSCPACK_ARGS,
+                    *args.BLOSC2_ARGS, "metadata_args")  # fmt: skip
     compress_file_options = (*save_options, "typesize", "metadata")
+    option_defaults = {
+        "typesize": args.DEFAULT_TYPESIZE, "clevel": args.DEFAULT_CLEVEL,
+        "cname": args.DEFAULT_CNAME, "chunk_size": args.DEFAULT_CHUNK_SIZE,
+        "checksum": args.DEFAULT_CHECKSUM,
+    }  # fmt: skip
+    option_choices = {"checksum": tuple(CHECKSUMS_AVAIL)}
     append_options = ("blosc_args", "metadata")
     edges = (16 * 1024, 0)  # header, metadata and offsets (2,000 chunks)
 

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ...blosc.header import ChunkHeader
+from ...blosc.header import FORMAT_NAMES, ChunkHeader
 from ...blosc.layout import validate_chunk
 from ...errors import BloscpackError, IntegrityError
 from ...io.sources import ByteSource
@@ -251,13 +251,12 @@ def info_text(path: SourceLike, report: dict[str, Any]) -> str:
         header_items = [(n, getattr(first, n)) for n in names] + [("ctbytes", first.cbytes)]
         lines.append(_ordered_dict_repr(header_items))
         # 0.16's labels (bit 4 is really "do not split"; lz4hc chunks show as lz4)
-        codecs = ("blosclz", "lz4", "snappy", "zlib", "zstd")
         flags, code = first.flags, first.flags >> 5
         lines.append("First chunk blosc flags: ")
         flag_items = [
             ("byte_shuffle", bool(flags & 0x01)), ("pure_memcpy", bool(flags & 0x02)),
             ("bit_shuffle", bool(flags & 0x04)), ("split_blocks", bool(flags & 0x10)),
-            ("codec", codecs[code] if code < len(codecs) else f"format{code}"),
+            ("codec", FORMAT_NAMES[code] if code < 5 else f"format{code}"),  # 0.16 knew 0-4
         ]  # fmt: skip
         lines.append(_ordered_dict_repr(flag_items))
     return "\n".join(lines)

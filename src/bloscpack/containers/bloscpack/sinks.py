@@ -19,6 +19,9 @@ from ...journal import recover
 from .append import append_fp
 from .args import (
     DEFAULT_CHUNK_SIZE,
+    BLOSC2_ARGS,
+    BLOSC_ARGS,
+    BLOSCPACK_ARGS,
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
@@ -35,11 +38,8 @@ from .writer import BloscpackWriter, check_blosc_args, compress_chunk, seekable
 Buffer = Any  # any object exporting the buffer protocol
 _SPOOL_IN_MEMORY = 32 << 20  # compressed chunks (or appended bytes) kept in memory up to this
 
-BLOSC_OPTIONS = (
-    "typesize", "clevel", "shuffle", "cname", "blosc_version", "filters", "filters_meta",
-    "use_dict", "blocksize",
-)  # fmt: skip
-BLOSCPACK_OPTIONS = ("checksum", "offsets", "max_app_chunks")
+BLOSC_OPTIONS = (*BLOSC_ARGS, *BLOSC2_ARGS)
+BLOSCPACK_OPTIONS = BLOSCPACK_ARGS
 
 
 class WriteOptions:
