@@ -18,10 +18,10 @@ from ...io.staging import atomic_write
 from ...journal import recover
 from .append import append_fp
 from .args import (
-    DEFAULT_CHUNK_SIZE,
     BLOSC2_ARGS,
     BLOSC_ARGS,
     BLOSCPACK_ARGS,
+    DEFAULT_CHUNK_SIZE,
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
