@@ -271,7 +271,7 @@ def test_no_subcommand_is_a_usage_error():
 
 Z_RANGE = "argument -z/--chunk-size: must be 1 <= size <= 2147483631"
 CODEC_CHOICE = "invalid choice: 'snappy' (choose from 'blosclz', 'lz4', 'lz4hc', 'zlib', 'zstd')"
-FORMAT_CHOICE = "invalid choice: 'zip' (choose from 'blp', 'b2frame', 'b2nd', 'sframe', 'bcolz')"
+FORMAT_CHOICE = "unknown format 'zip'; choose one of blp, b2frame, b2nd, sframe, bcolz"
 CHECKSUM_CHOICE = (
     "invalid choice: 'foo' (choose from 'None', 'adler32', 'crc32', 'md5', 'sha1', 'sha224',"
     " 'sha256', 'sha384', 'sha512')"

@@ -223,3 +223,17 @@ def test_convert_into_it_and_to_dask(toy):
     with bloscpack.open(toy / "b.toy") as lazy:
         assert np.array_equal(lazy.to_dask().compute(), ARRAY)
 
+
+
+def test_blpk_writes_the_format(toy):
+    np.save(toy / "a.npy", ARRAY)
+    run = [sys.executable, "-m", "bloscpack"]
+    done = subprocess.run([*run, "c", "--format", "toy", "a.npy", "a.toy"], capture_output=True,
+                          text=True, cwd=toy, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(bloscpack.load(toy / "a.toy"), ARRAY)
+    bloscpack.save(ARRAY, toy / "a.blp")
+    done = subprocess.run([*run, "convert", "a.blp", "b.toy"], capture_output=True, text=True,
+                          cwd=toy, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(bloscpack.load(toy / "b.toy"), ARRAY)

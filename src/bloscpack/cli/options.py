@@ -20,6 +20,9 @@ EXTENSION = _registry.DEFAULT.extension
 
 
 FORMATS = tuple(_registry.FORMATS)
+#: How ``--help`` shows the values of ``--format``: the built-in formats (another package's
+#: formats are taken too).
+FORMAT_METAVAR = "{" + ",".join(FORMATS) + "}"
 
 
 # Output suffix added by ``compress`` and removed by ``decompress``, per format.
@@ -72,6 +75,11 @@ def _checked(parse: Callable[[str], Any]) -> Callable[[str], Any]:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return checked
+
+
+#: The value parser of ``--format``: the name of a format that writes, built in or added by
+#: another package (:func:`~bloscpack.containers.registry.get`: aliases, any case).
+_format_name = _checked(lambda text: _registry.get(text).name)
 
 
 def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
@@ -368,8 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
         )
         group.add_argument(
             "--format",
-            type=_named(FORMATS),
-            choices=FORMATS,
+            type=_format_name,
+            metavar=FORMAT_METAVAR,
             default=None,
             help="container format to write (default: the one the suffix of <out_file>\n"
             "names, else blp); the others take their own defaults for -l, -c, -z\n"
@@ -461,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("src", metavar="<src>", help="the container to convert ('-': stdin)")
     convert.add_argument("dst", metavar="<dst>", help="the file or directory to write")
     convert.add_argument(
-        "--format", type=_named(FORMATS), choices=FORMATS, default=None,
+        "--format", type=_format_name, metavar=FORMAT_METAVAR, default=None,
         help="format of <dst> (default: from its extension .blp, .b2frame, .b2nd,\n"
         ".b2sframe, .bcolz; else blp)",
     )  # fmt: skip
