@@ -143,3 +143,14 @@ def test_cli_offers_the_default_formats_declared_values():
     assert "sha512" in actions["checksum"].choices
     assert "(default: adler32)" in actions["checksum"].help
     assert tuple(actions["cname"].choices) == engine.WRITABLE_CODECS
+
+
+@pytest.mark.parametrize("fmt", sorted(registry.FORMATS))
+def test_the_format_says_which_options_write_a_directory(tmp_path, fmt):
+    """``writes_directory(options)`` is what ``save`` makes of them, for every format."""
+    found = registry.FORMATS[fmt]
+    options = {"sparse": True} if found.accepts("sparse") else {}
+    for given in ({}, options):
+        path = tmp_path / f"{len(given)}{found.extension}"
+        bloscpack.save(ARRAY, path, format=fmt, **given)
+        assert found.writes_directory(given) == path.is_dir(), (fmt, given)

@@ -35,11 +35,10 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
     found = _registry.get(fmt)
     name = None if args.src == STDIO else (_strip_extension(args.src) or args.src) + found.extension
     args.dst = _into_directory(args.dst, name)
-    directory = fmt if found.directory or args.sparse else None
-    _check_output(args.dst, args, console, directory)
     options: dict[str, Any] = {}
     if args.sparse:
         options["sparse"] = True
+    _check_output(args.dst, args, console, fmt if found.writes_directory(options) else None)
     if args.clevel is not None:
         options["clevel"] = args.clevel
     if args.codec is not None:

@@ -622,6 +622,11 @@ class ContainerFormat(ABC):
         """The suffix new outputs get (``""``: none)."""
         return self.suffixes[0] if self.suffixes else ""
 
+    def writes_directory(self, options: Mapping[str, Any]) -> bool:
+        """Whether a new container written with ``options`` is a directory (by default:
+        :attr:`directory`; a format whose option makes one, as b2nd's ``sparse``, says so)."""
+        return self.directory
+
     def accepts(self, option: str) -> bool:
         """Whether some writer of this format takes the option ``option`` (a common one or
         its own)."""

@@ -42,6 +42,9 @@ class B2ndFormat(FrameFormatBase):
     published_last = PUBLISHED_LAST  # sparse=True: a sparse frame directory
     edges = (EDGE_READ, EDGE_READ)
 
+    def writes_directory(self, options: Mapping[str, Any]) -> bool:
+        return bool(options.get("sparse"))
+
     def sniff(self, head: bytes) -> bool:
         if not is_frame(head):
             return False
