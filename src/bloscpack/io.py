@@ -521,10 +521,21 @@ def open_member(path: str, root: str | None = None) -> int:
     return fd
 
 
+def member_size(path: str, root: str | None = None) -> int:
+    """Bytes in the member file ``path`` of a directory container, checked as
+    :func:`open_member` checks it."""
+    fd = open_member(path, root)
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
 class Directory:
     """The member files of a directory container (a sparse frame, a bcolz carray or ctable),
     read through :class:`ByteSource` or whole: a local directory here, a prefix at a URL in
-    :class:`bloscpack.remote.dirs.RemoteDir`.  Members are named with ``/``."""
+    :class:`bloscpack.remote.dirs.RemoteDir`.  Members are named with ``/``; a local one is
+    opened only through :func:`open_member` (a regular file inside the directory)."""
 
     #: Whether every read costs a request (see :attr:`ByteSource.remote`).
     remote = False
@@ -550,7 +561,7 @@ class Directory:
         """All bytes of ``member`` (``FileNotFoundError`` if it is missing; ``ValueError`` if
         it holds more than ``limit``); ``keep``: it will be read again (a remote directory
         keeps it)."""
-        with open(self.join(member), "rb") as fh:
+        with os.fdopen(open_member(self.join(member), self.path), "rb") as fh:
             if limit is not None and os.fstat(fh.fileno()).st_size > limit:
                 raise ValueError(f"larger than {limit} bytes")
             return fh.read()
@@ -558,14 +569,18 @@ class Directory:
     def source(self, member: str, head: int | None = None) -> ByteSource:
         """A :class:`ByteSource` over ``member``; ``head``: the bytes read first (a remote
         directory fetches just those on opening it)."""
-        return ByteSource(self.join(member))
+        path = self.join(member)
+        try:
+            return ByteSource(path, fd=open_member(path, self.path))
+        except FileNotFoundError:
+            raise FileNotFound(f"file {path!r} does not exist") from None
 
     def holds(self, member: str) -> bool:
         """Whether ``member`` is at hand whole (a remote directory: fetched and kept)."""
         return not self.remote
 
     def size(self, member: str) -> int:
-        return os.path.getsize(self.join(member))
+        return member_size(self.join(member), self.path)
 
     def exists(self, member: str) -> bool:
         """Whether ``member`` (a file or a directory) exists."""
