@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import bloscpack
+
 BAD = Path(__file__).parent / "data" / "bad"
 #: Address space an entry point may add to what the process holds once started.
 BUDGET = 256 << 20
@@ -20,7 +22,7 @@ MANIFEST = json.loads((BAD / "MANIFEST.json").read_text())["files"]
 
 #: Runs in the subprocess: start up, cap the address space, then call ``CALL`` on ``PATH``.
 SCRIPT = textwrap.dedent("""
-    import resource, sys, numpy as np, bloscpack
+    import json, resource, sys, numpy as np, bloscpack
     path, budget, call = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     with open("/proc/self/statm") as fh:
         used = int(fh.read().split()[0]) * resource.getpagesize()
@@ -31,12 +33,22 @@ SCRIPT = textwrap.dedent("""
         with bloscpack.open(path) as a:
             step = a.shape[0] // 7
             print(a[::step].tolist())
+    elif call.startswith("convert:"):  # then a stepped read of the output, as bytes
+        out, options = sys.argv[4], json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
+        try:
+            bloscpack.convert(path, out, format=call.split(":")[1], **options)
+        except bloscpack.errors.BloscpackError as exc:
+            sys.exit(f"{type(exc).__name__}: {exc}")
+        with bloscpack.open(out) as a:
+            items = range(0, a.shape[0], a.shape[0] // 7)
+            print(json.dumps([[np.asarray(a[i]).tobytes().hex() for i in items],
+                              a.dtype.itemsize]))
 """)
 
 
-def run(path: Path, call: str) -> str:
+def run(path: Path, call: str, *more: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(path), str(BUDGET), call],
+        [sys.executable, "-c", SCRIPT, str(path), str(BUDGET), call, *more],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )  # fmt: skip
@@ -44,12 +56,21 @@ def run(path: Path, call: str) -> str:
     return done.stdout.strip()
 
 
+def refused(path: Path, call: str, *more: str) -> str:
+    """The one line ``call`` on ``path`` ends with (an error of bloscpack's tree)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(path), str(BUDGET), call, *more],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr[-2000:]
+    return done.stderr
+
+
 @pytest.mark.parametrize("entry", [e for e in MANIFEST if e["error"] is None],
                          ids=lambda e: e["file"])  # fmt: skip
 def test_a_huge_special_chunk_costs_what_a_read_returns(entry):
     path = BAD / entry["file"]
-    import bloscpack
-
     header = bloscpack.inspect_chunk(path.read_bytes())
     assert header["kind"] == "special" and header["nbytes"] == entry["value"] > 4 * BUDGET
     assert run(path, "verify") == "True"
@@ -58,3 +79,30 @@ def test_a_huge_special_chunk_costs_what_a_read_returns(entry):
         step = array.shape[0] // 7
         assert values == [int(array[i]) for i in range(0, array.shape[0], step)]
     assert len(values) == 8
+
+
+@pytest.mark.parametrize("fmt", ["blp", "b2frame", "sframe", "b2nd", "bcolz"])
+@pytest.mark.parametrize("entry", [e for e in MANIFEST if e["error"] is None],
+                         ids=lambda e: e["file"])  # fmt: skip
+def test_a_huge_special_chunk_converts_within_the_budget(entry, fmt, tmp_path):
+    """A special chunk is expanded a piece at a time, as the output's chunks need it (or
+    copied as it is)."""
+    path = BAD / entry["file"]
+    found, itemsize = json.loads(run(path, f"convert:{fmt}", str(tmp_path / f"out.{fmt}")))
+    data = path.read_bytes()
+    with bloscpack.open(path) as source:  # the same bytes, read a few at a time
+        n = source.shape[0] // itemsize
+        expected = [bytes(source[i * itemsize : (i + 1) * itemsize]).hex()
+                    for i in range(0, n, n // 7)]  # fmt: skip
+    assert found == expected and len(found) == 8 and len(data) <= 40
+
+
+def test_an_output_chunk_that_does_not_fit_in_memory_is_refused(tmp_path):
+    path = BAD / "special_value_1g.chunk"  # 1084231584 bytes: two chunks of up to 1 GiB
+    out = tmp_path / "out.b2frame"
+    message = refused(path, "convert:b2frame", str(out), json.dumps({"chunksize": 2**30}))
+    assert message == (
+        f"UnsupportedError: {path}: a chunk of 1073741824 bytes to compress does not fit in"
+        " memory; give a smaller chunk size\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
