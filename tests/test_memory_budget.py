@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bloscpack
@@ -33,6 +34,14 @@ SCRIPT = textwrap.dedent("""
         with bloscpack.open(path) as a:
             step = a.shape[0] // 7
             print(a[::step].tolist())
+    elif call == "read":  # load, a full read and verify: what they give, or raise
+        def full_read(path):
+            with bloscpack.open(path) as a:
+                return a[...]
+        for read in (bloscpack.load, full_read):
+            print(json.dumps(read(path).sum().item()))
+        report = bloscpack.verify(path)
+        print(json.dumps([report["ok"], report["problems"]]))
     elif call.startswith("convert:"):  # then a stepped read of the output, as bytes
         out, options = sys.argv[4], json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
         try:
@@ -106,3 +115,28 @@ def test_an_output_chunk_that_does_not_fit_in_memory_is_refused(tmp_path):
         " memory; give a smaller chunk size\n"
     )
     assert list(tmp_path.iterdir()) == []  # nothing left behind
+
+
+#: The members of sparse frames and sparse b2nd arrays that are read by what they hold.
+SPARSE_MEMBERS = [("sframe", "00000001.chunk"), ("sframe", "chunks.b2frame"),
+                  ("b2nd", "00000001.chunk"), ("b2nd", "chunks.b2frame")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fmt", "member"), SPARSE_MEMBERS)
+def test_a_member_file_extended_to_1_tib_is_read_as_far_as_it_holds_data(tmp_path, fmt, member):
+    """A chunk file or ``chunks.b2frame`` made 1 TiB long (a hole after its bytes) is read as
+    far as its header says (the chunk's cbytes, the frame's frame_len), not whole."""
+    array = np.arange(60_000, dtype="<f8").reshape(600, 100)
+    path = tmp_path / f"a.{fmt}"
+    options = ({"sparse": True, "chunks": (100, 100), "blocks": (10, 100)} if fmt == "b2nd"
+               else {"chunk_size": "64K"})  # fmt: skip
+    bloscpack.save(array, path, format=fmt, **options)
+    stored = (path / "00000001.chunk").stat().st_size
+    cbytes = bloscpack.info(path)["header"]["cbytes"]
+    os.truncate(path / member, 2**40)
+    lines = [json.loads(line) for line in run(path, "read").splitlines()]
+    problems = []  # bytes after the frame in the index file are ignored
+    if member != "chunks.b2frame":  # bytes after a chunk in its file are reported
+        total = cbytes - stored + 2**40
+        problems.append(f"chunk files hold {total} bytes, the header says cbytes {cbytes}")
+    assert lines == [array.sum(), array.sum(), [not problems, problems]]
