@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,8 @@ import pytest
 
 import bloscpack
 
-BAD = Path(__file__).parent / "data" / "bad"
+DATA = Path(__file__).parent / "data"
+BAD = DATA / "bad"
 #: Address space an entry point may add to what the process holds once started.
 BUDGET = 256 << 20
 MANIFEST = json.loads((BAD / "MANIFEST.json").read_text())["files"]
@@ -39,7 +41,10 @@ SCRIPT = textwrap.dedent("""
             with bloscpack.open(path) as a:
                 return a[...]
         for read in (bloscpack.load, full_read):
-            print(json.dumps(read(path).sum().item()))
+            try:
+                print(json.dumps(read(path).sum().item()))
+            except bloscpack.errors.BloscpackError as exc:
+                print(json.dumps([type(exc).__name__, str(exc)]))
         report = bloscpack.verify(path)
         print(json.dumps([report["ok"], report["problems"]]))
     elif call.startswith("convert:"):  # then a stepped read of the output, as bytes
@@ -140,3 +145,32 @@ def test_a_member_file_extended_to_1_tib_is_read_as_far_as_it_holds_data(tmp_pat
         total = cbytes - stored + 2**40
         problems.append(f"chunk files hold {total} bytes, the header says cbytes {cbytes}")
     assert lines == [array.sum(), array.sum(), [not problems, problems]]
+
+
+@pytest.mark.parametrize("fmt", ["blp", "chunk", "b2frame", "b2nd"])
+def test_a_file_with_a_1_gib_hole_after_its_data_is_read_without_mapping_it_all(tmp_path, fmt):
+    """A file 1 GiB longer than its data (a hole) cannot be mapped whole within the budget:
+    reads fall back to positioned reads, and a raw chunk is read as far as its cbytes."""
+    if fmt == "chunk":
+        path = tmp_path / "a.chunk"
+        path.write_bytes((DATA / "blosc2/chunks/m_lz4_shuffle.chunk").read_bytes())
+    else:
+        path = tmp_path / f"a.{fmt}"
+        bloscpack.save(np.random.default_rng(1).integers(0, 1000, 2_000_000), path)
+    total = int(bloscpack.load(path).sum())
+    os.truncate(path, path.stat().st_size + 2**30)
+    lines = [json.loads(line) for line in run(path, "read").splitlines()]
+    assert lines == [total, total, [True, []]]
+
+
+def test_a_chunk_claim_the_file_holds_but_memory_cannot_is_refused(tmp_path):
+    """A raw chunk whose cbytes claims 2 GiB in a file made 1 TiB long: the bytes are
+    there, the memory is not; our error, not a MemoryError."""
+    data = bytearray((DATA / "blosc2/chunks/m_lz4_shuffle.chunk").read_bytes())
+    struct.pack_into("<i", data, 12, 2**31 - 1)  # cbytes
+    path = tmp_path / "a.chunk"
+    path.write_bytes(data)
+    os.truncate(path, 2**40)
+    message = f"{path}: Blosc chunk at offset 0: its 2147483647 bytes do not fit in memory"
+    lines = [json.loads(line) for line in run(path, "read").splitlines()]
+    assert lines == [["UnsupportedError", message]] * 2 + [[False, []]]

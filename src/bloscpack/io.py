@@ -31,6 +31,7 @@ from .errors import (
     OutputExistsError,
     PermissionDenied,
     TruncatedError,
+    UnsupportedError,
 )
 
 PathLike = str | os.PathLike[str]
@@ -305,6 +306,7 @@ class ByteSource:
         :func:`open_member`), which the source then owns."""
         self._file: IO[bytes] | None = None
         self._mmap: mmap.mmap | None = None
+        self._unmapped = False  # the file could not be mapped: every read is a positioned one
         self._view: memoryview | None = None
         self._head: bytes | None = None
         self._tail: bytes | None = None
@@ -377,8 +379,22 @@ class ByteSource:
         if view is None:
             if n <= SMALL_READ:
                 return self._pread(offset, n, what)
-            view = self._map()
+            view = None if self._unmapped else self._map()
+            if view is None:
+                return self._read_copy(offset, n, what)
         return view[offset : offset + n]
+
+    def _read_copy(self, offset: int, n: int, what: str) -> memoryview:
+        """``n`` bytes at ``offset`` read into a new buffer (from a file that cannot be
+        mapped)."""
+        try:
+            buffer = memoryview(bytearray(n))
+        except MemoryError:
+            raise UnsupportedError(
+                f"{self.name}: {what} at offset {offset}: its {n} bytes do not fit in memory"
+            ) from None
+        self.read_into(offset, buffer, what)
+        return buffer
 
     def read_into(self, offset: int, dest: memoryview, what: str = "data") -> None:
         """Fill ``dest`` (a writable byte buffer) with the bytes at ``offset``: a positioned
@@ -431,12 +447,14 @@ class ByteSource:
             )
         return memoryview(data)[start : start + n]
 
-    def _map(self) -> memoryview:
+    def _map(self) -> memoryview | None:
         """Map the file (its size when it was opened) and keep the mapping (once, also when
-        several threads read at the same time)."""
+        several threads read at the same time); None where it cannot be mapped (no room in
+        the address space for all of it, a file system without mappings): then every read
+        is a positioned one."""
         assert self._file is not None
         with _map_lock:
-            if self._view is not None:
+            if self._view is not None or self._unmapped:
                 return self._view
             try:
                 self._mmap = mmap.mmap(self._file.fileno(), self._size, access=mmap.ACCESS_READ)
@@ -444,6 +462,9 @@ class ByteSource:
                 raise TruncatedError(
                     f"{self.name}: the file has shrunk since it was opened"
                 ) from None
+            except OSError:
+                self._unmapped = True
+                return None
             self._view = memoryview(self._mmap)
             return self._view
 
