@@ -250,7 +250,9 @@ class HttpFetcher(AsyncFetcher):
             length = r.content_length
             if length is not None and length > limit:
                 return None
-            data = await r.read()
+            data = await _body(r.content.read, limit)
+            if data is None:  # more than the limit, its length untold: fetched by ranges
+                return None
             if length is not None and len(data) != length:
                 raise RemoteError(f"{self.url}: truncated response: {len(data)} of {length} bytes")
             modified = r.headers.get("Last-Modified")
@@ -280,7 +282,7 @@ class HttpFetcher(AsyncFetcher):
                 data = await r.read()
                 return Piece(0, data, len(data), identity)
             start, _, size = _content_range(self.url, r.headers.get("Content-Range", ""))
-            return Piece(start, await r.read(), size, identity)
+            return Piece(start, await _asked(self.url, r.content.read, spec), size, identity)
 
 
 class S3Fetcher(AsyncFetcher):
@@ -317,7 +319,7 @@ class S3Fetcher(AsyncFetcher):
                 return Piece(0, b"", 0, None)  # an empty object: no byte to range over
             raise
         try:
-            data = await resp["Body"].read()
+            data = await _asked(self.url, resp["Body"].read, spec)
         finally:
             resp["Body"].close()
         identity = resp.get("ETag")
@@ -422,6 +424,42 @@ def coalesce(ranges: Sequence[tuple[int, int]], gap: int) -> list[tuple[int, int
 def split(ranges: Sequence[tuple[int, int]], part: int) -> list[tuple[int, int]]:
     """``ranges`` cut into parts of at most ``part`` bytes (requests made concurrently)."""
     return [(s, min(s + part, end)) for start, end in ranges for s in range(start, end, part)]
+
+
+#: Bytes of an answer read at a time (see :func:`_body`).
+BODY_PIECE = 1 << 20
+
+
+async def _body(read: Callable[[int], Awaitable[bytes]], most: int) -> bytes | None:
+    """The body of an answer, read a piece at a time (``read(n)``: up to ``n`` more bytes), or
+    None as soon as it holds more than ``most`` bytes (the rest unread): a server that sends
+    more than was asked for, with or without a ``Content-Length``, costs at most that many
+    bytes and a piece."""
+    data = bytearray()
+    while len(data) <= most:
+        piece = await read(BODY_PIECE)
+        if not piece:
+            return bytes(data)
+        data += piece
+    return None
+
+
+async def _asked(url: str, read: Callable[[int], Awaitable[bytes]], spec: str) -> bytes:
+    """The body of the answer to the ``Range`` ``spec``, never more than it asked for."""
+    most = _spec_length(spec)
+    data = await _body(read, most)
+    if data is None:
+        raise RemoteError(
+            f"{url}: the server sent more than the {most} bytes asked for ({spec!r}); not"
+            " reading the rest"
+        )
+    return data
+
+
+def _spec_length(spec: str) -> int:
+    """Bytes a ``Range`` spec (``bytes=a-b`` or ``bytes=-n``) asks for."""
+    first, _, last = spec.removeprefix("bytes=").partition("-")
+    return int(last) if not first else int(last) - int(first) + 1
 
 
 def _content_range(url: str, text: str) -> tuple[int, int, int]:

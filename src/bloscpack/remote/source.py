@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import TruncatedError
+from ..errors import TruncatedError, UnsupportedError
 from ..io import ByteSource
 from ..url import filesystem, remote_errors
 from .cache import Ranges, ranges_for
@@ -106,7 +106,18 @@ class RemoteSource(ByteSource):
             return found
         end = min(self._size, offset + max(n, MIN_FETCH))
         if end - offset > self._ranges.budget_left():  # not kept: fetched for this read
-            return memoryview(b"".join(self._get(split([(offset, end)], PART_SIZE))))[:n]
+            try:  # room for what the object's declared size allows, before any request
+                buffer = memoryview(bytearray(end - offset))
+            except MemoryError:
+                raise UnsupportedError(
+                    f"{self.name}: {what} at offset {offset}: its {n} bytes do not fit in"
+                    " memory"
+                ) from None
+            pos = 0
+            for part in self._get(split([(offset, end)], PART_SIZE)):
+                buffer[pos : pos + len(part)] = part
+                pos += len(part)
+            return buffer[:n]
         self._fetch([(offset, end)])
         found = self._ranges.find(offset, n)
         assert found is not None

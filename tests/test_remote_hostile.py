@@ -1,0 +1,87 @@
+"""Servers that misbehave: an object size declared far beyond the bytes there are, bodies
+longer than the range asked for.  Each call ends in an error of bloscpack's tree (or a
+correct result) within the memory budget of :mod:`test_memory_budget`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+from remote_servers import http_server  # noqa: E402
+from test_memory_budget import BUDGET, DATA  # noqa: E402
+
+#: Runs in the subprocess: cap the address space, then each call on the URL; one JSON line
+#: per call: [exception class or "ok", message or what it gave].
+SCRIPT = textwrap.dedent("""
+    import json, resource, sys, bloscpack
+    url, budget = sys.argv[1], int(sys.argv[2])
+    with open("/proc/self/statm") as fh:
+        used = int(fh.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (used + budget, used + budget))
+
+    def first(url):
+        with bloscpack.open(url) as array:
+            return int(array[0])
+
+    def verify(url):
+        report = bloscpack.verify(url)
+        return [report["ok"], report["problems"], report["notes"]]
+
+    for call in (first, verify):
+        try:
+            print(json.dumps(["ok", call(url)]), flush=True)
+        except BaseException as exc:
+            print(json.dumps([type(exc).__name__, str(exc)]), flush=True)
+""")
+FILES = {"a.blp": "bloscpack/cli_chunk_1K.blp", "a.chunk": "blosc2/chunks/m_lz4_shuffle.chunk"}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hostile")
+    for name, source in FILES.items():
+        shutil.copy(DATA / source, root / name)
+    return root
+
+
+def calls(url: str) -> list[list]:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, url, str(BUDGET)], capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@pytest.mark.timeout(240)
+def test_a_declared_size_of_2_50_is_not_allocated(root: Path):
+    with http_server(str(root), declare=2**50) as server:
+        blp, chunk = calls(f"{server.url}/a.blp"), calls(f"{server.url}/a.chunk")
+    stale = 2**50 - 535  # the .blp's chunks end at byte 535: the rest is stale bytes
+    assert blp == [["ok", 0], ["ok", [True, [], [
+        f"{stale} bytes after the last chunk are ignored (stale bytes, as bloscpack 0.16's"
+        " append leaves them)"]]]]  # fmt: skip
+    assert chunk == [["ok", 232], ["ok", [True, [], []]]]
+
+
+@pytest.mark.timeout(240)
+def test_a_body_longer_than_the_range_is_not_read(root: Path):
+    with http_server(str(root), extra=256 << 20) as server:
+        url = f"{server.url}/a.blp"
+        found = calls(url)
+        sent = server.counter.extra
+    message = (f"{url}: the server sent more than the 16384 bytes asked for ('bytes=0-16383');"
+               " not reading the rest")  # fmt: skip
+    # verify fetches the object whole (no Range: the server sends it as it is)
+    assert found == [["RemoteError", message], ["ok", [True, [], []]]]
+    assert sent < 64 << 20  # the client hung up after a piece, not after the 256 MiB
