@@ -85,3 +85,53 @@ def test_a_body_longer_than_the_range_is_not_read(root: Path):
     # verify fetches the object whole (no Range: the server sends it as it is)
     assert found == [["RemoteError", message], ["ok", [True, [], []]]]
     assert sent < 64 << 20  # the client hung up after a piece, not after the 256 MiB
+
+
+#: Credentials a test gives; none may appear in any message, repr or line on stderr.
+SECRETS = ("pw-Secret-1", "Token-Secret-2", "Bearer-Secret-3", "Option-Secret-4")
+
+
+def _shown(exc: BaseException) -> str:
+    """Everything an exception shows: its text, its repr, and those of its chain."""
+    seen = []
+    while exc is not None:
+        seen += [str(exc), repr(exc), repr(getattr(exc, "args", ()))]
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(seen)
+
+
+def test_credentials_never_appear_in_messages_reprs_or_stderr(root: Path):
+    import bloscpack
+    from bloscpack.errors import RemoteError
+
+    with http_server(str(root)) as server:
+        plain = server.url
+        base = plain.replace("http://", f"http://user:{SECRETS[0]}@")
+        token = f"?token={SECRETS[1]}&x=1"
+        header = {"headers": {"Authorization": SECRETS[2]}}
+        shown = []
+        for url, options in ((f"{base}/missing.blp{token}", None),
+                             (f"{plain}/missing.blp{token}", header),
+                             (f"{base}/a.blp{token}", None)):  # fmt: skip
+            try:
+                with bloscpack.open(url, storage_options=options) as array:
+                    shown.append(repr(array))
+            except RemoteError as exc:
+                shown.append(_shown(exc))
+        blpk = [sys.executable, "-m", "bloscpack"]
+        runs = (
+            [*blpk, "-d", "info", f"{base}/missing.blp{token}",
+             "--storage-option", f"password={SECRETS[3]}"],
+            [*blpk, "info", f"{base}/a.blp", "--storage-option", f"secret:{SECRETS[3]}"],
+        )  # fmt: skip
+        for argv in runs:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            assert done.returncode in (1, 2), done.stderr
+            shown.append(done.stdout + done.stderr)
+    text = "\n".join(shown)
+    hidden = plain.replace("http://", "http://user:***@")
+    assert f"{hidden}/missing.blp?token=***&x=1: not found" in text
+    assert f"{plain}/missing.blp?token=***&x=1: not found" in text
+    assert f"{hidden}/a.blp?token=***&x=1'>" in text  # the array's repr
+    assert "('password', '***')" in text and "not key=value: *** (e.g. anon=true)" in text
+    assert [secret for secret in SECRETS if secret in text] == []

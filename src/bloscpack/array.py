@@ -85,7 +85,7 @@ from .selection import (
     plan_index,
     result_shape,
 )
-from .url import is_url, local_path
+from .url import is_url, local_path, redact
 
 Buffer = Any  # any object exporting the buffer protocol
 #: Chunks a selection of a container at a URL touches that are read at once, in threads.
@@ -1095,7 +1095,8 @@ class BloscArray:
         ``<BloscArray b2nd shape=(1000, 1000) dtype=float64 chunks=(100, 1000) codec=zstd
         clevel=5 ratio=4.21 'x.b2nd'>``.  ``ratio``: the container's uncompressed bytes over
         the bytes it occupies (its file, or the files of its directory)."""
-        where = self.path or self.url or ("<bytes>" if self._from_bytes else "<file object>")
+        where = self.path or (self.url and redact(self.url))
+        where = where or ("<bytes>" if self._from_bytes else "<file object>")
         field = f"[{self._key!r}]" if self._key is not None else ""
         compression, stored = self._compression()
         total = (self if self._parent is None else self._parent).nbytes

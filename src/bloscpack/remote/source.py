@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import TruncatedError, UnsupportedError
 from ..io import ByteSource
-from ..url import filesystem, remote_errors
+from ..url import filesystem, redact, remote_errors
 from .cache import Ranges, ranges_for
 from .fetch import Fetcher, coalesce, fetcher, split
 
@@ -52,7 +52,7 @@ class RemoteSource(ByteSource):
                  cache: Any = None, fs: Any = None, path: str | None = None,
                  edges: tuple[int, int] | None = None,
                  whole: int | None = None) -> None:  # fmt: skip
-        self.name = url
+        self.name = redact(url)  # what messages show: no password, no token
         self._file = self._mmap = None
         self._view = None
         self._lock = None
@@ -60,7 +60,7 @@ class RemoteSource(ByteSource):
         with remote_errors(url):
             if fs is None or path is None:
                 fs, path = filesystem(url, storage_options)
-            self.fetcher: Fetcher = fetcher(fs, path, url)
+            self.fetcher: Fetcher = fetcher(fs, path, self.name)
             piece = self.fetcher.whole(whole) if whole is not None else None
             if piece is None:
                 head, tail = self.fetcher.edges(*(edges or (EDGE_SIZE, EDGE_SIZE)))
