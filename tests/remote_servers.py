@@ -60,6 +60,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     truncate = False  # send half the body of ranged answers, then close
     declare: int | None = None  # the object size answers declare (None: the true one)
     extra = 0  # zero bytes sent after the body of ranged answers (then without Content-Length)
+    trickle = 0.0  # seconds between the bytes of every body (a slow server)
     counter: Counter
     latency = 0.0
     #: Statuses to answer for a path (one per request, first to last) before serving it.
@@ -127,7 +128,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = body[: len(body) // 2]
             self.close_connection = True
         with suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(body)
+            for at in range(len(body) if self.trickle else 0):  # a byte at a time
+                self.wfile.write(body[at : at + 1])
+                self.wfile.flush()
+                time.sleep(self.trickle)
+            self.wfile.write(b"" if self.trickle else body)
             if found is not None:
                 self.close_connection = bool(self.extra) or self.close_connection
                 for _ in range(self.extra >> 20):  # until the client hangs up
@@ -158,18 +163,19 @@ class HttpServer:
 @contextmanager
 def http_server(root: str, ranges: bool = True, latency: float = 0.0, truncate: bool = False,
                 failures: dict[str, list[int]] | None = None, declare: int | None = None,
-                extra: int = 0) -> Iterator[HttpServer]:  # fmt: skip
+                extra: int = 0, trickle: float = 0.0) -> Iterator[HttpServer]:  # fmt: skip
     """Serve the files under ``root`` over HTTP on loopback (``ranges=False``: a server that
     ignores ``Range``; ``truncate``: one that cuts the bodies of ranges after the first bytes
     short; ``failures``: statuses answered first for some paths; ``declare``: an object size
     answers declare instead of the true one (``Content-Range``, and the ``Content-Length`` of
     whole bodies); ``extra``: zero bytes sent after the body
-    of every ranged answer, until the client hangs up), counting requests and bytes."""
+    of every ranged answer, until the client hangs up; ``trickle``: seconds between the bytes
+    of every body, ``latency``: before every answer), counting requests and bytes."""
     counter = Counter()
     handler = type("Handler", (_Handler,), {"root": root, "ranges": ranges, "counter": counter,
                                             "latency": latency, "truncate": truncate,
                                             "failures": failures or {}, "declare": declare,
-                                            "extra": extra})  # fmt: skip
+                                            "extra": extra, "trickle": trickle})  # fmt: skip
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,37 @@ def test_credentials_never_appear_in_messages_reprs_or_stderr(root: Path):
     assert f"{hidden}/a.blp?token=***&x=1'>" in text  # the array's repr
     assert "('password', '***')" in text and "not key=value: *** (e.g. anon=true)" in text
     assert [secret for secret in SECRETS if secret in text] == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("server", "limits"), [
+    ({"latency": 30.0}, "connect 10 s, read 1 s, total 20 s"),  # no answer: the read timeout
+    ({"trickle": 0.5}, "connect 10 s, read 1 s, total 3 s"),  # a byte every 0.5 s: the total
+])  # fmt: skip
+def test_a_slow_server_times_out(root: Path, monkeypatch: pytest.MonkeyPatch, server, limits):
+    import bloscpack
+    from bloscpack.errors import RemoteError
+
+    total = limits.rpartition("total ")[2].split()[0]
+    monkeypatch.setenv("BLOSCPACK_HTTP_TIMEOUT", f"read=1,total={total}")
+    with http_server(str(root), **server) as http:
+        url = f"{http.url}/a.blp"
+        began = time.monotonic()
+        with pytest.raises(RemoteError) as raised:
+            bloscpack.load(url)
+        took = time.monotonic() - began
+    assert str(raised.value) == f"{url}: timed out ({limits})"
+    assert took < float(total) + 5  # one attempt: a slow server is not asked again
+
+
+def test_a_bad_timeout_setting_is_named(monkeypatch: pytest.MonkeyPatch):
+    import bloscpack
+    from bloscpack.errors import RemoteError
+
+    monkeypatch.setenv("BLOSCPACK_HTTP_TIMEOUT", "read=soon")
+    with pytest.raises(RemoteError) as raised:
+        bloscpack.load("http://127.0.0.1:9/a.blp")
+    assert str(raised.value) == (
+        "http://127.0.0.1:9/a.blp: BLOSCPACK_HTTP_TIMEOUT: 'read=soon' is not connect=, read="
+        " or total= a number of seconds > 0"
+    )

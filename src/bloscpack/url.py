@@ -112,7 +112,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, PermissionError):
         return "access denied"
     if isinstance(exc, TimeoutError):
-        return "timed out"
+        return f"timed out ({exc})" if str(exc) else "timed out"
     if isinstance(exc, ConnectionError):
         return f"connection failed ({exc})"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -15,6 +15,7 @@ The rest (``memory://``, ``zip://...::``, ``simplecache::...``) through ``info``
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ ATTEMPTS = 3
 BACKOFF = 0.1
 #: A body a server sends whole (ignoring ``Range``) is accepted up to this size.
 WHOLE_BODY_LIMIT = 1 << 20
+#: Seconds an HTTP request may take: to connect, to wait for each piece of the answer (its
+#: first byte too), and in all; ``BLOSCPACK_HTTP_TIMEOUT`` (``connect=5,read=10,total=60``)
+#: changes them, a ``timeout`` storage option (an ``aiohttp.ClientTimeout``) replaces them.
+HTTP_TIMEOUTS = {"connect": 10.0, "read": 30.0, "total": 120.0}
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
@@ -123,6 +128,10 @@ class AsyncFetcher(Fetcher):
     async def _whole(self, limit: int) -> Piece | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _timed_out(self) -> TimeoutError:
+        """What a request that timed out tells (the timeouts)."""
+        return TimeoutError()
+
     def whole(self, limit: int) -> Piece | None:
         """The whole object in one request (no ``Range``: a server without ``Range`` support
         serves it too), or None, its body unread, when it holds more than ``limit`` bytes."""
@@ -134,7 +143,10 @@ class AsyncFetcher(Fetcher):
     def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
         from fsspec.asyn import sync
 
-        return sync(self.fs.loop, make)
+        try:
+            return sync(self.fs.loop, make)
+        except TimeoutError as exc:  # fsspec's sync() raises its own, caused by ours
+            raise exc.__cause__ if isinstance(exc.__cause__, TimeoutError) else exc from None
 
     async def _retried(self, spec: str | None, limit: int = 0) -> Any:
         """A range (``spec``), or the whole object up to ``limit`` bytes (``spec`` None)."""
@@ -142,7 +154,9 @@ class AsyncFetcher(Fetcher):
             try:
                 self.requests += 1
                 return await (self._range(spec) if spec is not None else self._whole(limit))
-            except (TimeoutError, Transient, ConnectionResetError) as exc:
+            except TimeoutError:  # a slow server: not worth the same wait again
+                raise self._timed_out() from None
+            except (Transient, ConnectionResetError) as exc:
                 if attempt == ATTEMPTS - 1:
                     raise ConnectionError(f"{exc} (after {ATTEMPTS} attempts)") from exc
             except Exception as exc:
@@ -241,9 +255,28 @@ class HttpFetcher(AsyncFetcher):
         if r.status not in (200, 206, 416):
             raise OSError(f"HTTP {r.status} {r.reason}")
 
+    def _kwargs(self) -> dict[str, Any]:
+        """The options of a request: the storage options, with the timeouts."""
+        kw = dict(self.fs.kwargs)
+        if "timeout" not in kw:
+            import aiohttp
+
+            limits = http_timeouts(self.url)
+            kw["timeout"] = aiohttp.ClientTimeout(
+                total=limits["total"], sock_connect=limits["connect"], sock_read=limits["read"]
+            )
+        return kw
+
+    def _timed_out(self) -> TimeoutError:
+        limits = self._kwargs()["timeout"]
+        shown = ", ".join(f"{name} {getattr(limits, key):g} s" for name, key in
+                          (("connect", "sock_connect"), ("read", "sock_read"), ("total", "total"))
+                          if getattr(limits, key, None) is not None)  # fmt: skip
+        return TimeoutError(shown)
+
     async def _whole(self, limit: int) -> Piece | None:
         fs = self.fs
-        kw = dict(fs.kwargs)
+        kw = self._kwargs()
         session = await fs.set_session()
         async with session.get(fs.encode_url(self.path), **kw) as r:
             self._checked(r)
@@ -261,7 +294,7 @@ class HttpFetcher(AsyncFetcher):
 
     async def _range(self, spec: str) -> Piece:
         fs = self.fs
-        kw = dict(fs.kwargs)
+        kw = self._kwargs()
         headers = {**(kw.pop("headers", None) or {}), "Range": spec}
         if self.identity is not None and self.identity.startswith(("\"", "W/")):
             headers["If-Match"] = self.identity
@@ -494,6 +527,24 @@ def identity_of(info: dict[str, Any]) -> str | None:
             when = when.timestamp() if hasattr(when, "timestamp") else when
             return f"{when}/{info.get('size')}"
     return None
+
+
+def http_timeouts(url: str) -> dict[str, float]:
+    """:data:`HTTP_TIMEOUTS`, as ``BLOSCPACK_HTTP_TIMEOUT`` changes them."""
+    limits = dict(HTTP_TIMEOUTS)
+    for item in filter(None, os.environ.get("BLOSCPACK_HTTP_TIMEOUT", "").split(",")):
+        name, _, value = item.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if name.strip() not in limits or not seconds > 0:
+            raise RemoteError(
+                f"{url}: BLOSCPACK_HTTP_TIMEOUT: {item!r} is not connect=, read= or total= a"
+                " number of seconds > 0"
+            )
+        limits[name.strip()] = seconds
+    return limits
 
 
 def _is_transient(exc: BaseException) -> bool:
