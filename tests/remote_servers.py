@@ -27,6 +27,7 @@ class Counter:
     bytes: int = 0
     ranges: list[str] = field(default_factory=list)
     spans: list[tuple[float, float]] = field(default_factory=list)
+    extra: int = 0  # bytes sent after the bodies of ranged answers
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, nbytes: int, what: str, since: float | None = None) -> None:
@@ -57,6 +58,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     root = ""
     ranges = True
     truncate = False  # send half the body of ranged answers, then close
+    declare: int | None = None  # the object size answers declare (None: the true one)
+    extra = 0  # zero bytes sent after the body of ranged answers (then without Content-Length)
+    trickle = 0.0  # seconds between the bytes of every body (a slow server)
     counter: Counter
     latency = 0.0
     #: Statuses to answer for a path (one per request, first to last) before serving it.
@@ -104,11 +108,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return
             body = data[start:end]
             self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
+            declared = size if self.declare is None else self.declare
+            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{declared}")
         if self.ranges:
             self.send_header("ETag", etag)
             self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Length", str(len(body)))
+        if self.declare is not None and found is None:  # a whole body: its length a lie
+            self.send_header("Content-Length", str(self.declare))
+            self.close_connection = True
+        elif not (self.extra and found is not None):
+            self.send_header("Content-Length", str(len(body)))
         # counted before the headers go out: a client that drops this response on seeing them
         # sends its next requests only after it is counted (the order of ``ranges`` is theirs)
         self.counter.add(len(body), self.headers.get("Range", "whole"), since)
@@ -119,7 +128,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = body[: len(body) // 2]
             self.close_connection = True
         with suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(body)
+            for at in range(len(body) if self.trickle else 0):  # a byte at a time
+                self.wfile.write(body[at : at + 1])
+                self.wfile.flush()
+                time.sleep(self.trickle)
+            self.wfile.write(b"" if self.trickle else body)
+            if found is not None:
+                self.close_connection = bool(self.extra) or self.close_connection
+                for _ in range(self.extra >> 20):  # until the client hangs up
+                    self.wfile.write(bytes(1 << 20))
+                    self.counter.extra += 1 << 20
 
     def do_HEAD(self) -> None:  # noqa: N802
         path = os.path.join(self.root, self.path.lstrip("/"))
@@ -144,15 +162,20 @@ class HttpServer:
 
 @contextmanager
 def http_server(root: str, ranges: bool = True, latency: float = 0.0, truncate: bool = False,
-                failures: dict[str, list[int]] | None = None) -> Iterator[HttpServer]:  # fmt: skip
+                failures: dict[str, list[int]] | None = None, declare: int | None = None,
+                extra: int = 0, trickle: float = 0.0) -> Iterator[HttpServer]:  # fmt: skip
     """Serve the files under ``root`` over HTTP on loopback (``ranges=False``: a server that
     ignores ``Range``; ``truncate``: one that cuts the bodies of ranges after the first bytes
-    short; ``failures``: statuses answered first for some paths), counting requests and
-    bytes."""
+    short; ``failures``: statuses answered first for some paths; ``declare``: an object size
+    answers declare instead of the true one (``Content-Range``, and the ``Content-Length`` of
+    whole bodies); ``extra``: zero bytes sent after the body
+    of every ranged answer, until the client hangs up; ``trickle``: seconds between the bytes
+    of every body, ``latency``: before every answer), counting requests and bytes."""
     counter = Counter()
     handler = type("Handler", (_Handler,), {"root": root, "ranges": ranges, "counter": counter,
                                             "latency": latency, "truncate": truncate,
-                                            "failures": failures or {}})  # fmt: skip
+                                            "failures": failures or {}, "declare": declare,
+                                            "extra": extra, "trickle": trickle})  # fmt: skip
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

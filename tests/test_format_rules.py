@@ -614,6 +614,8 @@ def test_text_above_u10ffff_is_refused_on_every_read(tmp_path: Path, fmt: str):
     with pytest.raises(InvalidCodePoint) as raised:
         bloscpack.load(path)
     assert str(raised.value) == message
+    report = bloscpack.verify(path)
+    assert (report["ok"], report["bad_chunks"], report["problems"]) == (False, [], [message])
     with bloscpack.open(path) as x:
         assert x[1] == "fghij" and list(x[1:3]) == ["fghij", "abcde"]
         for read in (lambda: x[0], lambda: x[:3], lambda: x[...], lambda: list(x.iter_chunks())):

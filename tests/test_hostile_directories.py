@@ -6,6 +6,8 @@ read or an exception outside bloscpack's tree."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +59,34 @@ def test_a_chunk_file_that_is_not_a_regular_file_inside(tmp_path, fmt, how):
     assert str(target) in str(caught.value) and "\n" not in str(caught.value)
     report = bloscpack.verify(path)
     assert report["ok"] is False
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("fmt", sorted(CHUNK))
+def test_a_chunk_file_in_a_symbolic_link_loop_gives_one_error_everywhere(tmp_path, fmt):
+    """Every filesystem call on a member goes through one check: info raises what load and
+    open raise where it reads the chunk files (bcolz sizes them; a sparse frame's info lists
+    their ids only), ``blpk info`` too (its summary reads chunk headers), and verify reports
+    it."""
+    path = written(tmp_path, fmt)
+    target = path / CHUNK[fmt]
+    target.unlink()
+    target.symlink_to(target.name)  # links to itself
+    message = f"{target}: cannot open (Too many levels of symbolic links)"
+
+    def full_read(path):
+        with bloscpack.open(path) as array:
+            return array[...]
+
+    for call in (bloscpack.load, full_read, *([bloscpack.info] if fmt == "bcolz" else [])):
+        with pytest.raises(FormatError) as caught:
+            call(path)
+        assert str(caught.value) == message, call
+    report = bloscpack.verify(path)
+    assert report["ok"] is False and [e["error"] for e in report["bad_chunks"]] == [message]
+    done = subprocess.run([sys.executable, "-m", "bloscpack", "info", str(path)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stderr) == (1, f"blpk: error: {message}\n")
 
 
 @pytest.mark.timeout(60)

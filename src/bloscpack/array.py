@@ -61,7 +61,7 @@ from .selection import (
     OrthogonalPlan,
     plan_index,
 )
-from .url import is_url, local_path
+from .url import is_url, local_path, redact
 
 #: Rows are read in pieces of about this many bytes when iterating over the first axis.
 ITER_BYTES = 4 << 20
@@ -323,7 +323,8 @@ class BloscArray:
         ``<BloscArray b2nd shape=(1000, 1000) dtype=float64 chunks=(100, 1000) codec=zstd
         clevel=5 ratio=4.21 'x.b2nd'>``.  ``ratio``: the container's uncompressed bytes over
         the bytes it occupies (its file, or the files of its directory)."""
-        where = self.path or self.url or ("<bytes>" if self._from_bytes else "<file object>")
+        where = self.path or (self.url and redact(self.url))
+        where = where or ("<bytes>" if self._from_bytes else "<file object>")
         field = f"[{self._key!r}]" if self._key is not None else ""
         compression, stored = self._compression()
         total = (self if self._parent is None else self._parent).nbytes

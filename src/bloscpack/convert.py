@@ -32,8 +32,16 @@ import numpy as np
 from . import engine
 from . import ndarray as nd
 from .blosc.header import ChunkHeader
+from .blosc.layout import ChunkKind, chunk_kind
 from .containers import registry
-from .containers.base import NUMPY_KEYS, ContainerReader, GridReader, StoredMetadata, TableReader
+from .containers.base import (
+    NUMPY_KEYS,
+    ContainerReader,
+    GridReader,
+    StoredMetadata,
+    TableReader,
+    check_chunk_nbytes,
+)
 from .containers.registry import detect
 from .containers.target import SLAB_NBYTES, WriterTarget, check_user_metadata, row_flat
 from .errors import (
@@ -140,11 +148,18 @@ class _Source:
             unit, u0, u1 = self._unit_of(start + pos)
             lo = start + pos - u0
             take = min(u1 - u0 - lo, n - pos)
+            part = out[pos : pos + take]
+            cached = self._cache is not None and self._cache[0] == unit
             if lo == 0 and take == u1 - u0:
-                self._decode_unit_into(unit, out[pos : pos + take])
-            else:
-                out[pos : pos + take] = self._unit_bytes(unit, u1 - u0)[lo : lo + take]
+                self._decode_unit_into(unit, part)
+            elif cached or u1 - u0 <= SLAB_NBYTES or not self._part_into(unit, lo, part):
+                part[:] = self._unit_bytes(unit, u1 - u0)[lo : lo + take]
             pos += take
+
+    def _part_into(self, unit: int, lo: int, out: memoryview) -> bool:
+        """Fill ``out`` with the bytes from ``lo`` of a large ``unit`` without decoding all of
+        it, where the unit allows (False: it does not, decode it whole)."""
+        return False
 
     def read_c(self, start: int, out: memoryview) -> None:
         """Like :meth:`read_into`, in C order of the array (``start`` and ``len(out)`` whole
@@ -224,6 +239,20 @@ class _ChunkedSource(_Source):
 
     def _decode_unit_into(self, unit: int, out: memoryview) -> None:
         self.reader.read_chunk(unit, out)
+
+    def _part_into(self, unit: int, lo: int, out: memoryview) -> bool:
+        """A special-value chunk (32 to 40 bytes that may claim GiBs) is expanded only for
+        the bytes asked for."""
+        try:
+            chunk = self.reader.stored_chunk(unit)
+            header = ChunkHeader.parse(chunk)
+            if chunk_kind(header) != ChunkKind.SPECIAL:
+                return False
+            check_chunk_nbytes(self.reader, unit, header.nbytes)
+            engine.special_range_into(chunk, lo, lo + len(out), out)
+        finally:
+            self.reader.release()
+        return True
 
     def close(self) -> None:
         super().close()

@@ -239,6 +239,11 @@ def check_text(array: np.ndarray, name: str) -> np.ndarray:
     return array
 
 
+def holds_text(dtype: np.dtype) -> bool:
+    """Whether items of ``dtype`` hold text (``U``, in fields or subarrays too)."""
+    return _first_base(dtype, lambda base: base.kind == "U") is not None
+
+
 def _code_units(array: np.ndarray) -> Iterator[np.ndarray]:
     """Views of every ``U`` part of ``array`` as unsigned 32-bit code units."""
     dtype = array.dtype

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import BloscpackError, RemoteError, UnsupportedError
 
@@ -19,6 +20,48 @@ EXTRA = "pip install 'bloscpack[remote]'"
 #: table of back-end names: the code is the same for every back end).
 EXTRAS = {"gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure", "abfss": "azure",
           "adl": "azure"}  # fmt: skip
+
+
+#: A password in a URL (``scheme://user:password@host``).
+_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:)[^/@\s]*(?=@)")
+#: Names of settings and query parameters that hold credentials (tokens, keys, signatures).
+_SECRET_WORD = r"(?:token|secret|password|passwd|signature|sig|key|credential|auth|connection)"
+_SECRET_NAME = rf"[A-Za-z0-9_.-]*{_SECRET_WORD}[A-Za-z0-9_.-]*"
+#: A credential in a query string (``?token=...``, ``&X-Amz-Signature=...``, ``&sig=...``).
+_QUERY_SECRET = re.compile(rf"(?P<head>[?&;]{_SECRET_NAME}=)[^&#\s'\"]*", re.IGNORECASE)
+#: What a credential is shown as.
+HIDDEN = "***"
+
+
+def redact(text: str) -> str:
+    """``text`` (a URL, or a message holding URLs) with the password of every URL and every
+    credential of a query string replaced by ``***``."""
+    text = _PASSWORD.sub(lambda m: m["head"] + HIDDEN, text)
+    return _QUERY_SECRET.sub(lambda m: m["head"] + HIDDEN, text)
+
+
+def is_secret_option(name: str) -> bool:
+    """Whether the storage option ``name`` holds a credential (``key``, ``secret``,
+    ``token``, ``password``, ``client_kwargs``' ``aws_secret_access_key``, ...)."""
+    return re.fullmatch(_SECRET_NAME, name, re.IGNORECASE) is not None
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether ``text`` (e.g. a malformed ``--storage-option``) names a credential."""
+    return re.search(_SECRET_WORD, text, re.IGNORECASE) is not None
+
+
+def redact_options(options: Any) -> Any:
+    """``options`` (storage options: a mapping, or ``(key, value)`` pairs) as shown: the value
+    of every credential ``***``, in nested mappings too."""
+    if isinstance(options, Mapping):
+        return {k: HIDDEN if is_secret_option(str(k)) else redact_options(v)
+                for k, v in options.items()}  # fmt: skip
+    if isinstance(options, (list, tuple)) and all(
+        isinstance(p, tuple) and len(p) == 2 for p in options
+    ):
+        return [(k, HIDDEN if is_secret_option(str(k)) else redact_options(v)) for k, v in options]
+    return redact(options) if isinstance(options, str) else options
 
 
 def extra_for(url: str) -> str:
@@ -48,9 +91,9 @@ def filesystem(url: str, storage_options: Mapping[str, Any] | None = None) -> tu
     try:
         return fsspec.core.url_to_fs(url, **dict(storage_options or {}))
     except ImportError as exc:  # the protocol's back end (s3fs, gcsfs, ...) is missing
-        raise UnsupportedError(f"{url}: {exc} ({extra_for(url)})") from None
+        raise UnsupportedError(f"{redact(url)}: {exc} ({extra_for(url)})") from None
     except (ValueError, TypeError) as exc:  # an unknown protocol, a bad storage option
-        raise RemoteError(f"{url}: {exc}") from None
+        raise RemoteError(f"{redact(url)}: {redact(str(exc))}") from None
 
 
 def local_path(url: str, storage_options: Mapping[str, Any] | None = None) -> str | None:
@@ -69,7 +112,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, PermissionError):
         return "access denied"
     if isinstance(exc, TimeoutError):
-        return "timed out"
+        return f"timed out ({exc})" if str(exc) else "timed out"
     if isinstance(exc, ConnectionError):
         return f"connection failed ({exc})"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -85,15 +128,31 @@ def remote_errors(url: str) -> Iterator[None]:
     except BloscpackError:
         raise
     except (OSError, ValueError, RuntimeError, TimeoutError) as exc:
-        raise RemoteError(f"{url}: {describe(exc)}") from exc
+        _raise_shown(RemoteError(f"{redact(url)}: {redact(describe(exc))}"), exc)
     except Exception as exc:  # aiohttp/botocore errors that are not OSError subclasses
         if type(exc).__module__.split(".")[0] in {"aiohttp", "botocore", "aiobotocore", "s3fs",
                                                   "fsspec", "requests", "gcsfs", "adlfs"}:
-            raise RemoteError(f"{url}: {describe(exc)}") from exc
+            _raise_shown(RemoteError(f"{redact(url)}: {redact(describe(exc))}"), exc)
         raise
 
 
+def _raise_shown(error: BaseException, exc: BaseException) -> NoReturn:
+    """Raise ``error`` caused by what ``exc`` is, not by ``exc``: a back end's exception may
+    carry its request (the headers, ``Authorization`` among them), so the cause is the
+    nearest built-in class of ``exc`` (``FileNotFoundError``, ``PermissionError``, ...)
+    holding its redacted text, and ``exc`` is no longer the context."""
+    kind = next(k for k in type(exc).__mro__ if k.__module__ == "builtins")
+    try:
+        cause = kind(redact(str(exc)))
+    except Exception:  # a built-in class that takes other arguments
+        cause = Exception(redact(str(exc)))
+    try:
+        raise error from cause
+    finally:
+        error.__context__ = None
+
+
 __all__ = [
-    "EXTRA", "EXTRAS", "describe", "extra_for", "filesystem", "is_url", "local_path",
-    "remote_errors",
+    "EXTRA", "EXTRAS", "HIDDEN", "describe", "extra_for", "filesystem", "is_secret_option",
+    "is_url", "local_path", "may_hold_secret", "redact", "redact_options", "remote_errors",
 ]  # fmt: skip

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from ..url import redact
+
 EXIT_OK = 0
 
 
@@ -76,7 +78,7 @@ class Console:
 
     def verbose(self, text: str) -> None:
         if self.level >= self.VERBOSE:
-            for line in text.split("\n"):
+            for line in redact(text).split("\n"):
                 if line:
                     print(f"{PROG}: {line}", file=self.err)
 
@@ -86,7 +88,8 @@ class Console:
 
     def error(self, text: str) -> None:
         """One error line on stderr (never silenced)."""
-        print(f"{PROG}: error: {_one_line(real_names(self.unalias(text)))}", file=self.err)
+        line = _one_line(real_names(self.unalias(text)))
+        print(f"{PROG}: error: {redact(line)}", file=self.err)
 
 
 def real_names(text: str) -> str:

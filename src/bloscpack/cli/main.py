@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from .._startup import MESSAGES, exit_code
+from ..url import redact_options
 from .append import cmd_append
 from .compress import cmd_compress
 from .console import EXIT_ERROR, EXIT_USAGE, CLIError, Console, _describe
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     console.debug("command line arguments are: ")
     for key, value in sorted(vars(args).items()):
-        console.debug(f"    {key}: {value}")
+        console.debug(f"    {key}: {redact_options(value)}")
     with _terminate_as_interrupt():
         try:
             if args.nthreads is not None:

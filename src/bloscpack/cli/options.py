@@ -13,6 +13,7 @@ from ..containers.options import SIZE_SUFFIXES, canonical
 from ..engine import BLOSC1_MAX_BUFFERSIZE, WRITABLE_CODECS
 from ..errors import BloscpackError
 from ..ndarray import parse_dtype
+from ..url import HIDDEN, may_hold_secret
 from .console import EXIT_USAGE, PROG
 
 #: The suffix of the format new outputs get unless told (``.blp``).
@@ -174,7 +175,8 @@ def _storage_option(text: str) -> tuple[str, Any]:
     and numbers become those types, anything else stays a string."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"not key=value: {text!r} (e.g. anon=true)")
+        shown = HIDDEN if may_hold_secret(text) else repr(text)  # never a credential
+        raise argparse.ArgumentTypeError(f"not key=value: {shown} (e.g. anon=true)")
     typed: Any = value
     if value.lower() in ("true", "false"):
         typed = value.lower() == "true"

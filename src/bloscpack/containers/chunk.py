@@ -40,7 +40,7 @@ class ChunkReader(ReaderBase):
         self.description = ArrayDescription.raw(nbytes)
 
     def stored_chunk(self, index: int) -> memoryview:
-        return self.source.read(0, self.source.size(), "Blosc chunk")
+        return chunk_bytes(self.source)
 
     def check_sizes(self) -> None:
         """The chunk's layout (header, bstarts, streams) checked against the input, so that
@@ -86,11 +86,19 @@ def _source(source: Any) -> ByteSource:
     return source if isinstance(source, ByteSource) else ByteSource(source)
 
 
+def chunk_bytes(source: ByteSource) -> memoryview:
+    """The bytes of the chunk at the start of ``source`` as far as its header's ``cbytes``
+    says (all of a shorter input), never what follows: a file with a hole after its chunk
+    costs what the chunk holds."""
+    cbytes = ChunkHeader.parse(source.read_upto(0, 32)).cbytes
+    return source.read(0, min(max(cbytes, 0), source.size()), "Blosc chunk")
+
+
 def info(source: PathLike | Any) -> dict[str, Any]:
     """The header of the Blosc chunk ``source`` (a path, bytes or a
     :class:`~bloscpack.io.sources.ByteSource`), as a JSON-able dict."""
     with _source(source) as data:
-        return inspect_chunk(data.read(0, data.size(), "Blosc chunk"))
+        return inspect_chunk(chunk_bytes(data))
 
 
 def verify(source: PathLike | Any) -> dict[str, Any]:
@@ -98,7 +106,7 @@ def verify(source: PathLike | Any) -> dict[str, Any]:
     :class:`~bloscpack.io.sources.ByteSource`); a report as the formats give."""
     with _source(source) as data:
         try:
-            engine.check_decodes(data.read(0, data.size(), "Blosc chunk"))
+            engine.check_decodes(chunk_bytes(data))
         except BloscpackError as exc:
             bad = [{"index": 0, "error": str(exc)}]
             return {"ok": False, "nchunks": 1, "bad_chunks": bad, "problems": []}

@@ -16,7 +16,7 @@ import numpy as np
 from .. import ndarray as nd
 from ..blosc.header import ChunkHeader, Special
 from ..blosc.layout import validate_chunk
-from ..errors import ArgumentError
+from ..errors import ArgumentError, UnsupportedError
 from ..io.staging import StagedOutput
 from .base import NUMPY_KEYS, ArrayDescription, ContainerFormat, StoredMetadata, map_chunks
 from .grid import ChunkGrid
@@ -210,7 +210,7 @@ class Target:
         source = self.source
         transposed = c_order and source.spec.order == "F"  # stored chunks hold F-order bytes
         lookup = source.span_lookup() if self.copy_chunks and not transposed else {}
-        scratch = memoryview(bytearray(max((n for _, n in spans), default=0)))
+        scratch = memoryview(b"")  # made when a chunk is read, not copied
         for start, n in spans:
             index = lookup.get((start, n))
             if index is not None:
@@ -222,6 +222,14 @@ class Target:
                     self.copied += 1
                     self.progress(n)
                     continue
+            if len(scratch) < n:
+                try:
+                    scratch = memoryview(bytearray(n))
+                except MemoryError:
+                    raise UnsupportedError(
+                        f"{source.name}: a chunk of {n} bytes to compress does not fit in"
+                        " memory; give a smaller chunk size"
+                    ) from None
             data = scratch[:n]
             if c_order:
                 source.read_c(start, data)

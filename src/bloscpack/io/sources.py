@@ -19,6 +19,7 @@ from ..errors import (
     FileNotFound,
     FormatError,
     TruncatedError,
+    UnsupportedError,
 )
 from .copies import COPY_NAMES, copy_stream
 from .locks import FileLock
@@ -69,6 +70,7 @@ class ByteSource:
         :func:`open_member`), which the source then owns."""
         self._file: IO[bytes] | None = None
         self._mmap: mmap.mmap | None = None
+        self._unmapped = False  # the file could not be mapped: every read is a positioned one
         self._view: memoryview | None = None
         self._head: bytes | None = None
         self._tail: bytes | None = None
@@ -141,8 +143,22 @@ class ByteSource:
         if view is None:
             if n <= SMALL_READ:
                 return self._pread(offset, n, what)
-            view = self._map()
+            view = None if self._unmapped else self._map()
+            if view is None:
+                return self._read_copy(offset, n, what)
         return view[offset : offset + n]
+
+    def _read_copy(self, offset: int, n: int, what: str) -> memoryview:
+        """``n`` bytes at ``offset`` read into a new buffer (from a file that cannot be
+        mapped)."""
+        try:
+            buffer = memoryview(bytearray(n))
+        except MemoryError:
+            raise UnsupportedError(
+                f"{self.name}: {what} at offset {offset}: its {n} bytes do not fit in memory"
+            ) from None
+        self.read_into(offset, buffer, what)
+        return buffer
 
     def read_into(self, offset: int, dest: memoryview, what: str = "data") -> None:
         """Fill ``dest`` (a writable byte buffer) with the bytes at ``offset``: a positioned
@@ -195,12 +211,14 @@ class ByteSource:
             )
         return memoryview(data)[start : start + n]
 
-    def _map(self) -> memoryview:
+    def _map(self) -> memoryview | None:
         """Map the file (its size when it was opened) and keep the mapping (once, also when
-        several threads read at the same time)."""
+        several threads read at the same time); None where it cannot be mapped (no room in
+        the address space for all of it, a file system without mappings): then every read
+        is a positioned one."""
         assert self._file is not None
         with _map_lock:
-            if self._view is not None:
+            if self._view is not None or self._unmapped:
                 return self._view
             try:
                 self._mmap = mmap.mmap(self._file.fileno(), self._size, access=mmap.ACCESS_READ)
@@ -208,6 +226,9 @@ class ByteSource:
                 raise TruncatedError(
                     f"{self.name}: the file has shrunk since it was opened"
                 ) from None
+            except OSError:
+                self._unmapped = True
+                return None
             self._view = memoryview(self._mmap)
             return self._view
 
@@ -285,10 +306,21 @@ def open_member(path: str, root: str | None = None) -> int:
     return fd
 
 
+def member_size(path: str, root: str | None = None) -> int:
+    """Bytes in the member file ``path`` of a directory container, checked as
+    :func:`open_member` checks it."""
+    fd = open_member(path, root)
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
 class Directory:
     """The member files of a directory container (a sparse frame, a bcolz carray or ctable),
     read through :class:`ByteSource` or whole: a local directory here, a prefix at a URL in
-    :class:`bloscpack.remote.dirs.RemoteDir`.  Members are named with ``/``."""
+    :class:`bloscpack.remote.dirs.RemoteDir`.  Members are named with ``/``; a local one is
+    opened only through :func:`open_member` (a regular file inside the directory)."""
 
     #: Whether every read costs a request (see :attr:`ByteSource.remote`).
     remote = False
@@ -314,7 +346,7 @@ class Directory:
         """All bytes of ``member`` (``FileNotFoundError`` if it is missing; ``ValueError`` if
         it holds more than ``limit``); ``keep``: it will be read again (a remote directory
         keeps it)."""
-        with open(self.join(member), "rb") as fh:
+        with os.fdopen(open_member(self.join(member), self.path), "rb") as fh:
             if limit is not None and os.fstat(fh.fileno()).st_size > limit:
                 raise ValueError(f"larger than {limit} bytes")
             return fh.read()
@@ -322,14 +354,18 @@ class Directory:
     def source(self, member: str, head: int | None = None) -> ByteSource:
         """A :class:`ByteSource` over ``member``; ``head``: the bytes read first (a remote
         directory fetches just those on opening it)."""
-        return ByteSource(self.join(member))
+        path = self.join(member)
+        try:
+            return ByteSource(path, fd=open_member(path, self.path))
+        except FileNotFoundError:
+            raise FileNotFound(f"file {path!r} does not exist") from None
 
     def holds(self, member: str) -> bool:
         """Whether ``member`` is at hand whole (a remote directory: fetched and kept)."""
         return not self.remote
 
     def size(self, member: str) -> int:
-        return os.path.getsize(self.join(member))
+        return member_size(self.join(member), self.path)
 
     def exists(self, member: str) -> bool:
         """Whether ``member`` (a file or a directory) exists."""

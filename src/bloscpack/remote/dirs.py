@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import RemoteError
 from ..io.sources import ByteSource, Directory
-from ..url import filesystem, remote_errors
+from ..url import filesystem, redact, remote_errors
 from .cache import objects_for
 from .fetch import cat_objects, identity_of, whole_objects
 from .source import RemoteSource
@@ -28,7 +28,7 @@ class RemoteDir(Directory):
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None, *,
                  cache: Any = None, fs: Any = None, path: str | None = None) -> None:  # fmt: skip
-        self.name = self.path = url.rstrip("/")
+        self.name = self.path = redact(url).rstrip("/")  # for messages: no credentials
         if fs is None or path is None:
             fs, path = filesystem(url, storage_options)
         self._fs, self._root, self._cache = fs, path.rstrip("/"), cache

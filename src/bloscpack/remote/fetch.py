@@ -15,6 +15,7 @@ The rest (``memory://``, ``zip://...::``, ``simplecache::...``) through ``info``
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ ATTEMPTS = 3
 BACKOFF = 0.1
 #: A body a server sends whole (ignoring ``Range``) is accepted up to this size.
 WHOLE_BODY_LIMIT = 1 << 20
+#: Seconds an HTTP request may take: to connect, to wait for each piece of the answer (its
+#: first byte too), and in all; ``BLOSCPACK_HTTP_TIMEOUT`` (``connect=5,read=10,total=60``)
+#: changes them, a ``timeout`` storage option (an ``aiohttp.ClientTimeout``) replaces them.
+HTTP_TIMEOUTS = {"connect": 10.0, "read": 30.0, "total": 120.0}
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
@@ -123,6 +128,10 @@ class AsyncFetcher(Fetcher):
     async def _whole(self, limit: int) -> Piece | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _timed_out(self) -> TimeoutError:
+        """What a request that timed out tells (the timeouts)."""
+        return TimeoutError()
+
     def whole(self, limit: int) -> Piece | None:
         """The whole object in one request (no ``Range``: a server without ``Range`` support
         serves it too), or None, its body unread, when it holds more than ``limit`` bytes."""
@@ -134,7 +143,10 @@ class AsyncFetcher(Fetcher):
     def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
         from fsspec.asyn import sync
 
-        return sync(self.fs.loop, make)
+        try:
+            return sync(self.fs.loop, make)
+        except TimeoutError as exc:  # fsspec's sync() raises its own, caused by ours
+            raise exc.__cause__ if isinstance(exc.__cause__, TimeoutError) else exc from None
 
     async def _retried(self, spec: str | None, limit: int = 0) -> Any:
         """A range (``spec``), or the whole object up to ``limit`` bytes (``spec`` None)."""
@@ -142,7 +154,9 @@ class AsyncFetcher(Fetcher):
             try:
                 self.requests += 1
                 return await (self._range(spec) if spec is not None else self._whole(limit))
-            except (TimeoutError, Transient, ConnectionResetError) as exc:
+            except TimeoutError:  # a slow server: not worth the same wait again
+                raise self._timed_out() from None
+            except (Transient, ConnectionResetError) as exc:
                 if attempt == ATTEMPTS - 1:
                     raise ConnectionError(f"{exc} (after {ATTEMPTS} attempts)") from exc
             except Exception as exc:
@@ -241,16 +255,37 @@ class HttpFetcher(AsyncFetcher):
         if r.status not in (200, 206, 416):
             raise OSError(f"HTTP {r.status} {r.reason}")
 
+    def _kwargs(self) -> dict[str, Any]:
+        """The options of a request: the storage options, with the timeouts."""
+        kw = dict(self.fs.kwargs)
+        if "timeout" not in kw:
+            import aiohttp
+
+            limits = http_timeouts(self.url)
+            kw["timeout"] = aiohttp.ClientTimeout(
+                total=limits["total"], sock_connect=limits["connect"], sock_read=limits["read"]
+            )
+        return kw
+
+    def _timed_out(self) -> TimeoutError:
+        limits = self._kwargs()["timeout"]
+        shown = ", ".join(f"{name} {getattr(limits, key):g} s" for name, key in
+                          (("connect", "sock_connect"), ("read", "sock_read"), ("total", "total"))
+                          if getattr(limits, key, None) is not None)  # fmt: skip
+        return TimeoutError(shown)
+
     async def _whole(self, limit: int) -> Piece | None:
         fs = self.fs
-        kw = dict(fs.kwargs)
+        kw = self._kwargs()
         session = await fs.set_session()
         async with session.get(fs.encode_url(self.path), **kw) as r:
             self._checked(r)
             length = r.content_length
             if length is not None and length > limit:
                 return None
-            data = await r.read()
+            data = await _body(r.content.read, limit)
+            if data is None:  # more than the limit, its length untold: fetched by ranges
+                return None
             if length is not None and len(data) != length:
                 raise RemoteError(f"{self.url}: truncated response: {len(data)} of {length} bytes")
             modified = r.headers.get("Last-Modified")
@@ -259,7 +294,7 @@ class HttpFetcher(AsyncFetcher):
 
     async def _range(self, spec: str) -> Piece:
         fs = self.fs
-        kw = dict(fs.kwargs)
+        kw = self._kwargs()
         headers = {**(kw.pop("headers", None) or {}), "Range": spec}
         if self.identity is not None and self.identity.startswith(("\"", "W/")):
             headers["If-Match"] = self.identity
@@ -280,7 +315,7 @@ class HttpFetcher(AsyncFetcher):
                 data = await r.read()
                 return Piece(0, data, len(data), identity)
             start, _, size = _content_range(self.url, r.headers.get("Content-Range", ""))
-            return Piece(start, await r.read(), size, identity)
+            return Piece(start, await _asked(self.url, r.content.read, spec), size, identity)
 
 
 class S3Fetcher(AsyncFetcher):
@@ -317,7 +352,7 @@ class S3Fetcher(AsyncFetcher):
                 return Piece(0, b"", 0, None)  # an empty object: no byte to range over
             raise
         try:
-            data = await resp["Body"].read()
+            data = await _asked(self.url, resp["Body"].read, spec)
         finally:
             resp["Body"].close()
         identity = resp.get("ETag")
@@ -424,6 +459,42 @@ def split(ranges: Sequence[tuple[int, int]], part: int) -> list[tuple[int, int]]
     return [(s, min(s + part, end)) for start, end in ranges for s in range(start, end, part)]
 
 
+#: Bytes of an answer read at a time (see :func:`_body`).
+BODY_PIECE = 1 << 20
+
+
+async def _body(read: Callable[[int], Awaitable[bytes]], most: int) -> bytes | None:
+    """The body of an answer, read a piece at a time (``read(n)``: up to ``n`` more bytes), or
+    None as soon as it holds more than ``most`` bytes (the rest unread): a server that sends
+    more than was asked for, with or without a ``Content-Length``, costs at most that many
+    bytes and a piece."""
+    data = bytearray()
+    while len(data) <= most:
+        piece = await read(BODY_PIECE)
+        if not piece:
+            return bytes(data)
+        data += piece
+    return None
+
+
+async def _asked(url: str, read: Callable[[int], Awaitable[bytes]], spec: str) -> bytes:
+    """The body of the answer to the ``Range`` ``spec``, never more than it asked for."""
+    most = _spec_length(spec)
+    data = await _body(read, most)
+    if data is None:
+        raise RemoteError(
+            f"{url}: the server sent more than the {most} bytes asked for ({spec!r}); not"
+            " reading the rest"
+        )
+    return data
+
+
+def _spec_length(spec: str) -> int:
+    """Bytes a ``Range`` spec (``bytes=a-b`` or ``bytes=-n``) asks for."""
+    first, _, last = spec.removeprefix("bytes=").partition("-")
+    return int(last) if not first else int(last) - int(first) + 1
+
+
 def _content_range(url: str, text: str) -> tuple[int, int, int]:
     found = _CONTENT_RANGE.match(text.strip())
     if found is None or found.group(3) == "*":
@@ -456,6 +527,24 @@ def identity_of(info: dict[str, Any]) -> str | None:
             when = when.timestamp() if hasattr(when, "timestamp") else when
             return f"{when}/{info.get('size')}"
     return None
+
+
+def http_timeouts(url: str) -> dict[str, float]:
+    """:data:`HTTP_TIMEOUTS`, as ``BLOSCPACK_HTTP_TIMEOUT`` changes them."""
+    limits = dict(HTTP_TIMEOUTS)
+    for item in filter(None, os.environ.get("BLOSCPACK_HTTP_TIMEOUT", "").split(",")):
+        name, _, value = item.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if name.strip() not in limits or not seconds > 0:
+            raise RemoteError(
+                f"{url}: BLOSCPACK_HTTP_TIMEOUT: {item!r} is not connect=, read= or total= a"
+                " number of seconds > 0"
+            )
+        limits[name.strip()] = seconds
+    return limits
 
 
 def _is_transient(exc: BaseException) -> bool:

@@ -18,9 +18,9 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import TruncatedError
+from ..errors import TruncatedError, UnsupportedError
 from ..io.sources import ByteSource
-from ..url import filesystem, remote_errors
+from ..url import filesystem, redact, remote_errors
 from .cache import Ranges, ranges_for
 from .fetch import Fetcher, coalesce, fetcher, split
 
@@ -52,7 +52,7 @@ class RemoteSource(ByteSource):
                  cache: Any = None, fs: Any = None, path: str | None = None,
                  edges: tuple[int, int] | None = None,
                  whole: int | None = None) -> None:  # fmt: skip
-        self.name = url
+        self.name = redact(url)  # what messages show: no password, no token
         self._file = self._mmap = None
         self._view = None
         self._lock = None
@@ -60,7 +60,7 @@ class RemoteSource(ByteSource):
         with remote_errors(url):
             if fs is None or path is None:
                 fs, path = filesystem(url, storage_options)
-            self.fetcher: Fetcher = fetcher(fs, path, url)
+            self.fetcher: Fetcher = fetcher(fs, path, self.name)
             piece = self.fetcher.whole(whole) if whole is not None else None
             if piece is None:
                 head, tail = self.fetcher.edges(*(edges or (EDGE_SIZE, EDGE_SIZE)))
@@ -106,7 +106,18 @@ class RemoteSource(ByteSource):
             return found
         end = min(self._size, offset + max(n, MIN_FETCH))
         if end - offset > self._ranges.budget_left():  # not kept: fetched for this read
-            return memoryview(b"".join(self._get(split([(offset, end)], PART_SIZE))))[:n]
+            try:  # room for what the object's declared size allows, before any request
+                buffer = memoryview(bytearray(end - offset))
+            except MemoryError:
+                raise UnsupportedError(
+                    f"{self.name}: {what} at offset {offset}: its {n} bytes do not fit in"
+                    " memory"
+                ) from None
+            pos = 0
+            for part in self._get(split([(offset, end)], PART_SIZE)):
+                buffer[pos : pos + len(part)] = part
+                pos += len(part)
+            return buffer[:n]
         self._fetch([(offset, end)])
         found = self._ranges.find(offset, n)
         assert found is not None

@@ -264,7 +264,8 @@ class B2ndTarget(Target):
             self.dropped.append("Fortran order: b2nd arrays are C-ordered (values are kept)")
         self.sparse = bool(opts["sparse"])
         self.nthreads = engine.get_nthreads() if opts["nthreads"] is None else int(opts["nthreads"])
-        B2ndMeta.from_array_params(spec.shape, spec.shape, spec.shape, spec.dtype)
+        unit = tuple(min(n, 1) for n in spec.shape)  # the shape and dtype alone are checked
+        B2ndMeta.from_array_params(spec.shape, unit, unit, spec.dtype)
         self.same_geometry = False
         chunks, blocks = opts["chunks"], opts["blocks"]
         if chunks is None and blocks is None:

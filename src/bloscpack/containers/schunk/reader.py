@@ -99,7 +99,10 @@ class FrameReader(ReaderBase):
                     )
             names = {name for name, _ in core.vlmeta}
             numpy = self._vlmeta() if names.issuperset(NUMPY_KEYS) else None
-            self.description = ArrayDescription.from_metadata(numpy, header.nbytes)
+            try:
+                self.description = ArrayDescription.from_metadata(numpy, header.nbytes)
+            except FormatError as exc:
+                raise type(exc)(f"{core.name}: vlmetalayers: {exc}") from None
             self._numpy = numpy
         except BaseException:
             core.close()

@@ -610,9 +610,12 @@ def check_new_chunk(chunk: Any) -> tuple[memoryview, ChunkHeader]:
 
 
 def marker_of(header: ChunkHeader) -> int | None:
-    """The index marker a chunk is stored as (zeros / NaN / uninit), or None."""
+    """The index marker a chunk is stored as (zeros / NaN / uninit), or None (also for one
+    of a partial item: a marker reads back as whole items, so that chunk is stored)."""
     kind = header.special
-    return SPECIAL_MARKERS.get(int(kind)) if kind in SPECIAL_MARKERS else None
+    if kind not in SPECIAL_MARKERS or header.nbytes % max(header.typesize, 1):
+        return None
+    return SPECIAL_MARKERS.get(int(kind))
 
 
 def next_chunksize(

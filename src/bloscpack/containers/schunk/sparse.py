@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -34,15 +34,23 @@ from ...errors import (
 from ...io.durability import fsync_directory, start_writeback
 from ...io.locks import FileLock
 from ...io.paths import PathLike
-from ...io.sources import Directory, file_identity, open_member
+from ...io.sources import Directory, file_identity, member_size, open_member
 from ...io.staging import StagedOutput, atomic_write, staged_output
 from ...journal import Steps
 from ..base import WriterBase
+from .core import EDGE_READ
 from .edit import FrameBase
 from .features import refuse_unmodelled
 from .params import CParams, compress_vlmeta, new_frame_image
 from .reader import unopened_report
-from .records import FRAME_SPARSE, HEADER_FIXED_LEN, general_flags, marker_of, sniff_sparse
+from .records import (
+    FRAME_SPARSE,
+    HEADER_FIXED_LEN,
+    FrameHeader,
+    general_flags,
+    marker_of,
+    sniff_sparse,
+)
 from .writer import FrameLayout, FrameTarget, FrameWriter, OnePassWriter
 
 INDEX_FILE = "chunks.b2frame"
@@ -107,8 +115,8 @@ class SparseFrame(FrameBase):
         self._lock = FileLock(self._dir_fd, exclusive=writable)
         try:
             with self._lock.held():
-                image = self._read_index()
-                self._load(_reader(image, self._index_path), len(image), self._index_path)
+                image, size = self._read_index()
+                self._load(_reader(image, self._index_path), size, self._index_path)
         except BaseException:
             self._release_dir()
             raise
@@ -121,20 +129,34 @@ class SparseFrame(FrameBase):
         self.writable = self.defer_appends = self._pending = self._unsynced = False
         self._id_next, self._dir_fd = None, None
         self._index_path = directory.join(INDEX_FILE)
-        image = self._read_index()
-        self._load(_reader(image, self._index_path), len(image), self._index_path)
+        image, size = self._read_index()
+        self._load(_reader(image, self._index_path), size, self._index_path)
 
-    def _read_index(self) -> bytes:
-        """The bytes of ``chunks.b2frame``, and the identity of the file they were read from."""
+    def _read_index(self) -> tuple[bytes, int]:
+        """The bytes of ``chunks.b2frame`` (locally: as many as its header's ``frame_len``
+        says, whatever the file's size) and the file's size, and the identity of the file
+        they were read from."""
         if self.remote is not None:
             try:
-                return self.remote.read_bytes(INDEX_FILE)
+                image = self.remote.read_bytes(INDEX_FILE)
             except FileNotFoundError:
                 raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
+            return image, len(image)
         try:
             with os.fdopen(open_member(self._index_path, self.path), "rb") as fh:
-                self._identity = file_identity(os.fstat(fh.fileno()))
-                return fh.read()
+                status = os.fstat(fh.fileno())
+                self._identity = file_identity(status)
+                head = fh.read(EDGE_READ)  # what opening the frame reads first
+                try:
+                    frame_len = FrameHeader.parse(head, self._index_path).frame_len
+                except BloscpackError:  # opening the frame says what is wrong
+                    return head, status.st_size
+                if frame_len > status.st_size:  # so does this
+                    return head, status.st_size
+                more = _read_claimed(fh, frame_len - len(head), self._index_path,
+                                     f"header says frame_len {frame_len}")  # fmt: skip
+                image = (head + more)[:frame_len]
+                return image, len(image)
         except FileNotFoundError:
             raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
 
@@ -231,7 +253,7 @@ class SparseFrame(FrameBase):
         """Bytes in the file of chunk ``chunk_id``."""
         if self.remote is not None:
             return self.remote.size(chunk_file_name(chunk_id))
-        return os.path.getsize(self.chunk_path(chunk_id))
+        return member_size(self.chunk_path(chunk_id), self.path)
 
     def prefetch(self, indices: Sequence[int]) -> None:
         """Hint that chunks ``indices`` are read next: a remote frame fetches their files at
@@ -266,7 +288,14 @@ class SparseFrame(FrameBase):
             return self.remote.read_bytes(chunk_file_name(entry))
         path = self.chunk_path(entry)
         with self.consistent(), os.fdopen(open_member(path, self.path), "rb") as fh:
-            return fh.read()
+            head = fh.read(BLOSC2_HEADER_SIZE)  # then as much as it says, if the file has it
+            if len(head) < BLOSC2_HEADER_SIZE:
+                return head
+            cbytes = ChunkHeader.parse(head).cbytes
+            size = os.fstat(fh.fileno()).st_size
+            more = _read_claimed(fh, min(cbytes, size) - len(head), path,
+                                 f"chunk header says cbytes {cbytes}")  # fmt: skip
+            return head + more
 
     def _stored_chunk(self, i: int, entry: int) -> bytes:
         path = self.chunk_path(entry)
@@ -347,8 +376,8 @@ class SparseFrame(FrameBase):
         return cbytes
 
     def refresh(self) -> None:
-        image = self._read_index()
-        self._load(_reader(image, self._index_path), len(image), self._index_path)
+        image, size = self._read_index()
+        self._load(_reader(image, self._index_path), size, self._index_path)
         self._id_next = None
         self._index_buffer = None
 
@@ -563,6 +592,15 @@ def _sync_all() -> None:
         os.sync()
 
 
+def _read_claimed(fh: IO[bytes], n: int, path: str, claim: str) -> bytes:
+    """The next ``n`` bytes of the file ``fh`` (fewer at its end), which ``claim`` (a header
+    field, for the message) announces: a :class:`FormatError` where they cannot be allocated."""
+    try:
+        return fh.read(max(n, 0))
+    except (MemoryError, OverflowError):
+        raise FormatError(f"{path}: {claim}, too many bytes to allocate") from None
+
+
 def _reader(image: bytes, name: str) -> Any:
     view = memoryview(image)
 
@@ -591,7 +629,7 @@ def verify(path: PathLike | Directory) -> dict[str, Any]:
         stored = {int(x) for x in frame.offsets if x >= 0}
         total = 0
         for chunk_id in stored:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, BloscpackError):  # a bad chunk, reported
                 total += frame.chunk_size(chunk_id)
     if not report["bad_chunks"] and total != frame.header.cbytes:
         report["problems"].append(
