@@ -33,7 +33,7 @@ from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, GridReader, StoredMetadata
-from ..grid import ChunkGrid, chunk_to_array, gather, normalize_index, project_selection
+from ..grid import ChunkGrid, chunk_to_array, gather_into, normalize_index, project_selection
 from ..schunk.contiguous import ContiguousFrame
 from ..schunk.core import EDGE_READ, opening_ranges
 from ..schunk.edit import FrameBase
@@ -199,6 +199,11 @@ class B2ndArray:
             self.close()
             raise
         self._scratch = ScratchPool(self.grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
+        #: The chunks whose layout was checked (number: index entry, header), kept for a local
+        #: contiguous frame, whose file cannot change unnoticed: every read checks that it
+        #: has not changed since it was opened (a sparse frame's chunk files are checked again).
+        self._checked: dict[int, tuple[int, ChunkHeader]] = {}
+        self._keeps_checks = isinstance(self._frame, ContiguousFrame) and not self._frame.ranged
 
     def _check_frame(self) -> None:
         frame, grid = self._frame, self.grid
@@ -287,6 +292,9 @@ class B2ndArray:
         if entry < 0 and MARKER_KINDS.get((entry >> 56) & 0xFF) in (Special.ZEROS, Special.UNINIT):
             return None
         chunk = self._frame.chunk_at(n, entry)
+        checked = self._checked.get(n)
+        if checked is not None and checked[0] == entry:
+            return chunk, checked[1]
         try:
             nbytes = ChunkHeader.parse(chunk).nbytes  # the claim first, then the layout
             if nbytes != self.grid.chunk_nbytes:
@@ -300,6 +308,8 @@ class B2ndArray:
             if not message.startswith(f"chunk {n} "):
                 message = f"chunk {n}: {message}"
             raise type(exc)(f"{self._frame.name}: {message}") from None
+        if self._keeps_checks:
+            self._checked[n] = (entry, header)
         return chunk, header
 
     def _fill_zeros(self, region: np.ndarray) -> None:
@@ -387,7 +397,7 @@ class B2ndArray:
                 return
             with self._scratch.take() as buf:
                 self._decode_blocks(*stored, proj.block_runs, buf.view(np.uint8))
-                target[proj.out_index] = gather(buf, grid, proj.chunk_index)
+                gather_into(buf, grid, proj.chunk_index, target[proj.out_index])
 
         for _ in run_in_order(read_part, len(projections), nthreads):
             pass
@@ -419,23 +429,13 @@ class B2ndArray:
 
     def _decode_blocks(self, chunk: Any, header: ChunkHeader, validated: bool,
                        runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:  # fmt: skip
-        """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``
-        (the whole chunk when the runs cover most of it; ``validated``: the chunk was checked
-        whole, else the decoder checks the blocks it decodes)."""
-        grid = self.grid
-        nblocks = math.prod(grid.bgrid)
-        wanted = sum(count for _, count in runs)
-        unit = header.real_typesize or 1
-        if wanted * 2 >= nblocks or grid.block_nbytes % unit or header.special != Special.NONE:
+        """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``,
+        in one call that skips the other blocks (``validated``: the chunk was checked whole,
+        else the decoder checks the blocks it decodes)."""
+        if sum(count for _, count in runs) >= math.prod(self.grid.bgrid):
             engine.decompress_into(chunk, dest, validated=validated)
-            return
-        for first, count in runs:
-            start = first * grid.block_nbytes
-            stop = min(start + count * grid.block_nbytes, grid.chunk_nbytes)
-            engine.getitem_into(
-                chunk, start // unit, (stop - start) // unit, dest[start:stop],
-                validated=validated,
-            )  # fmt: skip
+        else:
+            engine.decompress_blocks_into(chunk, dest, runs, validated=validated)
 
     def __getitem__(self, selection: Any) -> np.ndarray:
         return self.read_selection(selection)
