@@ -140,7 +140,6 @@ def test_corrupt_stream_is_a_chunk_error() -> None:
         engine.decompress(bytes(chunk))
 
 
-
 def _blocked_chunk(clevel: int = 5) -> tuple[np.ndarray, bytes]:
     """A chunk of 16 blocks of 1024 float32 items (the last one short)."""
     items = np.arange(16 * 1024 - 100, dtype=np.float32)
