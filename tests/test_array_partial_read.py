@@ -127,3 +127,51 @@ def test_damaged_block_is_reported_and_other_blocks_still_read(
             array[CHUNK + 2 * BLOCK + 1]
     with bloscpack.open(bad) as array, pytest.raises(BloscpackError, match="block 2 stream 0"):
         np.asarray(array)
+
+
+def test_opening_a_file_opens_it_once(
+    b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file is opened (and locked while it is opened) through its one source: no second
+    descriptor for a lock around the opening."""
+    path, data = b2nd_file
+    opened = []
+    real_open = os.open
+
+    def counting(name: object, *args: object, **kwargs: object) -> int:
+        opened.append(os.fspath(name) if isinstance(name, (str, os.PathLike)) else name)
+        return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting)
+    with bloscpack.open(path) as array:
+        assert array[5] == data[5]
+    assert path not in opened
+
+
+def test_a_chunk_layout_is_checked_once(
+    b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch, tmp_path: os.PathLike[str]
+) -> None:
+    """Box reads check a chunk's layout when they first touch it, in a contiguous frame file;
+    the chunk files of a sparse frame are checked at every read."""
+    from bloscpack.containers.b2nd import reader
+
+    path, data = b2nd_file
+    sparse = os.path.join(tmp_path, "a.b2nd.d")
+    blosc2.asarray(data, urlpath=sparse, mode="w", contiguous=False, chunks=(CHUNK,),
+                   blocks=(BLOCK,), cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})  # fmt: skip
+    checked = []
+    real = reader.validate_chunk
+
+    def counting(chunk: object) -> object:
+        checked.append(1)
+        return real(chunk)
+
+    monkeypatch.setattr(reader, "validate_chunk", counting)
+    for where, checks in ((path, 2), (sparse, 6)):
+        checked.clear()
+        with B2ndArray(where) as array:
+            for _ in range(3):  # chunks 0 and 1
+                assert np.array_equal(
+                    array[CHUNK - 1 : CHUNK + 9000], data[CHUNK - 1 : CHUNK + 9000]
+                )
+        assert len(checked) == checks, where
