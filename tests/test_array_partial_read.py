@@ -151,8 +151,9 @@ def test_opening_a_file_opens_it_once(
 def test_a_chunk_layout_is_checked_once(
     b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch, tmp_path: os.PathLike[str]
 ) -> None:
-    """Box reads check a chunk's layout when they first touch it, in a contiguous frame file;
-    the chunk files of a sparse frame are checked at every read."""
+    """Box reads check the layout of the blocks they decode, each block when first touched in
+    a contiguous frame file, at every read in the chunk files of a sparse frame; whole reads
+    check whole chunks."""
     from bloscpack.containers.b2nd import reader
 
     path, data = b2nd_file
@@ -160,18 +161,26 @@ def test_a_chunk_layout_is_checked_once(
     blosc2.asarray(data, urlpath=sparse, mode="w", contiguous=False, chunks=(CHUNK,),
                    blocks=(BLOCK,), cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})  # fmt: skip
     checked = []
-    real = reader.validate_chunk
+    real_chunk, real_runs = reader.validate_chunk, reader.validate_block_runs
 
-    def counting(chunk: object) -> object:
-        checked.append(1)
-        return real(chunk)
+    def whole(chunk: object) -> object:
+        checked.append("whole")
+        return real_chunk(chunk)
 
-    monkeypatch.setattr(reader, "validate_chunk", counting)
-    for where, checks in ((path, 2), (sparse, 6)):
+    def runs(chunk: object, runs: list[tuple[int, int]], header: object = None) -> object:
+        checked.append(list(runs))
+        return real_runs(chunk, runs, header)
+
+    monkeypatch.setattr(reader, "validate_chunk", whole)
+    monkeypatch.setattr(reader, "validate_block_runs", runs)
+    for where, rounds in ((path, 1), (sparse, 3)):
         checked.clear()
         with B2ndArray(where) as array:
-            for _ in range(3):  # chunks 0 and 1
+            for _ in range(3):  # the last block of chunk 0, the first three of chunk 1
                 assert np.array_equal(
                     array[CHUNK - 1 : CHUNK + 9000], data[CHUNK - 1 : CHUNK + 9000]
                 )
-        assert len(checked) == checks, where
+            assert checked == [[(15, 1)], [(0, 3)]] * rounds, where
+            checked.clear()
+            np.asarray(array)  # the whole chunks
+            assert checked == ["whole"] * 4, where

@@ -37,7 +37,14 @@ from .blosc.header import (
     ChunkHeader,
     Filter,
 )
-from .blosc.layout import ChunkKind, check_header, chunk_kind, validate_blocks, validate_chunk
+from .blosc.layout import (
+    ChunkKind,
+    check_header,
+    chunk_kind,
+    validate_block_runs,
+    validate_blocks,
+    validate_chunk,
+)
 from .blosc.special import decode_special_into, fill_special_items
 from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError, UnwritableCodec
 
@@ -540,10 +547,10 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
     whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
     if whole or not header.extended or header.dictionary or Filter.DELTA in header.pipeline:
         return decompress_into(chunk, out, validated=validated)
+    if not validated:
+        validate_block_runs(chunk, runs, header)
     mask = np.ones(nblocks, np.bool_)  # True: the block is skipped
     for first, count in runs:
-        if not validated:
-            validate_blocks(chunk, first, first + count, header)
         mask[first : first + count] = False
     dest = _destination(out, header.nbytes)
     src = _byte_array(chunk)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import engine
 from ...blosc.header import ChunkHeader, Special
-from ...blosc.layout import validate_chunk
+from ...blosc.layout import ChunkKind, chunk_kind, validate_block_runs, validate_chunk
 from ...errors import (
     ArgumentError,
     BloscpackError,
@@ -199,10 +199,11 @@ class B2ndArray:
             self.close()
             raise
         self._scratch = ScratchPool(self.grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
-        #: The chunks whose layout was checked (number: index entry, header), kept for a local
-        #: contiguous frame, whose file cannot change unnoticed: every read checks that it
-        #: has not changed since it was opened (a sparse frame's chunk files are checked again).
-        self._checked: dict[int, tuple[int, ChunkHeader]] = {}
+        #: The chunks whose layout was checked (number: index entry, header, the blocks
+        #: checked), kept for a local contiguous frame, whose file cannot change unnoticed:
+        #: every read checks that it has not changed since it was opened (a sparse frame's
+        #: chunk files are checked again).
+        self._checked: dict[int, tuple[int, ChunkHeader, np.ndarray | None]] = {}
         self._keeps_checks = isinstance(self._frame, ContiguousFrame) and not self._frame.ranged
 
     def _check_frame(self) -> None:
@@ -285,32 +286,68 @@ class B2ndArray:
 
     # --- chunk access --------------------------------------------------------------------
 
-    def _chunk(self, n: int) -> tuple[Any, ChunkHeader] | None:
-        """The stored chunk ``n`` and its checked header; None for a zeros or uninitialized
-        index marker (nothing stored; a NaN marker gives the chunk C-Blosc2 synthesizes)."""
+    def _chunk(self, n: int, runs: Sequence[tuple[int, int]] | None = None
+               ) -> tuple[Any, ChunkHeader] | None:  # fmt: skip
+        """The stored chunk ``n`` and its header, with the layout of its block ``runs``
+        ``(first, count)`` checked (None: all of it); None for a zeros or uninitialized index
+        marker (nothing stored; a NaN marker gives the chunk C-Blosc2 synthesizes).  A local
+        contiguous frame checks each block once (see ``_checked``)."""
         entry = self._frame.entry(n)
         if entry < 0 and MARKER_KINDS.get((entry >> 56) & 0xFF) in (Special.ZEROS, Special.UNINIT):
             return None
         chunk = self._frame.chunk_at(n, entry)
         checked = self._checked.get(n)
-        if checked is not None and checked[0] == entry:
-            return chunk, checked[1]
-        try:
-            nbytes = ChunkHeader.parse(chunk).nbytes  # the claim first, then the layout
-            if nbytes != self.grid.chunk_nbytes:
+        if checked is None or checked[0] != entry:
+            checked = (entry, self._chunk_header(n, chunk), None)
+        _, header, blocks = checked
+        if blocks is None or not (
+            blocks.all() if runs is None else all(blocks[a : a + k].all() for a, k in runs)
+        ):
+            blocks = self._check_layout(n, chunk, header, runs, blocks)
+        if self._keeps_checks:
+            self._checked[n] = (entry, header, blocks)
+        return chunk, header
+
+    def _chunk_header(self, n: int, chunk: Any) -> ChunkHeader:
+        """The header of chunk ``n``, which must claim the geometry's bytes."""
+        with self._named(n):
+            header = ChunkHeader.parse(chunk)  # the claim first, then the layout
+            if header.nbytes != self.grid.chunk_nbytes:
                 raise FormatError(
-                    f"chunk {n} holds {nbytes} bytes, the b2nd geometry needs"
+                    f"chunk {n} holds {header.nbytes} bytes, the b2nd geometry needs"
                     f" {self.grid.chunk_nbytes}"
                 )
-            header = validate_chunk(chunk)
+        return header
+
+    def _check_layout(self, n: int, chunk: Any, header: ChunkHeader,
+                      runs: Sequence[tuple[int, int]] | None,
+                      blocks: np.ndarray | None) -> np.ndarray:  # fmt: skip
+        """Check the layout of the block ``runs`` of chunk ``n`` (all of it when None, or when
+        its blocks are not the geometry's); the blocks now checked (all True: the whole)."""
+        whole = (runs is None or chunk_kind(header) != ChunkKind.REGULAR
+                 or header.blocksize != self.grid.block_nbytes)  # fmt: skip
+        with self._named(n):
+            if whole:
+                validate_chunk(chunk)
+                return np.ones(max(header.nblocks, 1), np.bool_)
+            if blocks is None:
+                blocks = np.zeros(header.nblocks, np.bool_)
+            unchecked = [(a, k) for a, k in runs if not blocks[a : a + k].all()]  # type: ignore[union-attr]
+            validate_block_runs(chunk, unchecked, header)
+            for first, count in unchecked:
+                blocks[first : first + count] = True
+        return blocks
+
+    @contextlib.contextmanager
+    def _named(self, n: int) -> Iterator[None]:
+        """Errors in the block name the frame and chunk ``n``."""
+        try:
+            yield
         except BloscpackError as exc:
             message = str(exc)
             if not message.startswith(f"chunk {n} "):
                 message = f"chunk {n}: {message}"
             raise type(exc)(f"{self._frame.name}: {message}") from None
-        if self._keeps_checks:
-            self._checked[n] = (entry, header)
-        return chunk, header
 
     def _fill_zeros(self, region: np.ndarray) -> None:
         """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
@@ -411,9 +448,9 @@ class B2ndArray:
 
     def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
-        """:meth:`_chunk` (and True: validated), or for a few blocks of a frame at a URL, a
-        buffer holding the chunk's header, bstarts and those blocks (and False: the decoder
-        validates what it decodes)."""
+        """:meth:`_chunk` with ``runs`` checked (and True: validated), or for a few blocks of a
+        frame at a URL, a buffer holding the chunk's header, bstarts and those blocks (and
+        False: the decoder validates what it decodes)."""
         if self._few_blocks(runs) and self._frame.entry(n) >= 0:
             size = self.grid.block_nbytes
             lo = min(first for first, _ in runs) * size
@@ -422,17 +459,19 @@ class B2ndArray:
             header = ChunkHeader.parse(part)
             unit = header.real_typesize or 1
             if (header.nbytes == self.grid.chunk_nbytes and header.special == Special.NONE
-                    and not size % unit):  # fmt: skip
+                    and header.blocksize == size and not size % unit):  # fmt: skip
                 return part, header, False
-        stored = self._chunk(n)
+        stored = self._chunk(n, runs)
         return None if stored is None else (*stored, True)
 
     def _decode_blocks(self, chunk: Any, header: ChunkHeader, validated: bool,
                        runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:  # fmt: skip
         """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``,
-        in one call that skips the other blocks (``validated``: the chunk was checked whole,
-        else the decoder checks the blocks it decodes)."""
-        if sum(count for _, count in runs) >= math.prod(self.grid.bgrid):
+        in one call that skips the other blocks (``validated``: the layout of those blocks was
+        checked, else the decoder checks the blocks it decodes)."""
+        grid = self.grid
+        if (sum(count for _, count in runs) >= math.prod(grid.bgrid)
+                or header.blocksize != grid.block_nbytes):  # fmt: skip
             engine.decompress_into(chunk, dest, validated=validated)
         else:
             engine.decompress_blocks_into(chunk, dest, runs, validated=validated)
