@@ -492,6 +492,28 @@ def test_selection_reads_only_touched_chunks(python_written, monkeypatch):
         assert decoded == [[(0, 1), (2, 1), (8, 1), (10, 1)]]
 
 
+def test_box_reads_of_new_arrays_reuse_a_scratch_buffer(python_written, monkeypatch):
+    """The chunk-sized buffer a box read decodes into outlives its array: the next array of
+    that chunk size takes it instead of a new one (whose pages would fault in again)."""
+    from bloscpack.containers.b2nd import jobs
+
+    path, array = python_written["blocked"]
+    monkeypatch.setattr(jobs, "_kept", {})
+    with B2ndArray(path) as a:
+        assert np.array_equal(a[1:5, 3:6, 0:3], array[1:5, 3:6, 0:3])
+    ((size, [kept]),) = jobs._kept.items()
+    assert size == a.grid.chunk_nbytes
+    with B2ndArray(path) as b:
+        assert np.array_equal(b[7:9, 13:, 3:5], array[7:9, 13:, 3:5])
+    assert list(jobs._kept) == [size] and len(jobs._kept[size]) == 1
+    assert jobs._kept[size][0] is kept
+    monkeypatch.setattr(jobs, "KEPT_SCRATCH_BYTES", size - 1)  # none kept beyond the bound
+    monkeypatch.setattr(jobs, "_kept", {})
+    with B2ndArray(path) as c:
+        c[1:5, 3:6, 0:3]
+    assert jobs._kept == {}
+
+
 def test_chunk_regions(python_written):
     path, array = python_written["blocked"]
     with B2ndArray(path) as a:
