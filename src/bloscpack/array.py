@@ -187,12 +187,13 @@ class BloscArray:
             )
         # A path is opened in one state: appends and edits by this library wait meanwhile (a
         # file: its source's consistent() block below locks it; a directory: locked here).
+        directory = None  # a path that is no file
         if self.path is not None:
             fmt, opened = open_file(self.path)
-        locked = self.path is not None and opened is None
-        with shared_lock(self.path) if locked else contextlib.nullcontext():  # type: ignore[arg-type]
-            if locked:
-                fmt, opened = open_path(self.path)  # type: ignore[arg-type]
+            directory = self.path if opened is None else None
+        with shared_lock(directory) if directory is not None else contextlib.nullcontext():
+            if directory is not None:
+                fmt, opened = open_path(directory)
             self._source = opened if isinstance(opened, ByteSource) else None  # closed with us
             self._directory = opened if isinstance(opened, Directory) else None
             try:
