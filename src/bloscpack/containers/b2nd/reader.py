@@ -159,6 +159,18 @@ def _grid(shape: tuple[int, ...], chunks: tuple[int, ...], blocks: tuple[int, ..
     return ChunkGrid(shape, chunks, blocks, itemsize)
 
 
+#: The bits of every block: a chunk checked whole.
+ALL_BLOCKS = -1
+
+
+def _block_bits(runs: Sequence[tuple[int, int]]) -> int:
+    """Block runs ``(first, count)`` as bits (bit ``i``: block ``i``)."""
+    bits = 0
+    for first, count in runs:
+        bits |= ((1 << count) - 1) << first
+    return bits
+
+
 class B2ndArray:
     """An NDArray frame open for reading: ``shape``, ``dtype``, ``chunks``, ``blocks``,
     :meth:`read` (the whole array) and :meth:`read_selection` / ``[...]`` (a box of slices,
@@ -200,10 +212,10 @@ class B2ndArray:
             raise
         self._scratch = ScratchPool(self.grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
         #: The chunks whose layout was checked (number: index entry, header, the blocks
-        #: checked), kept for a local contiguous frame, whose file cannot change unnoticed:
-        #: every read checks that it has not changed since it was opened (a sparse frame's
-        #: chunk files are checked again).
-        self._checked: dict[int, tuple[int, ChunkHeader, np.ndarray | None]] = {}
+        #: checked as bits), kept for a local contiguous frame, whose file cannot change
+        #: unnoticed: every read checks that it has not changed since it was opened (a sparse
+        #: frame's chunk files are checked again).
+        self._checked: dict[int, tuple[int, ChunkHeader, int]] = {}
         self._keeps_checks = isinstance(self._frame, ContiguousFrame) and not self._frame.ranged
 
     def _check_frame(self) -> None:
@@ -298,14 +310,13 @@ class B2ndArray:
         chunk = self._frame.chunk_at(n, entry)
         checked = self._checked.get(n)
         if checked is None or checked[0] != entry:
-            checked = (entry, self._chunk_header(n, chunk), None)
+            checked = (entry, self._chunk_header(n, chunk), 0)
         _, header, blocks = checked
-        if blocks is None or not (
-            blocks.all() if runs is None else all(blocks[a : a + k].all() for a, k in runs)
-        ):
+        wanted = ALL_BLOCKS if runs is None else _block_bits(runs)
+        if blocks & wanted != wanted:
             blocks = self._check_layout(n, chunk, header, runs, blocks)
-        if self._keeps_checks:
-            self._checked[n] = (entry, header, blocks)
+            if self._keeps_checks:
+                self._checked[n] = (entry, header, blocks)
         return chunk, header
 
     def _chunk_header(self, n: int, chunk: Any) -> ChunkHeader:
@@ -320,23 +331,19 @@ class B2ndArray:
         return header
 
     def _check_layout(self, n: int, chunk: Any, header: ChunkHeader,
-                      runs: Sequence[tuple[int, int]] | None,
-                      blocks: np.ndarray | None) -> np.ndarray:  # fmt: skip
-        """Check the layout of the block ``runs`` of chunk ``n`` (all of it when None, or when
-        its blocks are not the geometry's); the blocks now checked (all True: the whole)."""
+                      runs: Sequence[tuple[int, int]] | None, blocks: int) -> int:  # fmt: skip
+        """Check the layout of the block ``runs`` of chunk ``n`` not in ``blocks`` (all of it
+        when None, or when its blocks are not the geometry's); the blocks now checked."""
         whole = (runs is None or chunk_kind(header) != ChunkKind.REGULAR
                  or header.blocksize != self.grid.block_nbytes)  # fmt: skip
         with self._named(n):
             if whole:
                 validate_chunk(chunk)
-                return np.ones(max(header.nblocks, 1), np.bool_)
-            if blocks is None:
-                blocks = np.zeros(header.nblocks, np.bool_)
-            unchecked = [(a, k) for a, k in runs if not blocks[a : a + k].all()]  # type: ignore[union-attr]
+                return ALL_BLOCKS
+            assert runs is not None
+            unchecked = [run for run in runs if ~blocks & _block_bits([run])]
             validate_block_runs(chunk, unchecked, header)
-            for first, count in unchecked:
-                blocks[first : first + count] = True
-        return blocks
+        return blocks | _block_bits(unchecked)
 
     @contextlib.contextmanager
     def _named(self, n: int) -> Iterator[None]:
