@@ -106,8 +106,9 @@ def main() -> None:
             label = f"{name} {chunks} {blocks}"
             for op, (t_ours, c_ours) in ours.items():
                 t_theirs, c_theirs = theirs[op]
+                ratio = t_theirs / t_ours
                 print(f"{label:<34}{op:<16}{t_ours * 1e6:>10.0f}{c_ours:>7}"
-                      f"{t_theirs * 1e6:>10.0f}{c_theirs:>7}{t_theirs / t_ours:>7.2f}x")  # fmt: skip
+                      f"{t_theirs * 1e6:>10.0f}{c_theirs:>7}{ratio:>7.2f}x")  # fmt: skip
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
