@@ -212,11 +212,13 @@ class B2ndArray:
             raise
         self._scratch = ScratchPool(self.grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
         #: The chunks whose layout was checked (number: index entry, header, the blocks
-        #: checked as bits), kept for a local contiguous frame, whose file cannot change
-        #: unnoticed: every read checks that it has not changed since it was opened (a sparse
-        #: frame's chunk files are checked again).
+        #: checked as bits), kept for a local contiguous frame open for reading, whose file
+        #: cannot change unnoticed: every read checks that it has not changed since it was
+        #: opened (a sparse frame's chunk files are checked again).
         self._checked: dict[int, tuple[int, ChunkHeader, int]] = {}
-        self._keeps_checks = isinstance(self._frame, ContiguousFrame) and not self._frame.ranged
+        frame = self._frame
+        self._keeps_checks = (isinstance(frame, ContiguousFrame) and not frame.ranged
+                              and not frame.writable)  # fmt: skip
 
     def _check_frame(self) -> None:
         frame, grid = self._frame, self.grid
