@@ -127,3 +127,60 @@ def test_damaged_block_is_reported_and_other_blocks_still_read(
             array[CHUNK + 2 * BLOCK + 1]
     with bloscpack.open(bad) as array, pytest.raises(BloscpackError, match="block 2 stream 0"):
         np.asarray(array)
+
+
+def test_opening_a_file_opens_it_once(
+    b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file is opened (and locked while it is opened) through its one source: no second
+    descriptor for a lock around the opening."""
+    path, data = b2nd_file
+    opened = []
+    real_open = os.open
+
+    def counting(name: object, *args: object, **kwargs: object) -> int:
+        opened.append(os.fspath(name) if isinstance(name, (str, os.PathLike)) else name)
+        return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting)
+    with bloscpack.open(path) as array:
+        assert array[5] == data[5]
+    assert path not in opened
+
+
+def test_a_chunk_layout_is_checked_once(
+    b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch, tmp_path: os.PathLike[str]
+) -> None:
+    """Box reads check the layout of the blocks they decode, each block when first touched in
+    a contiguous frame file, at every read in the chunk files of a sparse frame; whole reads
+    check whole chunks."""
+    from bloscpack.containers.b2nd import reader
+
+    path, data = b2nd_file
+    sparse = os.path.join(tmp_path, "a.b2nd.d")
+    blosc2.asarray(data, urlpath=sparse, mode="w", contiguous=False, chunks=(CHUNK,),
+                   blocks=(BLOCK,), cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})  # fmt: skip
+    checked = []
+    real_chunk, real_runs = reader.validate_chunk, reader.validate_block_runs
+
+    def whole(chunk: object) -> object:
+        checked.append("whole")
+        return real_chunk(chunk)
+
+    def runs(chunk: object, runs: list[tuple[int, int]], header: object = None) -> object:
+        checked.append(list(runs))
+        return real_runs(chunk, runs, header)
+
+    monkeypatch.setattr(reader, "validate_chunk", whole)
+    monkeypatch.setattr(reader, "validate_block_runs", runs)
+    for where, rounds in ((path, 1), (sparse, 3)):
+        checked.clear()
+        with B2ndArray(where) as array:
+            for _ in range(3):  # the last block of chunk 0, the first three of chunk 1
+                assert np.array_equal(
+                    array[CHUNK - 1 : CHUNK + 9000], data[CHUNK - 1 : CHUNK + 9000]
+                )
+            assert checked == [[(15, 1)], [(0, 3)]] * rounds, where
+            checked.clear()
+            np.asarray(array)  # the whole chunks
+            assert checked == ["whole"] * 4, where

@@ -469,22 +469,49 @@ def test_selection_reads_only_touched_chunks(python_written, monkeypatch):
         assert read == [2, 3, 4, 5, 8, 9, 10, 11]
 
     decoded = []
-    real_getitem = engine.getitem_into
+    real_blocks, real_whole = engine.decompress_blocks_into, engine.decompress_into
 
-    def counting_getitem(chunk, start, nitems, out, **kwargs):
+    def counting_blocks(chunk, out, runs, **kwargs):
+        decoded.append(list(runs))
+        return real_blocks(chunk, out, runs, **kwargs)
+
+    def counting_whole(chunk, out, **kwargs):
         if ChunkHeader.parse(chunk).typesize == array.dtype.itemsize:  # not the (int64) index
-            decoded.append((start, nitems))
-        return real_getitem(chunk, start, nitems, out, **kwargs)
+            decoded.append("whole")
+        return real_whole(chunk, out, **kwargs)
 
-    monkeypatch.setattr(engine, "getitem_into", counting_getitem)
+    monkeypatch.setattr(engine, "decompress_blocks_into", counting_blocks)
+    monkeypatch.setattr(engine, "decompress_into", counting_whole)
     with B2ndArray(path) as a:
         # blocks (3, 2, 3) of int32: 18 items each, 3 x 4 x 2 blocks per chunk
         assert np.array_equal(a[0:1, 0:1, 0:1], array[0:1, 0:1, 0:1])
-        assert decoded == [(0, 18)]
+        assert decoded == [[(0, 1)]]  # one call decoding one block
         decoded.clear()
         assert np.array_equal(a[0:4, 1:3, 0:2], array[0:4, 1:3, 0:2])
-        # blocks (0|1, 0|1, 0) of the 3 x 4 x 2 block grid: numbers 0, 2, 8, 10
-        assert decoded == [(0, 18), (36, 18), (144, 18), (180, 18)]
+        # blocks (0|1, 0|1, 0) of the 3 x 4 x 2 block grid: numbers 0, 2, 8, 10, in one call
+        assert decoded == [[(0, 1), (2, 1), (8, 1), (10, 1)]]
+
+
+def test_box_reads_of_new_arrays_reuse_a_scratch_buffer(python_written, monkeypatch):
+    """The chunk-sized buffer a box read decodes into outlives its array: the next array of
+    that chunk size takes it instead of a new one (whose pages would fault in again)."""
+    from bloscpack.containers.b2nd import jobs
+
+    path, array = python_written["blocked"]
+    monkeypatch.setattr(jobs, "_kept", {})
+    with B2ndArray(path) as a:
+        assert np.array_equal(a[1:5, 3:6, 0:3], array[1:5, 3:6, 0:3])
+    ((size, [kept]),) = jobs._kept.items()
+    assert size == a.grid.chunk_nbytes
+    with B2ndArray(path) as b:
+        assert np.array_equal(b[7:9, 13:, 3:5], array[7:9, 13:, 3:5])
+    assert list(jobs._kept) == [size] and len(jobs._kept[size]) == 1
+    assert jobs._kept[size][0] is kept
+    monkeypatch.setattr(jobs, "KEPT_SCRATCH_BYTES", size - 1)  # none kept beyond the bound
+    monkeypatch.setattr(jobs, "_kept", {})
+    with B2ndArray(path) as c:
+        c[1:5, 3:6, 0:3]
+    assert jobs._kept == {}
 
 
 def test_chunk_regions(python_written):

@@ -140,6 +140,56 @@ def test_corrupt_stream_is_a_chunk_error() -> None:
         engine.decompress(bytes(chunk))
 
 
+def _blocked_chunk(clevel: int = 5) -> tuple[np.ndarray, bytes]:
+    """A chunk of 16 blocks of 1024 float32 items (the last one short)."""
+    items = np.arange(16 * 1024 - 100, dtype=np.float32)
+    return items, blosc2.compress2(items, typesize=4, blocksize=4096, clevel=clevel,
+                                   codec=blosc2.Codec.LZ4)  # fmt: skip
+
+
+@pytest.mark.parametrize("clevel", [5, 0])  # regular, memcpyed
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_decompress_blocks_into_decodes_only_the_runs(clevel: int, nthreads: int) -> None:
+    """The blocks of the runs land in their places (the short last one too); every other
+    byte of the destination is left as it was."""
+    items, chunk = _blocked_chunk(clevel)
+    assert ChunkHeader.parse(chunk).memcpyed == (clevel == 0)
+    out = np.full(items.size, -1, np.float32)
+    with engine.threads(nthreads):
+        n = engine.decompress_blocks_into(chunk, out, [(1, 2), (15, 1)])
+    assert n == items.nbytes
+    wanted = np.zeros(items.size, bool)
+    wanted[1024:3072] = wanted[15 * 1024 :] = True
+    assert np.array_equal(out[wanted], items[wanted])
+    assert (out[~wanted] == -1).all()
+    # the mask applies to that call only
+    whole = np.empty_like(items)
+    engine.decompress_into(chunk, whole)
+    assert np.array_equal(whole, items)
+
+
+def test_decompress_blocks_into_checks_only_the_decoded_blocks() -> None:
+    items, chunk = _blocked_chunk()
+    header = ChunkHeader.parse(chunk)
+    starts = np.frombuffer(chunk, "<i4", count=16, offset=header.size)
+    damaged = bytearray(chunk)
+    damaged[int(starts[3]) : int(starts[3]) + 4] = (1 << 30).to_bytes(4, "little")  # block 3
+    out = np.zeros(items.size, np.float32)
+    engine.decompress_blocks_into(bytes(damaged), out, [(0, 3), (4, 12)])
+    assert np.array_equal(out[:3072], items[:3072])
+    with pytest.raises(ChunkError, match="block 3"):
+        engine.decompress_blocks_into(bytes(damaged), out, [(2, 2)])
+    with pytest.raises(IndexError, match=r"blocks \[15, 17\) out of range for a chunk of 16"):
+        engine.decompress_blocks_into(chunk, out, [(15, 2)])
+
+
+def test_decompress_blocks_into_decodes_special_chunks_whole() -> None:
+    chunk = (DATA / "blosc2/chunks/special_value_f64.chunk").read_bytes()
+    out = np.empty(500, np.float64)
+    engine.decompress_blocks_into(chunk, out, [(0, 1)])
+    assert (out == np.frombuffer(chunk[32:40], np.float64)[0]).all()
+
+
 # --- snappy ---------------------------------------------------------------------------------
 
 

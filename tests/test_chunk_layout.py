@@ -215,3 +215,22 @@ def test_vector_and_scalar_walks_agree(monkeypatch: pytest.MonkeyPatch, threshol
     bad = _patch(bytes(good), offset, "<i", 10**6)
     with pytest.raises(ChunkError, match=f"block 40 stream 2: csize 1000000 at {offset} runs"):
         validate_chunk(bad)
+
+
+@pytest.mark.parametrize("threshold", [1, 10**9])
+def test_block_runs_check_only_their_blocks(
+    monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    """validate_block_runs checks the streams of the runs' blocks (with either walker) and
+    names a problem as validate_blocks does; blocks outside the runs are not read."""
+    monkeypatch.setattr(layout, "_VECTOR_MIN_STREAMS", threshold)
+    good = blosc2.compress2(np.arange(20000, dtype=np.int32), typesize=4, blocksize=1024,
+                            splitmode=blosc2.SplitMode.ALWAYS_SPLIT)  # fmt: skip
+    offset = chunk_layout(good).blocks[40].stream_offsets()[2] - 4
+    bad = _patch(bytes(good), offset, "<i", 10**6)
+    runs = [(0, 40), (41, 38)]  # the short last block (78) too
+    assert layout.validate_block_runs(bad, runs).nblocks == 79
+    with pytest.raises(ChunkError, match=f"block 40 stream 2: csize 1000000 at {offset} runs"):
+        layout.validate_block_runs(bad, [(2, 3), (39, 2)])
+    with pytest.raises(IndexError, match=r"blocks \[78, 80\) out of range for a chunk of 79"):
+        layout.validate_block_runs(good, [(78, 2)])

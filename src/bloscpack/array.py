@@ -48,7 +48,7 @@ from .errors import (
     BloscpackError,
     ReadOnlyError,
 )
-from .inputs import detect_buffer, map_file, open_path
+from .inputs import detect_buffer, map_file, open_file, open_path
 from .io.locks import shared_lock
 from .io.paths import PathLike
 from .io.sources import ByteSource, Directory
@@ -185,10 +185,15 @@ class BloscArray:
             raise TypeError(
                 f"open() takes a path, a binary file object or bytes, not {type(source).__name__}"
             )
-        # A path is opened in one state: appends and edits by this library wait meanwhile.
-        with shared_lock(self.path) if self.path is not None else contextlib.nullcontext():
-            if self.path is not None:
-                fmt, opened = open_path(self.path)
+        # A path is opened in one state: appends and edits by this library wait meanwhile (a
+        # file: its source's consistent() block below locks it; a directory: locked here).
+        directory = None  # a path that is no file
+        if self.path is not None:
+            fmt, opened = open_file(self.path)
+            directory = self.path if opened is None else None
+        with shared_lock(directory) if directory is not None else contextlib.nullcontext():
+            if directory is not None:
+                fmt, opened = open_path(directory)
             self._source = opened if isinstance(opened, ByteSource) else None  # closed with us
             self._directory = opened if isinstance(opened, Directory) else None
             try:

@@ -37,7 +37,14 @@ from .blosc.header import (
     ChunkHeader,
     Filter,
 )
-from .blosc.layout import ChunkKind, check_header, chunk_kind, validate_blocks, validate_chunk
+from .blosc.layout import (
+    ChunkKind,
+    check_header,
+    chunk_kind,
+    validate_block_runs,
+    validate_blocks,
+    validate_chunk,
+)
 from .blosc.special import decode_special_into, fill_special_items
 from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError, UnwritableCodec
 
@@ -114,6 +121,8 @@ def _load_libblosc2() -> ctypes.CDLL:
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32,
         ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int32,
     ]  # fmt: skip
+    lib.blosc2_set_maskout.restype = ctypes.c_int
+    lib.blosc2_set_maskout.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
     lib.blosc2_compress_ctx.restype = ctypes.c_int
     lib.blosc2_compress_ctx.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
@@ -507,6 +516,51 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         raise ChunkError(
             f"Blosc chunk failed to decode items (C-Blosc2 returned {n}, expected {want})"
         )
+    return n
+
+
+def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int, int]], *,
+                           validated: bool = False) -> int:  # fmt: skip
+    """Decode the block runs ``(first block, count)`` of a chunk into their places in ``out``
+    (writable, C-contiguous, at least the chunk's ``nbytes``; the other blocks' bytes are left
+    as they are) in one C call that skips the other blocks (C-Blosc2's block mask-out, with
+    :func:`get_nthreads` C threads), or for a memcpyed chunk, copied; a chunk C-Blosc2 cannot
+    decode by blocks (special values, snappy, a dictionary, delta) is decoded whole.  Only the
+    blocks decoded are validated (``validated=True``: the caller checked the chunk).  Returns
+    the chunk's ``nbytes``."""
+    header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
+    nblocks = header.nblocks
+    for first, count in runs:
+        if not 0 <= first <= first + count <= nblocks:
+            raise IndexError(f"blocks [{first}, {first + count}) out of range for a chunk of"
+                             f" {nblocks}")  # fmt: skip
+    kind = chunk_kind(header)
+    if kind == ChunkKind.MEMCPYED and header.blocksize > 0:  # the blocks' bytes, copied
+        if not validated:
+            validate_chunk(chunk)
+        dest, src, size = _destination(out, header.nbytes), _byte_array(chunk), header.size
+        for first, count in runs:
+            lo = first * header.blocksize
+            hi = min(lo + count * header.blocksize, header.nbytes)
+            dest[lo:hi] = src[size + lo : size + hi]
+        return header.nbytes
+    whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
+    if whole or not header.extended or header.dictionary or Filter.DELTA in header.pipeline:
+        return decompress_into(chunk, out, validated=validated)
+    if not validated:
+        validate_block_runs(chunk, runs, header)
+    mask = np.ones(nblocks, np.bool_)  # True: the block is skipped
+    for first, count in runs:
+        mask[first : first + count] = False
+    dest = _destination(out, header.nbytes)
+    src = _byte_array(chunk)
+    lib = _libblosc2()
+    ctx = _dctx()
+    lib.blosc2_set_maskout(ctx, mask.ctypes.data, nblocks)  # reset by the next decompression
+    n = lib.blosc2_decompress_ctx(ctx, _address(src), header.cbytes, _address(dest),
+                                  header.nbytes)  # fmt: skip
+    if n != header.nbytes:
+        raise ChunkError(f"Blosc chunk failed to decode blocks (C-Blosc2 returned {n})")
     return n
 
 

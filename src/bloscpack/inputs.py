@@ -28,6 +28,15 @@ def open_path(path: str) -> tuple[str | None, Any]:
     return detect(path), path
 
 
+def open_file(path: str) -> tuple[None, ByteSource | None]:
+    """:func:`open_path` of a file (format None), or ``(None, None)`` when ``path`` is no file
+    (a directory, or missing: :func:`open_path` says which, under the directory's lock)."""
+    try:
+        return None, ByteSource(path)
+    except FileNotFound:
+        return None, None
+
+
 def detect_buffer(data: Buffer) -> str:
     """The format of a single-file container held in memory: ``blp``, ``b2frame``, ``b2nd``
     or ``chunk`` (see :func:`bloscpack.dispatch.detect` for paths)."""

@@ -414,14 +414,50 @@ def _block_runs(ranges: list[range], bgrid: Shape) -> Iterator[tuple[int, int]]:
         yield pending
 
 
-def gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.ndarray:
-    """Items ``index`` (slices in padded-chunk coordinates, as :class:`ChunkProjection` gives)
-    of an uncompressed chunk (1-d, ``prod(ext_chunk)`` items): a strided view when the blocks
-    are in C order, else one fancy-indexed gather of just those items."""
+def _block_pieces(s: slice, block: int) -> list[tuple[int, int, int, int, int]]:
+    """Split the items ``s`` (step 1) of a padded-chunk axis into at most three pieces, each
+    ``(first result item, first block, blocks, first item in a block, items per block)``: the
+    end of a first partial block, whole blocks, the start of a last partial block."""
+    lo, hi = s.start, s.stop
+    pieces = []
+    done = 0
+    if lo % block:
+        end = min(hi, lo - lo % block + block)
+        pieces.append((0, lo // block, 1, lo % block, end - lo))
+        done = end - lo
+    whole = (hi - lo - done) // block
+    if whole:
+        pieces.append((done, (lo + done) // block, whole, 0, block))
+        done += whole * block
+    if lo + done < hi:
+        pieces.append((done, (lo + done) // block, 1, 0, hi - lo - done))
+    return pieces
+
+
+def gather_into(
+    chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...], dest: np.ndarray
+) -> None:
+    """Copy items ``index`` (slices in padded-chunk coordinates, as :class:`ChunkProjection`
+    gives) of an uncompressed chunk (1-d, ``prod(ext_chunk)`` items) into ``dest`` (their
+    shape): one strided copy when the blocks are in C order; with unit steps, a copy per
+    combination of the pieces (:func:`_block_pieces`) of each axis; else one fancy-indexed
+    gather of just those items."""
     if grid.blocks_in_order:
-        return chunk.reshape(grid.ext_chunk)[index]
+        np.copyto(dest, chunk.reshape(grid.ext_chunk)[index], casting="no")
+        return
     n = grid.ndim
     blocked = chunk.reshape(grid.bgrid + grid.blocks)
+    if all(s.step == 1 for s in index):
+        per_axis = [_block_pieces(s, b) for s, b in zip(index, grid.blocks, strict=True)]
+        for combo in itertools.product(*per_axis):
+            part = dest[tuple(slice(at, at + nb * k) for at, _, nb, _, k in combo)].view()
+            part.shape = tuple(d for _, _, nb, _, k in combo for d in (nb, k))  # a view
+            source = blocked[tuple(slice(b, b + nb) for _, b, nb, _, _ in combo)
+                             + tuple(slice(w, w + k) for _, _, _, w, k in combo)]  # fmt: skip
+            # axes (nb0, nb1, ..., k0, k1, ...) to (nb0, k0, nb1, k1, ...)
+            np.copyto(part, source.transpose([a for i in range(n) for a in (i, n + i)]),
+                      casting="no")  # fmt: skip
+        return
     picks: list[np.ndarray] = []
     inner: list[np.ndarray] = []
     for axis, (s, b) in enumerate(zip(index, grid.blocks, strict=True)):
@@ -430,4 +466,4 @@ def gather(chunk: np.ndarray, grid: ChunkGrid, index: tuple[slice, ...]) -> np.n
         shape[axis] = pos.size
         picks.append((pos // b).reshape(shape))
         inner.append((pos % b).reshape(shape))
-    return blocked[tuple(picks + inner)]
+    dest[...] = blocked[tuple(picks + inner)]

@@ -4,6 +4,7 @@ chunk-sized scratch buffers."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,18 +35,34 @@ def run_in_order(job: Callable[[int], Any], count: int, workers: int) -> Iterato
                 future.cancel()
 
 
+#: Bytes of scratch buffers kept for the next array once a job gives them back: a new buffer's
+#: pages fault in on first touch, which costs more than decoding the few blocks of a box read
+#: just after an array is opened.
+KEPT_SCRATCH_BYTES = 64 << 20
+_kept: dict[int, list[np.ndarray]] = {}
+_kept_lock = threading.Lock()
+
+
 class ScratchPool:
-    """Reusable chunk-sized buffers, one per concurrent job."""
+    """Reusable chunk-sized buffers, one per concurrent job, shared by every pool of their
+    size (at most :data:`KEPT_SCRATCH_BYTES` of them kept)."""
 
     def __init__(self, nitems: int, dtype: np.dtype) -> None:
         self.nitems = nitems
         self.dtype = dtype
-        self._free: list[np.ndarray] = []
+        self.nbytes = nitems * dtype.itemsize
 
     @contextlib.contextmanager
     def take(self) -> Iterator[np.ndarray]:
-        buf = self._free.pop() if self._free else np.empty(self.nitems, dtype=self.dtype)
+        with _kept_lock:
+            free = _kept.get(self.nbytes)
+            buf = free.pop() if free else None
+        if buf is None:
+            buf = np.empty(self.nbytes, dtype=np.uint8)
         try:
-            yield buf
+            yield buf.view(self.dtype)
         finally:
-            self._free.append(buf)
+            with _kept_lock:
+                kept = sum(size * len(bufs) for size, bufs in _kept.items())
+                if kept + self.nbytes <= KEPT_SCRATCH_BYTES:
+                    _kept.setdefault(self.nbytes, []).append(buf)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import engine
 from ...blosc.header import ChunkHeader, Special
-from ...blosc.layout import validate_chunk
+from ...blosc.layout import ChunkKind, chunk_kind, validate_block_runs, validate_chunk
 from ...errors import (
     ArgumentError,
     BloscpackError,
@@ -33,7 +33,7 @@ from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ...ndarray import check_text
 from ..base import ArrayDescription, ChunkSizes, Compression, GridReader, StoredMetadata
-from ..grid import ChunkGrid, chunk_to_array, gather, normalize_index, project_selection
+from ..grid import ChunkGrid, chunk_to_array, gather_into, normalize_index, project_selection
 from ..schunk.contiguous import ContiguousFrame
 from ..schunk.core import EDGE_READ, opening_ranges
 from ..schunk.edit import FrameBase
@@ -159,6 +159,18 @@ def _grid(shape: tuple[int, ...], chunks: tuple[int, ...], blocks: tuple[int, ..
     return ChunkGrid(shape, chunks, blocks, itemsize)
 
 
+#: The bits of every block: a chunk checked whole.
+ALL_BLOCKS = -1
+
+
+def _block_bits(runs: Sequence[tuple[int, int]]) -> int:
+    """Block runs ``(first, count)`` as bits (bit ``i``: block ``i``)."""
+    bits = 0
+    for first, count in runs:
+        bits |= ((1 << count) - 1) << first
+    return bits
+
+
 class B2ndArray:
     """An NDArray frame open for reading: ``shape``, ``dtype``, ``chunks``, ``blocks``,
     :meth:`read` (the whole array) and :meth:`read_selection` / ``[...]`` (a box of slices,
@@ -199,6 +211,14 @@ class B2ndArray:
             self.close()
             raise
         self._scratch = ScratchPool(self.grid.chunk_nbytes // self.dtype.itemsize, self.dtype)
+        #: The chunks whose layout was checked (number: index entry, header, the blocks
+        #: checked as bits), kept for a local contiguous frame open for reading, whose file
+        #: cannot change unnoticed: every read checks that it has not changed since it was
+        #: opened (a sparse frame's chunk files are checked again).
+        self._checked: dict[int, tuple[int, ChunkHeader, int]] = {}
+        frame = self._frame
+        self._keeps_checks = (isinstance(frame, ContiguousFrame) and not frame.ranged
+                              and not frame.writable)  # fmt: skip
 
     def _check_frame(self) -> None:
         frame, grid = self._frame, self.grid
@@ -280,27 +300,63 @@ class B2ndArray:
 
     # --- chunk access --------------------------------------------------------------------
 
-    def _chunk(self, n: int) -> tuple[Any, ChunkHeader] | None:
-        """The stored chunk ``n`` and its checked header; None for a zeros or uninitialized
-        index marker (nothing stored; a NaN marker gives the chunk C-Blosc2 synthesizes)."""
+    def _chunk(self, n: int, runs: Sequence[tuple[int, int]] | None = None
+               ) -> tuple[Any, ChunkHeader] | None:  # fmt: skip
+        """The stored chunk ``n`` and its header, with the layout of its block ``runs``
+        ``(first, count)`` checked (None: all of it); None for a zeros or uninitialized index
+        marker (nothing stored; a NaN marker gives the chunk C-Blosc2 synthesizes).  A local
+        contiguous frame checks each block once (see ``_checked``)."""
         entry = self._frame.entry(n)
         if entry < 0 and MARKER_KINDS.get((entry >> 56) & 0xFF) in (Special.ZEROS, Special.UNINIT):
             return None
         chunk = self._frame.chunk_at(n, entry)
-        try:
-            nbytes = ChunkHeader.parse(chunk).nbytes  # the claim first, then the layout
-            if nbytes != self.grid.chunk_nbytes:
+        checked = self._checked.get(n)
+        if checked is None or checked[0] != entry:
+            checked = (entry, self._chunk_header(n, chunk), 0)
+        _, header, blocks = checked
+        wanted = ALL_BLOCKS if runs is None else _block_bits(runs)
+        if blocks & wanted != wanted:
+            blocks = self._check_layout(n, chunk, header, runs, blocks)
+            if self._keeps_checks:
+                self._checked[n] = (entry, header, blocks)
+        return chunk, header
+
+    def _chunk_header(self, n: int, chunk: Any) -> ChunkHeader:
+        """The header of chunk ``n``, which must claim the geometry's bytes."""
+        with self._named(n):
+            header = ChunkHeader.parse(chunk)  # the claim first, then the layout
+            if header.nbytes != self.grid.chunk_nbytes:
                 raise FormatError(
-                    f"chunk {n} holds {nbytes} bytes, the b2nd geometry needs"
+                    f"chunk {n} holds {header.nbytes} bytes, the b2nd geometry needs"
                     f" {self.grid.chunk_nbytes}"
                 )
-            header = validate_chunk(chunk)
+        return header
+
+    def _check_layout(self, n: int, chunk: Any, header: ChunkHeader,
+                      runs: Sequence[tuple[int, int]] | None, blocks: int) -> int:  # fmt: skip
+        """Check the layout of the block ``runs`` of chunk ``n`` not in ``blocks`` (all of it
+        when None, or when its blocks are not the geometry's); the blocks now checked."""
+        whole = (runs is None or chunk_kind(header) != ChunkKind.REGULAR
+                 or header.blocksize != self.grid.block_nbytes)  # fmt: skip
+        with self._named(n):
+            if whole:
+                validate_chunk(chunk)
+                return ALL_BLOCKS
+            assert runs is not None
+            unchecked = [run for run in runs if ~blocks & _block_bits([run])]
+            validate_block_runs(chunk, unchecked, header)
+        return blocks | _block_bits(unchecked)
+
+    @contextlib.contextmanager
+    def _named(self, n: int) -> Iterator[None]:
+        """Errors in the block name the frame and chunk ``n``."""
+        try:
+            yield
         except BloscpackError as exc:
             message = str(exc)
             if not message.startswith(f"chunk {n} "):
                 message = f"chunk {n}: {message}"
             raise type(exc)(f"{self._frame.name}: {message}") from None
-        return chunk, header
 
     def _fill_zeros(self, region: np.ndarray) -> None:
         """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
@@ -387,7 +443,7 @@ class B2ndArray:
                 return
             with self._scratch.take() as buf:
                 self._decode_blocks(*stored, proj.block_runs, buf.view(np.uint8))
-                target[proj.out_index] = gather(buf, grid, proj.chunk_index)
+                gather_into(buf, grid, proj.chunk_index, target[proj.out_index])
 
         for _ in run_in_order(read_part, len(projections), nthreads):
             pass
@@ -401,9 +457,9 @@ class B2ndArray:
 
     def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
-        """:meth:`_chunk` (and True: validated), or for a few blocks of a frame at a URL, a
-        buffer holding the chunk's header, bstarts and those blocks (and False: the decoder
-        validates what it decodes)."""
+        """:meth:`_chunk` with ``runs`` checked (and True: validated), or for a few blocks of a
+        frame at a URL, a buffer holding the chunk's header, bstarts and those blocks (and
+        False: the decoder validates what it decodes)."""
         if self._few_blocks(runs) and self._frame.entry(n) >= 0:
             size = self.grid.block_nbytes
             lo = min(first for first, _ in runs) * size
@@ -412,30 +468,22 @@ class B2ndArray:
             header = ChunkHeader.parse(part)
             unit = header.real_typesize or 1
             if (header.nbytes == self.grid.chunk_nbytes and header.special == Special.NONE
-                    and not size % unit):  # fmt: skip
+                    and header.blocksize == size and not size % unit):  # fmt: skip
                 return part, header, False
-        stored = self._chunk(n)
+        stored = self._chunk(n, runs)
         return None if stored is None else (*stored, True)
 
     def _decode_blocks(self, chunk: Any, header: ChunkHeader, validated: bool,
                        runs: Sequence[tuple[int, int]], dest: np.ndarray) -> None:  # fmt: skip
-        """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``
-        (the whole chunk when the runs cover most of it; ``validated``: the chunk was checked
-        whole, else the decoder checks the blocks it decodes)."""
+        """Decode the block runs ``(first, count)`` of ``chunk`` into their places in ``dest``,
+        in one call that skips the other blocks (``validated``: the layout of those blocks was
+        checked, else the decoder checks the blocks it decodes)."""
         grid = self.grid
-        nblocks = math.prod(grid.bgrid)
-        wanted = sum(count for _, count in runs)
-        unit = header.real_typesize or 1
-        if wanted * 2 >= nblocks or grid.block_nbytes % unit or header.special != Special.NONE:
+        if (sum(count for _, count in runs) >= math.prod(grid.bgrid)
+                or header.blocksize != grid.block_nbytes):  # fmt: skip
             engine.decompress_into(chunk, dest, validated=validated)
-            return
-        for first, count in runs:
-            start = first * grid.block_nbytes
-            stop = min(start + count * grid.block_nbytes, grid.chunk_nbytes)
-            engine.getitem_into(
-                chunk, start // unit, (stop - start) // unit, dest[start:stop],
-                validated=validated,
-            )  # fmt: skip
+        else:
+            engine.decompress_blocks_into(chunk, dest, runs, validated=validated)
 
     def __getitem__(self, selection: Any) -> np.ndarray:
         return self.read_selection(selection)
