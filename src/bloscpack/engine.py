@@ -118,6 +118,7 @@ def _load_libblosc2() -> ctypes.CDLL:
     lib.blosc2_compress_ctx.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
     ]  # fmt: skip
+    lib.blosc2_get_version_string.restype = ctypes.c_char_p
     return lib
 
 
@@ -134,6 +135,11 @@ def _libblosc2() -> ctypes.CDLL:
             if _lib is None:
                 _lib = _load_libblosc2()
     return _lib
+
+
+def c_blosc2_version() -> str:
+    """The version of the C-Blosc2 library this module calls."""
+    return str(_libblosc2().blosc2_get_version_string().decode())
 
 
 def set_nthreads(n: int) -> int:
