@@ -768,3 +768,7 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
     array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`), the
     user ``metadata`` next to the numpy metadata."""
     return BlpWriter(output, description, options, metadata)
+
+
+#: What :func:`bloscpack.save` writes a new ``.blp`` output with.
+save = save_blp
