@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # imported when first used (module __getattr__ below): blpk s
     )
     from .containers.bloscpack.file import BloscFile, open_file
     from .containers.frame.api import Frame
-    from .convert import convert
+    from .convert import convert  # (at run time: the module bloscpack.convert, callable)
     from .dispatch import detect, info, load, save, verify
     from .integrations.dask import to_dask, to_dask_dataframe
     from .integrations.pandas import read_table
@@ -100,7 +100,6 @@ _SOURCES = {
     "BloscFile": ".containers.bloscpack.file",
     "open_file": ".containers.bloscpack.file",
     "Frame": ".containers.frame.api",
-    "convert": ".convert",
     **dict.fromkeys(("detect", "info", "load", "save", "verify"), ".dispatch"),
     "to_dask": ".integrations.dask",
     "to_dask_dataframe": ".integrations.dask",
