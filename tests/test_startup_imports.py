@@ -63,10 +63,10 @@ def top_level(modules: set[str]) -> set[str]:
     return {m.split(".")[0] for m in modules}
 
 
-def test_import_bloscpack_imports_its_errors_only(tmp_path):
+def test_import_bloscpack_imports_its_errors_and_chunk_managers_only(tmp_path):
     modules = imported(["-c", "import sys, bloscpack; print(*sorted(sys.modules))"], tmp_path)
     assert sorted(m for m in modules if m.startswith("bloscpack")) == [
-        "bloscpack", "bloscpack._startup", "bloscpack.errors",
+        "bloscpack", "bloscpack._startup", "bloscpack.chunkmanagers", "bloscpack.errors",
     ]  # fmt: skip
     assert not top_level(modules) & (OPTIONAL | {"numpy", "blosc"})
 
@@ -112,3 +112,21 @@ def test_blpk_on_local_blp_imports_no_remote_layer_nor_other_formats(command, ra
     if command == ["--version"]:
         assert not set(BLP_MODULES) & modules
         assert not {"bloscpack.dispatch", "bloscpack.array", "bloscpack.api"} & modules
+
+
+def test_an_open_array_turns_into_dask_in_a_fresh_process(tmp_path):
+    """The chunk manager "dask" is registered by ``import bloscpack``, its integration
+    imported on the first call."""
+    import bloscpack
+
+    bloscpack.save(np.arange(10.0), tmp_path / "a.blp")
+    code = (
+        "import sys, bloscpack\n"
+        "assert 'bloscpack.integrations.dask' not in sys.modules\n"
+        "print(bloscpack.open('a.blp').to_dask().sum().compute())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "45.0\n", "")

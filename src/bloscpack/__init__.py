@@ -9,7 +9,7 @@ import importlib
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from . import errors
+from . import chunkmanagers, errors
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 
@@ -105,6 +105,17 @@ _SOURCES = {
     "to_dask_dataframe": ".integrations.dask",
     "read_table": ".integrations.pandas",
 }
+
+
+def _to_dask(*args: Any, **options: Any) -> Any:
+    """The chunk manager ``"dask"`` until :mod:`bloscpack.integrations.dask`, imported on the
+    first call, registers its own."""
+    from .integrations.dask import to_dask
+
+    return to_dask(*args, **options)
+
+
+chunkmanagers.register("dask", _to_dask)  # what BloscArray.to_dask calls
 
 
 def __getattr__(name: str) -> Any:
