@@ -672,7 +672,7 @@ def _blocks_in_order(chunk: np.ndarray) -> None:
     """Store the blocks of the Blosc2 ``chunk`` (uint8) in block order, in place.  Several C
     threads store each block where the output stands when it is done, so their chunk differs
     from one thread's by the order of its blocks only: in order, it is one thread's bytes."""
-    header = ChunkHeader.parse(chunk[:BLOSC2_HEADER_SIZE])
+    header = ChunkHeader.parse(chunk[:BLOSC2_HEADER_SIZE].tobytes())
     if header.memcpyed or header.special or header.vl_blocks or header.nblocks < 2:
         return
     starts = np.frombuffer(chunk, "<i4", count=header.nblocks, offset=header.size)
