@@ -710,3 +710,31 @@ def test_bytes_source():
     with B2ndArray(raw) as a:
         assert a.dtype == np.dtype([("a", "<i4"), ("b", "<f8")]) and len(a) == 5
         assert a.frame.name == "<bytes>"
+
+
+def test_a_lone_chunk_is_compressed_with_the_c_threads(tmp_path, monkeypatch):
+    """One chunk: all C threads compress it (several chunks: one thread each), and the bytes
+    are those of one thread."""
+    array = np.cumsum(np.random.default_rng(5).normal(size=(512, 1024)), axis=1)
+    calls = []
+    compress = engine.compress_blosc2
+
+    def spy(data, **settings):
+        calls.append((memoryview(data).nbytes, settings.get("nthreads")))
+        return compress(data, **settings)
+
+    monkeypatch.setattr(engine, "compress_blosc2", spy)
+    written = {}
+    for n in (1, 4):
+        with engine.threads(n):
+            save_b2nd(array, tmp_path / f"{n}.b2nd", chunks=array.shape, blocks=(8, 1024))
+        frame = ContiguousFrame(tmp_path / f"{n}.b2nd")
+        written[n] = bytes(frame.read_chunk(0))
+        frame.close()
+    assert [c for c in calls if c[0] == array.nbytes] == [(array.nbytes, None)] * 2
+    assert written[1] == written[4]
+    assert np.array_equal(blosc2_read(tmp_path / "4.b2nd"), array)
+    calls.clear()
+    with engine.threads(4):
+        save_b2nd(array, tmp_path / "2.b2nd", chunks=(256, 1024), blocks=(8, 1024))
+    assert [c for c in calls if c[0] == array.nbytes // 2] == [(array.nbytes // 2, 1)] * 2

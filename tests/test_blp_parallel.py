@@ -185,6 +185,25 @@ def test_a_single_many_block_chunk_does_not_depend_on_threads() -> None:
 
 
 @pytest.mark.usefixtures("two_threads")
+def test_a_lone_blosc2_chunk_is_compressed_with_the_c_threads(monkeypatch) -> None:
+    """One Blosc2 chunk: all C threads compress it, and the bytes are those of one thread."""
+    array = _random_walk(2 * 1024 * 1024)  # one chunk of 32 lz4 blocks
+    args = bp.BloscArgs(cname="lz4", blocksize=65536, blosc_version=2)
+    expected = _serially(bp.pack_ndarray_to_bytes, array, chunk_size="2M", blosc_args=args)
+    calls = []
+    compress = engine.compress_blosc2
+
+    def spy(data, **settings):
+        calls.append(settings.get("nthreads"))
+        return compress(data, **settings)
+
+    monkeypatch.setattr(engine, "compress_blosc2", spy)
+    for _ in range(5):
+        assert bp.pack_ndarray_to_bytes(array, chunk_size="2M", blosc_args=args) == expected
+    assert calls == [None] * 5
+
+
+@pytest.mark.usefixtures("two_threads")
 def test_parallel_errors_name_the_chunk_once() -> None:
     buf = _packed(_incompressible(8 * CHUNK))
     offset, cbytes = _chunk_offsets(buf)[6]

@@ -366,3 +366,15 @@ def test_context_reuse_in_any_order() -> None:
             items = bytearray(n * ts)
             engine.getitem_into(chunk, 0, n, items)
             assert items == whole[: n * ts], entry["path"]
+
+
+@pytest.mark.parametrize("splitmode", ["always", "never"])
+def test_blosc2_chunk_bytes_do_not_depend_on_the_thread_count(splitmode):
+    """C threads store each block where the output stands when it is done; the engine puts
+    the blocks back in order: the bytes of one thread, whatever the scheduling."""
+    data = np.cumsum(np.random.default_rng(3).normal(size=1 << 19)).astype("<f4")
+    settings = {"typesize": 4, "codec": "lz4", "blocksize": 8192, "splitmode": splitmode}
+    one = bytes(engine.compress_blosc2(data, **settings, nthreads=1))
+    assert ChunkHeader.parse(one).nblocks == 256
+    for _ in range(10):
+        assert bytes(engine.compress_blosc2(data, **settings, nthreads=4)) == one

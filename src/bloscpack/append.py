@@ -3,6 +3,8 @@
 callable: ``bloscpack.append(path, data)`` appends to every format that grows
 (:func:`bloscpack.dispatch.append`)."""
 
+import sys
+
 from .containers.bloscpack.append import (  # noqa: F401 - the names this module exported
     JOURNAL_SUFFIX,
     KILL_AFTER_ENV,
@@ -24,3 +26,9 @@ def __getattr__(name: str) -> object:
         return getattr(compat, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+# Called, this module is the append of every format that grows (bloscpack.dispatch.append).
+from .dispatch import AppendModule  # noqa: E402
+
+sys.modules[__name__].__class__ = AppendModule

@@ -2,9 +2,10 @@
 by name (as xarray finds its chunk managers).
 
 The core never imports its integrations: an integration registers its converter here when it
-is imported (:mod:`bloscpack.integrations.dask` registers ``"dask"``, and ``import bloscpack``
-imports it), and :meth:`bloscpack.BloscArray.to_dask` looks it up when called.  So the imports
-go one way, from the integrations down to the core.
+is imported (:mod:`bloscpack.integrations.dask` registers ``"dask"``; ``import bloscpack``
+registers a stand-in that imports it on the first call), and
+:meth:`bloscpack.BloscArray.to_dask` looks it up when called.  So the imports go one way, from
+the integrations down to the core.
 """
 
 from __future__ import annotations

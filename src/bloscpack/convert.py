@@ -22,8 +22,11 @@ all: it is built under a temporary name next to ``dst`` and renamed into place.
 from __future__ import annotations
 
 import bisect
+import inspect
 import math
 import os
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -512,6 +515,17 @@ def _convert(
         "dropped": target.dropped,
     }
 
+
+class ConvertModule(types.ModuleType):
+    """The class of this module: called, it is :func:`convert` (``bloscpack.convert(src,
+    dst)``, the name the package exports, is this module once it is imported)."""
+
+    def __call__(self, *args: Any, **options: Any) -> dict[str, Any]:
+        return convert(*args, **options)
+
+
+sys.modules[__name__].__class__ = ConvertModule
+__signature__ = inspect.signature(convert)  # what inspect reports for bloscpack.convert
 
 __all__ = [
     "EXTENSIONS", "FORMATS", "NUMPY_KEYS", "convert", "open_source", "target_format",

@@ -33,9 +33,8 @@ from .io.copies import sized_input
 from .io.paths import PathLike, is_stream
 from .journal import in_one_state
 from .ndarray import holds_text
-from .remote.upload import local_output
 from .streaming import map_npy
-from .url import is_url
+from .url import is_url, local_output
 
 T = TypeVar("T")
 

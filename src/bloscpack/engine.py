@@ -127,6 +127,7 @@ def _load_libblosc2() -> ctypes.CDLL:
     lib.blosc2_compress_ctx.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
     ]  # fmt: skip
+    lib.blosc2_get_version_string.restype = ctypes.c_char_p
     return lib
 
 
@@ -143,6 +144,11 @@ def _libblosc2() -> ctypes.CDLL:
             if _lib is None:
                 _lib = _load_libblosc2()
     return _lib
+
+
+def c_blosc2_version() -> str:
+    """The version of the C-Blosc2 library this module calls."""
+    return str(_libblosc2().blosc2_get_version_string().decode())
 
 
 def set_nthreads(n: int) -> int:
@@ -683,7 +689,8 @@ def compress_blosc2_view(
     ``nthreads`` C threads (default: :func:`get_nthreads`), kept in this thread's compression
     buffer: the view is valid until the thread compresses again (no new chunk-sized buffer,
     whose pages cost more than compressing where the allocator returns freed memory at once,
-    as in ``distributed`` workers)."""
+    as in ``distributed`` workers).  The blocks are stored in order: without a dictionary
+    (whose training differs), the bytes do not depend on ``nthreads``."""
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= MAX_TYPESIZE:
         raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
@@ -708,10 +715,35 @@ def compress_blosc2_view(
     n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
+    if (nthreads or _nthreads) > 1:
+        _blocks_in_order(dest[:n])
     observer = _observer
     if observer is not None:
         observer("compress", src.size)
     return dest.data[:n].toreadonly()
+
+
+def _blocks_in_order(chunk: np.ndarray) -> None:
+    """Store the blocks of the Blosc2 ``chunk`` (uint8) in block order, in place.  Several C
+    threads store each block where the output stands when it is done, so their chunk differs
+    from one thread's by the order of its blocks only: in order, it is one thread's bytes."""
+    header = ChunkHeader.parse(chunk[:BLOSC2_HEADER_SIZE].tobytes())
+    if header.memcpyed or header.special or header.vl_blocks or header.nblocks < 2:
+        return
+    starts = np.frombuffer(chunk, "<i4", count=header.nblocks, offset=header.size)
+    if bool(np.all(starts[1:] > starts[:-1])):
+        return
+    order = np.argsort(starts, kind="stable")
+    ends = np.empty_like(starts)
+    ends[order] = np.append(starts[order][1:], header.cbytes)
+    first = int(starts[order[0]])
+    data = chunk[first : header.cbytes].copy()
+    pieces = [data[start - first : end - first] for start, end in zip(starts, ends, strict=True)]
+    chunk[first : header.cbytes] = np.concatenate(pieces)
+    lengths = (ends - starts).astype(np.int64)
+    chunk[header.size : header.size + 4 * header.nblocks] = (
+        (first + np.cumsum(lengths) - lengths).astype("<i4").view(np.uint8)
+    )
 
 
 def compress_blosc1(

@@ -105,6 +105,21 @@ def local_path(url: str, storage_options: Mapping[str, Any] | None = None) -> st
     return None
 
 
+def local_output(name: Any, what: str) -> Any:
+    """``name`` to be changed in place (``what``: "append to", ...): itself, the local path of
+    a ``file://`` URL, or for any other URL :class:`~bloscpack.errors.UnsupportedError`
+    (object stores have no in-place writes)."""
+    if not is_url(name):
+        return name
+    path = local_path(name)
+    if path is None:
+        raise UnsupportedError(
+            f"{name}: cannot {what} a URL: object stores have no in-place writes (work on a"
+            " local copy, then save or convert it to the URL)"
+        )
+    return path
+
+
 def describe(exc: BaseException) -> str:
     """The cause of a failed remote operation, in a few words."""
     if isinstance(exc, FileNotFoundError):
@@ -154,5 +169,6 @@ def _raise_shown(error: BaseException, exc: BaseException) -> NoReturn:
 
 __all__ = [
     "EXTRA", "EXTRAS", "HIDDEN", "describe", "extra_for", "filesystem", "is_secret_option",
-    "is_url", "local_path", "may_hold_secret", "redact", "redact_options", "remote_errors",
+    "is_url", "local_output", "local_path", "may_hold_secret", "redact", "redact_options",
+    "remote_errors",
 ]  # fmt: skip

@@ -14,11 +14,26 @@ The package holds one module per subcommand (``compress``, ``decompress``, ``app
 (``files``), messages (``console``) and the entry point (``main``).
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .console import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Console
-from .files import check_files
-from .info import format_info
 from .main import COMMANDS, main, run
 from .options import FORMAT_EXTENSIONS, FORMATS, build_parser, parse_size, version_string
+
+if TYPE_CHECKING:
+    from .files import check_files
+    from .info import format_info
+
+#: The names of the subcommands' modules, imported when first used (blpk starts fast).
+_SOURCES = {"check_files": ".files", "format_info": ".info"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_SOURCES[name], __name__), name)
+
 
 #: bloscpack 0.16's name of :func:`build_parser`.
 create_parser = build_parser

@@ -105,9 +105,12 @@ def cmd_compress(args: argparse.Namespace, console: Console) -> int:
 
 def _refuse_compressed(in_file: str, force: bool) -> None:
     """As ``gzip`` does: an input named as a container (any suffix a format is written with)
-    is not compressed again, unless ``-f``."""
+    is not compressed again, unless ``-f`` (then the formats other packages add are not even
+    loaded to know their suffixes)."""
+    if force:
+        return
     found = _registry.by_extension(in_file)
-    if found is not None and not force:
+    if found is not None:
         raise CLIError(
             f"{in_file} already has the {found.extension} suffix -- unchanged"
             " (use -f to compress it again)"

@@ -88,12 +88,17 @@ def _output_file(path: str, args: argparse.Namespace) -> Iterator[IO[bytes]]:
     (:func:`bloscpack.io.staging.atomic_write`), or for a URL uploaded as one object, when the block
     succeeds."""
     from ..io.staging import atomic_write
-    from ..remote.upload import upload_writer
     from ..url import local_path
 
     options = storage_options(args)
     local = local_path(path, options) if _is_remote(path) else path
-    with atomic_write(local) if local is not None else upload_writer(path, options) as out:
+    if local is not None:
+        with atomic_write(local) as out:
+            yield out
+        return
+    from ..remote.upload import upload_writer  # (the remote layer: only for URLs)
+
+    with upload_writer(path, options) as out:
         yield out
 
 

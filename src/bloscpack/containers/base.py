@@ -34,7 +34,7 @@ from ..io.copies import append_file
 from ..io.paths import PathLike
 from ..io.sources import ByteSource, Directory
 from ..io.staging import CommitsOnSuccess, StagedOutput
-from ..remote.source import EDGE_SIZE
+from ..remote import EDGE_SIZE
 from .options import COMMON_OPTIONS, CompressionParams
 
 Buffer = Any  # any object exporting the buffer protocol

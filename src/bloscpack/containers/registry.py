@@ -13,7 +13,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -30,8 +30,6 @@ from ..io.paths import PathLike
 from ..io.sources import ByteSource, Directory
 from ..io.staging import StagedOutput
 from ..ndarray import check_writable
-from ..remote.dirs import open_url
-from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
 from .b2nd.format import FORMAT as B2ND
 from .base import (
@@ -48,6 +46,9 @@ from .chunk import FORMAT as CHUNK
 from .frame.format import FORMAT as B2FRAME
 from .options import CompressionParams, check_options
 from .sframe.format import FORMAT as SFRAME
+
+if TYPE_CHECKING:
+    from ..remote.upload import StagedUpload
 
 #: The formats built in, in the order they are listed; a Blosc chunk (read, never written,
 #: without magic bytes) last.
@@ -260,6 +261,8 @@ def open_url_input(url: str, storage_options: Mapping[str, Any] | None = None, *
     the rest of its opening) or a :class:`~bloscpack.remote.dirs.RemoteDir` and its format.
     ``whole``: all of it will be read (a file up to :data:`WHOLE_FETCH` bytes is fetched in
     one request)."""
+    from ..remote.dirs import open_url  # (the remote layer: only for URLs)
+
     named = by_extension(url)
     opened = open_url(url, storage_options, cache=cache,
                       directory=named is not None and named.directory,
@@ -354,6 +357,8 @@ def _staged(path: PathLike, overwrite: bool, fmt: str | None,
     if is_url(path):
         local = local_path(os.fspath(path), storage_options)
         if local is None:
+            from ..remote.upload import StagedUpload, Upload
+
             upload = Upload(os.fspath(path), storage_options, overwrite=overwrite,
                             last=published_last(fmt), replaces=_holds_published)  # fmt: skip
             return StagedUpload(upload)
@@ -370,6 +375,8 @@ def published_last(fmt: str | None) -> tuple[str, ...]:
 def _holds_published(names: Sequence[str]) -> bool:
     """Whether the files ``names`` (relative to a directory) include those that make a
     directory container of some format readable."""
+    from ..remote.upload import rank
+
     tails = [tail for fmt in every_format() for tail in fmt.published_last]
     return any(rank(name, tails) for name in names)
 

@@ -21,11 +21,9 @@ from typing import Any
 from ..errors import TruncatedError, UnsupportedError
 from ..io.sources import ByteSource
 from ..url import filesystem, redact, remote_errors
+from . import EDGE_SIZE
 from .cache import Ranges, ranges_for
 from .fetch import Fetcher, coalesce, fetcher, split
-
-#: Bytes read from each end of an object when it is opened and its name tells no format.
-EDGE_SIZE = 8 * 1024
 
 #: A read of fewer bytes fetches this many (a chunk header and its bstarts in one request).
 MIN_FETCH = 4096

@@ -26,9 +26,9 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
-from ..errors import BloscpackError, OutputExistsError, RemoteError, UnsupportedError
+from ..errors import BloscpackError, OutputExistsError, RemoteError
 from ..io.staging import CommitsOnSuccess
-from ..url import describe, filesystem, is_url, local_path, remote_errors
+from ..url import describe, filesystem, remote_errors
 
 #: Bytes sent per request of a large object's multipart upload, where the store has them.
 PART_SIZE = 8 * 1024 * 1024
@@ -38,21 +38,6 @@ PARTS_AT_ONCE = 4
 MAX_PARTS = 10_000
 #: Objects of a directory container uploaded at once.
 UPLOADS_AT_ONCE = 8
-
-
-def local_output(name: Any, what: str) -> Any:
-    """``name`` to be changed in place (``what``: "append to", ...): itself, the local path of
-    a ``file://`` URL, or for any other URL :class:`~bloscpack.errors.UnsupportedError`
-    (object stores have no in-place writes)."""
-    if not is_url(name):
-        return name
-    path = local_path(name)
-    if path is None:
-        raise UnsupportedError(
-            f"{name}: cannot {what} a URL: object stores have no in-place writes (work on a"
-            " local copy, then save or convert it to the URL)"
-        )
-    return path
 
 
 def exists(url: str, storage_options: Mapping[str, Any] | None = None) -> bool:
@@ -122,7 +107,7 @@ class Upload:
     def _names(self, keys: Sequence[str]) -> list[str]:
         """The names of the objects ``keys`` relative to the destination."""
         prefix = self.target.rstrip("/") + "/"
-        return [key[len(prefix):] if key.startswith(prefix) else "" for key in keys]
+        return [key[len(prefix) :] if key.startswith(prefix) else "" for key in keys]
 
     def commit(self, built: str) -> None:
         """Upload the file or directory ``built``, then remove the old objects it replaces."""
@@ -305,5 +290,5 @@ def upload_writer(url: str, storage_options: Mapping[str, Any] | None = None, *,
 
 __all__ = [
     "MAX_PARTS", "PART_SIZE", "PARTS_AT_ONCE", "UPLOADS_AT_ONCE", "StagedUpload", "Upload",
-    "exists", "local_output", "rank", "staged_upload", "upload_writer",
+    "exists", "rank", "staged_upload", "upload_writer",
 ]  # fmt: skip

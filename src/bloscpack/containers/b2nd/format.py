@@ -15,9 +15,8 @@ from ...io.sources import ByteSource, Directory
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
 from ..options import CompressionParams
-from ..schunk.core import EDGE_READ
 from ..schunk.format import FrameFormatBase, is_frame
-from ..schunk.sparse import INDEX_FILE, PUBLISHED_LAST
+from ..schunk.records import EDGE_READ, INDEX_FILE, PUBLISHED_LAST
 
 
 class B2ndFormat(FrameFormatBase):

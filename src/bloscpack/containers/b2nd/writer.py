@@ -171,12 +171,13 @@ def _compressed_chunks(
     """The compressed chunks of ``array`` in frame order: straight from the array's memory
     when a chunk is exactly its bytes there, else through a padded scratch buffer.  With
     ``workers=None``, :func:`bloscpack.engine.get_nthreads` chunks are compressed at a time
-    with one C thread each (faster than all C threads on one chunk, and deterministic: the
-    bytes of :meth:`B2ndLayout.compress_chunk`)."""
+    with one C thread each (faster than all C threads on one chunk), and a lone chunk with all
+    of them (unless it trains a dictionary): the bytes of :meth:`B2ndLayout.compress_chunk`
+    either way (:func:`bloscpack.engine.compress_blosc2` stores blocks in order)."""
     c_threads = None
     if workers is None:
         workers = engine.get_nthreads() if grid.nchunks > 1 else 1
-        c_threads = 1
+        c_threads = 1 if grid.nchunks > 1 or params.use_dict else None
     flat = array.reshape(-1).view(np.uint8) if array.flags.c_contiguous and array.ndim else None
     scratch = ScratchPool(grid.chunk_nbytes // array.dtype.itemsize, array.dtype)
 

@@ -16,7 +16,7 @@ from ...errors import ArgumentError, ObjectNumpyArrayRejection, UnsupportedError
 from ...io.paths import PathLike
 from ...io.staging import atomic_write
 from ...journal import Steps
-from ...remote.upload import local_output
+from ...url import local_output
 from .layout import (
     BLPK_HEADER,
     SIZES_FILE,

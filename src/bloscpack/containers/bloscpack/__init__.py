@@ -16,74 +16,46 @@ byte sources over file objects) and :mod:`.sinks` (its writers), :mod:`.compress
 (``compress_file``, ``write_stored``), :mod:`.format` (the :data:`FORMAT` the registry lists).
 """
 
-from .append import append_rows
-from .compress import compress_file, write_stored
+from __future__ import annotations
+
+from ..base import lazy_names
 from .format import FORMAT
-from .header import sniff, stream_size
-from .preamble import (
-    decode_metadata,
-    encode_metadata_section,
-    encode_offsets,
-    metadata_section_length,
-    replacement_metadata_section,
-    serialize_metadata,
-)
-from .reader import (
-    BloscpackReader,
-    BlpReader,
-    ChunkLocation,
-    load,
-    open_reader,
-    read_array,
-    read_metadata_section,
-)
-from .report import info, info_text, verify
-from .writer import (
-    BloscpackWriter,
-    BlpTarget,
-    ConversionTarget,
-    check_blosc_args,
-    compress_chunk,
-    open_writer,
-    own_options,
-    rewrite_metadata,
-    save_blp,
-)
 
-#: What :func:`bloscpack.save` writes a new ``.blp`` output with.
-save = save_blp
+#: The module each name of this package comes from, imported when first used.
+_FROM = {
+    "append_rows": ".append",
+    "compress_file": ".compress",
+    "write_stored": ".compress",
+    "sniff": ".header",
+    "stream_size": ".header",
+    "decode_metadata": ".preamble",
+    "encode_metadata_section": ".preamble",
+    "encode_offsets": ".preamble",
+    "metadata_section_length": ".preamble",
+    "replacement_metadata_section": ".preamble",
+    "serialize_metadata": ".preamble",
+    "BloscpackReader": ".reader",
+    "BlpReader": ".reader",
+    "ChunkLocation": ".reader",
+    "load": ".reader",
+    "open_reader": ".reader",
+    "read_array": ".reader",
+    "read_metadata_section": ".reader",
+    "info": ".report",
+    "info_text": ".report",
+    "verify": ".report",
+    "BloscpackWriter": ".writer",
+    "BlpTarget": ".writer",
+    "ConversionTarget": ".writer",
+    "check_blosc_args": ".writer",
+    "compress_chunk": ".writer",
+    "open_writer": ".writer",
+    "own_options": ".writer",
+    "rewrite_metadata": ".writer",
+    "save": ".writer",
+    "save_blp": ".writer",
+}
 
-__all__ = [
-    "FORMAT",
-    "append_rows",
-    "BlpTarget",
-    "ConversionTarget",
-    "BloscpackReader",
-    "BlpReader",
-    "BloscpackWriter",
-    "ChunkLocation",
-    "check_blosc_args",
-    "compress_file",
-    "info_text",
-    "stream_size",
-    "write_stored",
-    "compress_chunk",
-    "decode_metadata",
-    "encode_metadata_section",
-    "encode_offsets",
-    "info",
-    "load",
-    "metadata_section_length",
-    "open_reader",
-    "open_writer",
-    "read_array",
-    "own_options",
-    "read_metadata_section",
-    "replacement_metadata_section",
-    "rewrite_metadata",
-    "save",
-    "save_blp",
-    "serialize_metadata",
-    "sniff",
-    "verify",
-]
+__getattr__ = lazy_names(__name__, _FROM)
+
+__all__ = ["FORMAT", *_FROM]

@@ -53,7 +53,7 @@ from ...journal import (
     roll_back,
     write_journal,
 )
-from ...remote.upload import local_output
+from ...url import local_output
 from .args import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_CLEVEL,

@@ -34,7 +34,7 @@ from typing import IO, Any
 from ...errors import ArgumentError
 from ...io.paths import PathLike
 from ...journal import recover
-from ...remote.upload import local_output
+from ...url import local_output
 from .args import BloscArgs, BloscpackArgs, MetadataArgs
 from .reader import BloscpackReader
 from .sinks import BLOSC_OPTIONS, BLOSCPACK_OPTIONS, AppendSink, Buffer, ContainerSink, WriteOptions

@@ -98,18 +98,21 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
                     ) -> Generator[bytes | bytearray, None, None]:  # fmt: skip
     """The chunks of the ``nchunks`` buffers of ``datas``, in order, each as
     :func:`compress_chunk` makes it but with one C thread, so that the bytes never depend on
-    the thread count (C threads store a chunk's blocks in the order they finish).  Up to
-    :func:`~bloscpack.engine.get_nthreads` chunks are compressed at once, one per thread (a
-    default Blosc1 chunk of 1 MiB is a single block, which C threads could not share anyway).
+    the thread count (C-Blosc 1.x threads store a chunk's blocks in the order they finish).  Up
+    to :func:`~bloscpack.engine.get_nthreads` chunks are compressed at once, one per thread (a
+    default Blosc1 chunk of 1 MiB is a single block, which C threads could not share anyway); a
+    lone Blosc2 chunk without a dictionary with all C threads (C-Blosc2's blocks are put back in
+    order: :func:`~bloscpack.engine.compress_blosc2`).
     A producer may cycle through ``engine.IN_FLIGHT_PER_WORKER * get_nthreads()`` buffers
     (see :func:`~bloscpack.engine.map_in_order`).  Close the generator when leaving early
     (other Blosc1 compressions wait until then)."""
     workers = max(1, min(engine.get_nthreads(), nchunks))
     if blosc_args.blosc_version == 2:
         settings = _blosc2_settings(blosc_args)
+        c_threads = 1 if nchunks > 1 or blosc_args.use_dict else None
 
         def compress2(data: Buffer) -> bytearray:
-            return engine.compress_blosc2(data, **settings, nthreads=1)
+            return engine.compress_blosc2(data, **settings, nthreads=c_threads)
 
         yield from engine.map_in_order(compress2, datas, workers)
     else:
@@ -768,3 +771,7 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
     array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`), the
     user ``metadata`` next to the numpy metadata."""
     return BlpWriter(output, description, options, metadata)
+
+
+#: What :func:`bloscpack.save` writes a new ``.blp`` output with.
+save = save_blp

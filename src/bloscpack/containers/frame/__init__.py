@@ -6,32 +6,36 @@ Blosc2 super-chunks of :mod:`bloscpack.containers.schunk`, which the ``sframe`` 
 formats share; this package re-exports the names of its lower-level API from there.
 """
 
-from ..schunk.append import append_rows
-from ..schunk.contiguous import ContiguousFrame
-from ..schunk.edit import FrameBase
-from ..schunk.params import CParams
-from ..schunk.reader import (
-    FrameReader,
-    info,
-    load_bytes,
-    open_reader,
-    read_all,
-    verify,
-    vlmeta_items,
-)
-from ..schunk.records import FrameHeader, sniff
-from ..schunk.writer import (
-    ConversionTarget,
-    FrameTarget,
-    FrameWriter,
-    OnePassWriter,
-    open_writer,
-    own_options,
-    packed_user,
-    refused,
-    save_bytes,
-)
+from ..base import lazy_names
 from .format import FORMAT
+
+#: The module each name of this package comes from, imported when first used.
+_FROM = {
+    "append_rows": "..schunk.append",
+    "ContiguousFrame": "..schunk.contiguous",
+    "FrameBase": "..schunk.edit",
+    "CParams": "..schunk.params",
+    "FrameReader": "..schunk.reader",
+    "info": "..schunk.reader",
+    "load_bytes": "..schunk.reader",
+    "open_reader": "..schunk.reader",
+    "read_all": "..schunk.reader",
+    "verify": "..schunk.reader",
+    "vlmeta_items": "..schunk.reader",
+    "FrameHeader": "..schunk.records",
+    "sniff": "..schunk.records",
+    "ConversionTarget": "..schunk.writer",
+    "FrameTarget": "..schunk.writer",
+    "FrameWriter": "..schunk.writer",
+    "OnePassWriter": "..schunk.writer",
+    "open_writer": "..schunk.writer",
+    "own_options": "..schunk.writer",
+    "packed_user": "..schunk.writer",
+    "refused": "..schunk.writer",
+    "save_bytes": "..schunk.writer",
+}
+
+__getattr__ = lazy_names(__name__, _FROM)
 
 __all__ = [
     "FORMAT", "append_rows", "CParams", "ContiguousFrame", "ConversionTarget", "FrameBase",

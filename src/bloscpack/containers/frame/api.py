@@ -21,7 +21,7 @@ from typing import Any
 from ...errors import ArgumentError, FileNotFound, NotAContainer
 from ...io.paths import PathLike, is_stream
 from ...io.sources import run_inside
-from ...remote.upload import local_output
+from ...url import local_output
 from ..schunk.contiguous import ContiguousFrame
 from ..schunk.edit import FrameBase
 from ..schunk.params import CParams

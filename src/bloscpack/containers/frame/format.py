@@ -9,9 +9,8 @@ import numpy as np
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
-from ..schunk import append, reader, writer
-from ..schunk.core import EDGE_READ
 from ..schunk.format import FrameFormatBase, is_frame
+from ..schunk.records import EDGE_READ
 
 
 class FrameFormat(FrameFormatBase):
@@ -27,22 +26,34 @@ class FrameFormat(FrameFormatBase):
         return is_frame(head)
 
     def open_reader(self, source: Any, *, verify: bool = True) -> ContainerReader:
+        from ..schunk import reader
+
         return reader.open_reader(source)
 
     def info(self, source: Any) -> dict[str, Any]:
+        from ..schunk import reader
+
         return reader.info(source)
 
     def verify(self, source: Any) -> dict[str, Any]:
+        from ..schunk import reader
+
         return reader.verify(source)
 
     def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
                     metadata: Any = None, **options: Any) -> ContainerWriter:  # fmt: skip
+        from ..schunk import writer
+
         return writer.open_writer(output, description, metadata=metadata, **options)
 
     def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
+        from ..schunk import writer
+
         return writer.ConversionTarget(source, options, copy_chunks)
 
     def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
+        from ..schunk import append
+
         append.append_rows(path, rows)
 
 

@@ -23,6 +23,7 @@ from ...errors import (
 )
 from .params import CParams
 from .records import (
+    EDGE_READ,
     FRAME_CONTIGUOUS,
     FRAME_SPARSE,
     HEADER_FIXED_LEN,
@@ -40,10 +41,6 @@ from .records import (
     parse_layers,
     synthesized_chunk,
 )
-
-#: Bytes read at once at the start and at the end of a frame (header and metalayers; trailer
-#: and index): what is beyond them is read when needed.
-EDGE_READ = 4096
 
 
 def opening_ranges(header: FrameHeader, index_at: int | None = None) -> list[tuple[int, int]]:

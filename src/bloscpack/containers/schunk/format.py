@@ -11,7 +11,6 @@ import numpy as np
 
 from ..base import ContainerFormat
 from ..options import CompressionParams
-from . import writer
 from .records import MAGIC
 
 
@@ -27,11 +26,17 @@ class FrameFormatBase(ContainerFormat):
     appendable = True
 
     def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+        from . import writer
+
         return writer.refused(dtype, shape)
 
     def own_options(self, params: CompressionParams, rest: dict[str, Any], dtype: np.dtype,
                     shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+        from . import writer
+
         return writer.own_options(params, rest, dtype, shape)
 
     def conversion_options(self) -> Mapping[str, Any]:
+        from . import writer
+
         return writer.FrameTarget.OPTIONS

@@ -42,6 +42,14 @@ MAX_NAME_LEN = 31
 # input is large enough to justify it (a tiny repeated-value index may claim any number of chunks).
 MAX_INDEX_NBYTES = 64 * 1024 * 1024
 INDEX_BLOCKSIZE = 16 * 1024
+#: Bytes read at once at the start and at the end of a frame (header and metalayers; trailer
+#: and index): what is beyond them is read when needed.
+EDGE_READ = 4096
+#: The index file of a sparse frame (a directory): a frame with no chunks section.
+INDEX_FILE = "chunks.b2frame"
+#: The file that makes a sparse frame's directory readable (it indexes the others): written
+#: last where the files appear one by one (uploads to a URL).
+PUBLISHED_LAST = (INDEX_FILE,)
 
 FRAME_CONTIGUOUS = 0
 FRAME_SPARSE = 1

@@ -46,18 +46,14 @@ from .reader import unopened_report
 from .records import (
     FRAME_SPARSE,
     HEADER_FIXED_LEN,
+    INDEX_FILE,
+    PUBLISHED_LAST,
     FrameHeader,
     general_flags,
     marker_of,
     sniff_sparse,
 )
 from .writer import FrameLayout, FrameTarget, FrameWriter, OnePassWriter
-
-INDEX_FILE = "chunks.b2frame"
-#: The file that makes the directory readable (it indexes the others): written last where the
-#: files appear one by one (uploads to a URL).
-PUBLISHED_LAST = (INDEX_FILE,)
-
 
 #: The name of a chunk file.
 _CHUNK_FILE = re.compile(r"[0-9A-F]{8,}\.chunk")

@@ -6,19 +6,29 @@ sparse super-chunks of :mod:`bloscpack.containers.schunk.sparse`, which sparse b
 :class:`bloscpack.Frame` share.  This package re-exports the names of its lower-level API.
 """
 
-from ..schunk.sparse import (
-    PUBLISHED_LAST,
-    SparseFrame,
-    SparseFrameTarget,
-    SparseFrameWriter,
-    chunk_file_name,
-    sniff_dir,
-    verify,
-)
-from ..schunk.writer import own_options, refused
+from ..base import lazy_names
 from .format import FORMAT, SparseFrameFormat, info, open_reader, open_writer
 
-ConversionTarget = SparseFrameTarget
+#: The module each name of this package comes from, imported when first used.
+_FROM = {
+    "PUBLISHED_LAST": "..schunk.records",
+    "SparseFrame": "..schunk.sparse",
+    "SparseFrameTarget": "..schunk.sparse",
+    "SparseFrameWriter": "..schunk.sparse",
+    "chunk_file_name": "..schunk.sparse",
+    "sniff_dir": "..schunk.sparse",
+    "verify": "..schunk.sparse",
+    "own_options": "..schunk.writer",
+    "refused": "..schunk.writer",
+}
+_imported = lazy_names(__name__, _FROM)
+
+
+def __getattr__(name: str) -> object:
+    """A name of :data:`_FROM`, imported when first used (``ConversionTarget``:
+    ``SparseFrameTarget``)."""
+    return _imported("SparseFrameTarget" if name == "ConversionTarget" else name)
+
 
 __all__ = [
     "FORMAT", "PUBLISHED_LAST", "ConversionTarget", "SparseFrameFormat", "SparseFrame",

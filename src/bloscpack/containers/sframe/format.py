@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,20 +12,12 @@ from ...io.paths import PathLike
 from ...io.sources import Directory
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
-from ..schunk.append import append_to_frame
-from ..schunk.features import refuse_unmodelled
 from ..schunk.format import FrameFormatBase
-from ..schunk.reader import FrameReader
-from ..schunk.sparse import (
-    INDEX_FILE,
-    PUBLISHED_LAST,
-    SparseArrayWriter,
-    SparseFrame,
-    SparseFrameTarget,
-    SparseLayout,
-    verify,
-)
-from ..schunk.writer import array_layout
+from ..schunk.records import INDEX_FILE, PUBLISHED_LAST
+
+if TYPE_CHECKING:
+    from ..schunk.reader import FrameReader
+    from ..schunk.sparse import SparseArrayWriter
 
 
 def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
@@ -33,6 +25,9 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new sparse frame of the
     array ``description`` at ``output.path``: the chunks and metadata of a contiguous frame
     (the user ``metadata`` too)."""
+    from ..schunk.sparse import SparseArrayWriter, SparseLayout
+    from ..schunk.writer import array_layout
+
     layout, vlmeta, nthreads = array_layout("sframe", description, options, metadata)
     sparse = SparseLayout(layout.cparams, layout.nchunks, layout.chunks)
     return SparseArrayWriter(output, sparse, vlmeta, nthreads)
@@ -41,6 +36,9 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
 def append_rows(path: PathLike, rows: np.ndarray) -> None:
     """:func:`bloscpack.append` for sparse frames: ``rows`` (bytes as ``uint8``) after the
     frame's data."""
+    from ..schunk.append import append_to_frame
+    from ..schunk.sparse import SparseFrame
+
     frame = SparseFrame(path, writable=True)
     try:
         append_to_frame(frame, rows)
@@ -51,12 +49,18 @@ def append_rows(path: PathLike, rows: np.ndarray) -> None:
 def open_reader(source: Any) -> FrameReader:
     """The sparse frame ``source`` (its directory, or an open :class:`SparseFrame`, which the
     reader then owns) as a :class:`~bloscpack.containers.base.ContainerReader`."""
+    from ..schunk.reader import FrameReader
+    from ..schunk.sparse import SparseFrame
+
     return FrameReader(source if isinstance(source, SparseFrame) else SparseFrame(source))
 
 
 def info(path: PathLike | Directory) -> dict[str, Any]:
     """JSON-able description of the sparse frame at ``path`` (header, metalayers,
     vlmetalayers, index = chunk-file ids)."""
+    from ..schunk.features import refuse_unmodelled
+    from ..schunk.sparse import SparseFrame
+
     with contextlib.closing(SparseFrame(path)) as frame, frame.consistent():
         refuse_unmodelled(frame)
         return frame.info()
@@ -86,6 +90,8 @@ class SparseFrameFormat(FrameFormatBase):
         return info(source)
 
     def verify(self, source: Any) -> dict[str, Any]:
+        from ..schunk.sparse import verify
+
         return verify(source)
 
     def open_writer(self, output: StagedOutput, description: ArrayDescription, *,
@@ -93,6 +99,8 @@ class SparseFrameFormat(FrameFormatBase):
         return open_writer(output, description, metadata=metadata, **options)
 
     def conversion_target(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> Any:
+        from ..schunk.sparse import SparseFrameTarget
+
         return SparseFrameTarget(source, options, copy_chunks)
 
     def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:

@@ -1,0 +1,132 @@
+"""``import bloscpack`` and ``blpk`` import only what the work at hand needs: never the remote
+layer, dask, xarray or pandas for local files, nor the readers and writers of formats the
+command does not use (start-up time itself is measured by ``bench/bench_startup.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: Runs ``blpk`` (``main`` with the arguments after the first) and writes, at exit, the names
+#: of the modules the process imported to the file named by the first argument.
+PROBE = (
+    "import atexit, json, sys\n"
+    "atexit.register(lambda: open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules))))\n"
+    "from bloscpack.cli import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+#: Third-party packages only URLs, dask, xarray or pandas objects need.
+OPTIONAL = {"fsspec", "aiohttp", "requests", "urllib3", "dask", "xarray", "pandas", "blosc2"}
+#: The modules of formats other than ``.blp`` that reading or writing a ``.blp`` never needs
+#: (their FORMAT objects, which recognise their files, are imported: the parser lists them).
+OTHER_FORMATS = [
+    f"bloscpack.containers.{name}"
+    for name in (
+        "b2nd.reader", "b2nd.writer", "b2nd.append", "b2nd.jobs", "b2nd.layout", "b2nd.meta",
+        "bcolz.reader", "bcolz.writer", "bcolz.append", "bcolz.attrs", "bcolz.layout",
+        "bcolz.report", "schunk.reader", "schunk.writer", "schunk.sparse", "schunk.core",
+        "schunk.contiguous", "schunk.edit", "schunk.append", "schunk.storage", "frame.api",
+    )
+]  # fmt: skip
+BLP_MODULES = [
+    f"bloscpack.containers.bloscpack.{name}"
+    for name in ("reader", "writer", "append", "compress", "report", "file", "streams")
+]
+
+
+def imported(args: list[str], tmp_path: Path) -> set[str]:
+    """The modules a ``blpk`` process run with ``args`` imported (``args[0] == "-c"``: the
+    Python code given instead)."""
+    out = tmp_path / "modules.json"
+    code = args[1] if args[0] == "-c" else PROBE
+    argv = [] if args[0] == "-c" else args
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(out), *argv],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    if args[0] == "-c":
+        return set(proc.stdout.split())
+    return set(json.loads(out.read_text()))
+
+
+def top_level(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_import_bloscpack_imports_its_errors_and_chunk_managers_only(tmp_path):
+    modules = imported(["-c", "import sys, bloscpack; print(*sorted(sys.modules))"], tmp_path)
+    assert sorted(m for m in modules if m.startswith("bloscpack")) == [
+        "bloscpack", "bloscpack._startup", "bloscpack.chunkmanagers", "bloscpack.errors",
+    ]  # fmt: skip
+    assert not top_level(modules) & (OPTIONAL | {"numpy", "blosc"})
+
+
+def test_public_names_are_imported_when_used(tmp_path):
+    code = (
+        "import sys, bloscpack\n"
+        "assert bloscpack.pack_ndarray_to_bytes.__module__ == 'bloscpack.api'\n"
+        "assert bloscpack.BloscArray.__module__ == 'bloscpack.array'\n"
+        "assert callable(bloscpack.append) and callable(bloscpack.convert)\n"
+        "assert set(bloscpack.__all__) <= set(dir(bloscpack))\n"
+        "print(*sorted(sys.modules))\n"
+    )
+    modules = imported(["-c", code], tmp_path)
+    assert {"bloscpack.api", "bloscpack.array"} <= modules
+    assert not top_level(modules) & OPTIONAL
+    assert not {m for m in modules if m.startswith("bloscpack.remote.")}
+
+
+@pytest.fixture
+def raw(tmp_path: Path) -> Path:
+    path = tmp_path / "in.bin"
+    np.linspace(0, 1, 50_000).tofile(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["--version"], ["c", "in.bin"], ["d", "in.bin.blp", "back.bin"], ["i", "in.bin.blp"]],
+    ids=["version", "compress", "decompress", "info"],
+)  # fmt: skip
+def test_blpk_on_local_blp_imports_no_remote_layer_nor_other_formats(command, raw, tmp_path):
+    if command[0] in ("d", "i"):
+        subprocess.run(
+            [sys.executable, "-m", "bloscpack", "c", str(raw)],
+            check=True, env={**os.environ, "PYTHONPATH": str(SRC)},
+        )  # fmt: skip
+    modules = imported(command, tmp_path)
+    assert not top_level(modules) & OPTIONAL
+    assert not {m for m in modules if m.startswith("bloscpack.remote.")}
+    assert not {m for m in modules if m.startswith("bloscpack.integrations.xarray")}
+    assert not set(OTHER_FORMATS) & modules
+    if command == ["--version"]:
+        assert not set(BLP_MODULES) & modules
+        assert not {"bloscpack.dispatch", "bloscpack.array", "bloscpack.api"} & modules
+
+
+def test_an_open_array_turns_into_dask_in_a_fresh_process(tmp_path):
+    """The chunk manager "dask" is registered by ``import bloscpack``, its integration
+    imported on the first call."""
+    import bloscpack
+
+    bloscpack.save(np.arange(10.0), tmp_path / "a.blp")
+    code = (
+        "import sys, bloscpack\n"
+        "assert 'bloscpack.integrations.dask' not in sys.modules\n"
+        "print(bloscpack.open('a.blp').to_dask().sum().compute())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "45.0\n", "")
