@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import numpy as np
 
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput
-from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
+from ..base import ArrayDescription, ChunkSpan, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from . import append, args, compress, header, reader, report, writer
 from .checksums import CHECKSUMS_AVAIL
@@ -46,6 +46,9 @@ class BloscpackFormat(ContainerFormat):
 
     def load(self, source: Any) -> np.ndarray:
         return reader.load(source)
+
+    def scan(self, reader_: Any) -> Iterator[ChunkSpan]:
+        return reader.scan(reader_)
 
     def info(self, source: Any) -> dict[str, Any]:
         return report.info(source)

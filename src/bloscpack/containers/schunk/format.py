@@ -4,14 +4,14 @@ frame magic."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from ..base import ContainerFormat
+from ..base import ChunkSpan, ContainerFormat
 from ..options import CompressionParams
-from . import writer
+from . import reader, writer
 from .records import MAGIC
 
 
@@ -21,10 +21,13 @@ def is_frame(head: bytes) -> bool:
 
 
 class FrameFormatBase(ContainerFormat):
-    """What the formats of Blosc2 frames share: their writers and appends."""
+    """What the formats of Blosc2 frames share: their writers, appends and chunk spans."""
 
     holds_bytes = True
     appendable = True
+
+    def scan(self, reader_: Any) -> Iterator[ChunkSpan]:
+        return reader.scan(reader_)
 
     def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
         return writer.refused(dtype, shape)

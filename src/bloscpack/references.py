@@ -1,0 +1,215 @@
+"""Byte-range references to a container's chunks: :func:`to_references` describes a container
+as a zarr (format 2) store whose chunk keys point at the stored Blosc chunks, in kerchunk's
+reference format (version 1), so that zarr and xarray read the original files through
+fsspec's reference filesystem without a copy; :func:`write_references` saves one as JSON.
+
+The chunk locations come from each format's :meth:`~bloscpack.containers.base.ContainerFormat.scan`
+(its reader's own checked parsing).  Blosc1 chunks are read by numcodecs' ``blosc`` codec,
+Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2``.  zarr needs every chunk whole: a short
+last chunk is inlined, decoded, padded with zeros and compressed again by the same codec (the
+one chunk per array copied), and so are the special chunks of a frame (32 bytes each).
+Containers whose chunks no zarr chunk grid holds are refused, never referenced wrongly.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from .containers import registry
+from .containers.base import (
+    ChunkSpan,
+    ContainerReader,
+    GridReader,
+    TableReader,
+    check_chunk_nbytes,
+)
+from .errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
+from .io.paths import PathLike
+from .url import is_url
+
+#: The zarr compressor ids of the two chunk formats, by Blosc format version.
+CODEC_IDS = {1: "blosc", 2: "imagecodecs_blosc2"}
+
+
+def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = "leftover",
+                  codec: str = "stock") -> dict[str, Any]:  # fmt: skip
+    """A kerchunk reference dict (version 1) of the local container ``path_or_url``: one
+    zarr format-2 array per container (per column of a ctable) whose chunk keys are
+    ``[path, offset, length]`` of the stored chunks, the short last chunk inlined.
+    ``zarr_format``, ``inline`` and ``codec`` take only 2, ``"leftover"`` and ``"stock"``."""
+    name = os.fspath(path_or_url)
+    if zarr_format != 2:
+        raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 only")
+    if inline != "leftover":
+        raise ArgumentError(f"inline={inline!r}: only 'leftover' (a short last chunk) is inlined")
+    if codec != "stock":
+        raise ArgumentError(f"codec={codec!r}: only the 'stock' codecs are referenced")
+    if is_url(name):
+        raise UnsupportedError(f"{name}: references are made of local containers only")
+    if not os.path.exists(name):
+        raise FileNotFound(f"{name}: no such file or directory")
+    fmt = registry.detect(name)
+    refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
+    with registry.open_reader(os.path.abspath(name), fmt) as reader:
+        if isinstance(reader, TableReader):
+            for column in reader.columns:
+                _add_array(refs, column, fmt, reader.column(column), name, prefix=f"{column}_")
+        else:
+            _add_array(refs, "data", fmt, reader, name, prefix="")
+    return {"version": 1, "refs": refs}
+
+
+def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
+    """Save the reference dict ``refs`` (from :func:`to_references`) as JSON at ``path``."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(refs, fh)
+    except OSError as exc:
+        raise FileNotFound(f"{os.fspath(path)}: cannot write references: {exc.strerror}") from None
+
+
+def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
+               name: str, prefix: str) -> None:  # fmt: skip
+    """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``."""
+    described = reader.description
+    dtype, shape = described.dtype, described.shape
+    where = name if not prefix else f"{name}: column {key!r}"
+    if dtype.hasobject:
+        raise UnsupportedError(f"{where}: object arrays cannot be referenced")
+    if described.order == "F" and len(shape) > 1:
+        raise UnsupportedError(f"{where}: a Fortran-ordered array cannot be referenced")
+    if not shape:
+        raise UnsupportedError(f"{where}: a 0-d array cannot be referenced")
+    if isinstance(reader, GridReader):
+        assert described.chunks is not None
+        chunks = described.chunks
+        counts = reader.grid.grid
+    else:
+        chunks = _flat_chunks(reader, where)
+        counts = (reader.nchunks, *(1,) * (len(shape) - 1))
+    keys = list(chunk_keys(counts))
+    full = math.prod(chunks) * dtype.itemsize
+    spans = list(registry.format_of(fmt).scan(reader))
+    version = _one_version(spans, where)
+    for span, chunk_key in zip(spans, keys, strict=True):
+        refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where)
+    zarray = {
+        "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
+        "dtype": dtype.descr if dtype.names else dtype.str,
+        "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": "C",
+        "filters": None,
+    }  # fmt: skip
+    dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
+    refs[f"{key}/.zarray"] = json.dumps(zarray)
+    refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
+
+
+def _flat_chunks(reader: ContainerReader, where: str) -> tuple[int, ...]:
+    """The zarr chunk shape of a container whose chunks hold runs of its flat bytes: whole
+    rows of equal count, but the last chunk's."""
+    shape, dtype = reader.description.shape, reader.description.dtype
+    row = dtype.itemsize * math.prod(shape[1:])
+    sizes = reader.sizes
+    if sizes.every is not None:
+        every = sizes.every
+    else:
+        assert sizes.each is not None
+        firsts = set(sizes.each[:-1])
+        every = firsts.pop() if len(firsts) == 1 else max(sizes.each, default=row)
+        if firsts or (len(sizes.each) and sizes.each[-1] > every):
+            raise UnsupportedError(f"{where}: chunks of different sizes cannot be referenced")
+    if not row or every % row:
+        raise UnsupportedError(
+            f"{where}: chunks of {every} bytes do not hold whole rows of {row} bytes, so no"
+            " zarr chunk grid holds them"
+        )
+    return (max(every // row, 1), *shape[1:])
+
+
+def _one_version(spans: list[ChunkSpan], where: str) -> int:
+    """The Blosc format of every chunk (1 if none): one zarr codec reads them all."""
+    versions = {span.header.blosc_version for span in spans}
+    if len(versions) > 1:
+        raise UnsupportedError(f"{where}: Blosc1 and Blosc2 chunks mixed cannot be referenced")
+    for span in spans:
+        if span.header.codec == "snappy":
+            raise UnsupportedError(
+                f"{where}: chunk {span.index} is compressed with snappy, which the zarr codecs"
+                " do not decode"
+            )
+    version = versions.pop() if versions else 1
+    if version == 2:
+        _blosc2_codec(where)
+    return version
+
+
+def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str) -> Any:
+    """The reference of one chunk: ``[path, offset, length]``, or its bytes inlined (base64)
+    where it is no whole chunk of a file."""
+    check_chunk_nbytes(reader, span.index, span.header.nbytes)
+    if span.path is not None and span.header.nbytes == full:
+        return [span.path, span.offset, span.length]
+    if span.header.nbytes == full:  # a special chunk, whole
+        data = bytes(reader.stored_chunk(span.index))
+        reader.release()
+    else:
+        padded = np.zeros(full, np.uint8)
+        part = np.frombuffer(reader.read_chunk(span.index), np.uint8)
+        padded[: part.size] = part
+        data = _encode(padded, span, where)
+    return "base64:" + base64.b64encode(data).decode("ascii")
+
+
+def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
+    """``data`` compressed by the codec that reads the chunk ``span`` is one of."""
+    header = span.header
+    if header.blosc_version == 1:
+        from numcodecs import Blosc
+
+        typed = data.view(f"u{header.typesize}") if header.typesize in (1, 2, 4, 8) else data
+        codec = Blosc(cname=header.codec, clevel=5, shuffle=header.shuffle)
+        return bytes(codec.encode(typed))
+    return bytes(_blosc2_codec(where)().encode(data))
+
+
+def _blosc2_codec(where: str) -> Any:
+    """imagecodecs' Blosc2 numcodecs codec, which reads Blosc2 chunks."""
+    try:
+        from imagecodecs.numcodecs import Blosc2
+    except ImportError:
+        raise UnsupportedError(
+            f"{where}: Blosc2 chunks are read by imagecodecs' blosc2 codec, which is not"
+            " installed (pip install 'bloscpack[virtual]')"
+        ) from None
+    return Blosc2
+
+
+def _json_attrs(reader: ContainerReader) -> dict[str, Any]:
+    """The container's user metadata entries that JSON holds (the others are left out)."""
+    try:
+        user = reader.stored_metadata().user
+    except BloscpackError:
+        return {}
+    kept = {}
+    for key, value in user.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        kept[str(key)] = value
+    return kept
+
+
+def chunk_keys(counts: tuple[int, ...]) -> Iterator[str]:
+    """The zarr format-2 keys of a grid of ``counts`` chunks, in C order."""
+    if not math.prod(counts):
+        return
+    for coords in np.ndindex(*counts):
+        yield ".".join(map(str, coords))
