@@ -57,7 +57,7 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
         raise FileNotFound(f"{name}: no such file or directory")
     fmt = registry.detect(name)
     refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
-    with registry.open_reader(os.path.abspath(name), fmt) as reader:
+    with registry.open_reader(name, fmt) as reader:
         if isinstance(reader, TableReader):
             for column in reader.columns:
                 _add_array(refs, column, fmt, reader.column(column), name, prefix=f"{column}_")
@@ -87,6 +87,9 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         raise UnsupportedError(f"{where}: a Fortran-ordered array cannot be referenced")
     if not shape:
         raise UnsupportedError(f"{where}: a 0-d array cannot be referenced")
+    refused = _refused_dtype(dtype)
+    if refused:
+        raise UnsupportedError(f"{where}: {refused} cannot be referenced (zarr reads none)")
     if isinstance(reader, GridReader):
         assert described.chunks is not None
         chunks = described.chunks
@@ -94,9 +97,9 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     else:
         chunks = _flat_chunks(reader, where)
         counts = (reader.nchunks, *(1,) * (len(shape) - 1))
-    keys = list(chunk_keys(counts))
+    keys = list(chunk_keys(counts)) if shape[0] else []
     full = math.prod(chunks) * dtype.itemsize
-    spans = list(registry.format_of(fmt).scan(reader))
+    spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
     version = _one_version(spans, where)
     for span, chunk_key in zip(spans, keys, strict=True):
         refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where)
@@ -109,6 +112,20 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
+
+
+def _refused_dtype(dtype: np.dtype) -> str | None:
+    """Why zarr format 2 holds no array of the structured ``dtype`` as numpy has it."""
+    if dtype.names is None:
+        return None
+    if len(dtype.fields or {}) != len(dtype.names):
+        return "a structured dtype with field titles"
+    if dtype.itemsize != sum(dtype[name].itemsize for name in dtype.names):
+        return "a structured dtype with padding (aligned or with offsets)"
+    for name in dtype.names:
+        if dtype[name].names is not None or dtype[name].shape:
+            return f"a structured dtype whose field {name!r} is itself structured or an array"
+    return None
 
 
 def _flat_chunks(reader: ContainerReader, where: str) -> tuple[int, ...]:
@@ -151,20 +168,16 @@ def _one_version(spans: list[ChunkSpan], where: str) -> int:
 
 
 def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str) -> Any:
-    """The reference of one chunk: ``[path, offset, length]``, or its bytes inlined (base64)
-    where it is no whole chunk of a file."""
+    """The reference of one chunk: ``[path, offset, length]``, or where it is no whole chunk
+    of a file (a short last chunk, a special entry of a frame) its data as read, padded with
+    zeros to a whole chunk, compressed again and inlined (base64)."""
     check_chunk_nbytes(reader, span.index, span.header.nbytes)
     if span.path is not None and span.header.nbytes == full:
-        return [span.path, span.offset, span.length]
-    if span.header.nbytes == full:  # a special chunk, whole
-        data = bytes(reader.stored_chunk(span.index))
-        reader.release()
-    else:
-        padded = np.zeros(full, np.uint8)
-        part = np.frombuffer(reader.read_chunk(span.index), np.uint8)
-        padded[: part.size] = part
-        data = _encode(padded, span, where)
-    return "base64:" + base64.b64encode(data).decode("ascii")
+        return [os.path.abspath(span.path), span.offset, span.length]
+    padded = np.zeros(full, np.uint8)
+    part = np.frombuffer(reader.read_chunk(span.index), np.uint8)
+    padded[: part.size] = part
+    return "base64:" + base64.b64encode(_encode(padded, span, where)).decode("ascii")
 
 
 def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
@@ -173,7 +186,8 @@ def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
     if header.blosc_version == 1:
         from numcodecs import Blosc
 
-        typed = data.view(f"u{header.typesize}") if header.typesize in (1, 2, 4, 8) else data
+        sized = header.typesize in (1, 2, 4, 8) and not data.size % header.typesize
+        typed = data.view(f"u{header.typesize}") if sized else data
         codec = Blosc(cname=header.codec, clevel=5, shuffle=header.shuffle)
         return bytes(codec.encode(typed))
     return bytes(_blosc2_codec(where)().encode(data))

@@ -83,7 +83,7 @@ class B2ndFormat(FrameFormatBase):
         its axes but the first and divide it along the first (else it decodes block by
         block, an order no reader of references knows)."""
         chunks, blocks = reader.description.chunks, reader.description.blocks
-        if blocks[1:] != chunks[1:] or (blocks and chunks[0] % blocks[0]):
+        if blocks[1:] != chunks[1:] or (blocks and blocks[0] and chunks[0] % blocks[0]):
             raise UnsupportedError(
                 f"{reader.name}: its chunks of {chunks} hold blocks of {blocks} one after"
                 " another, not in C order; byte range references need blocks that span every"
