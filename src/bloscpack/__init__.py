@@ -48,6 +48,7 @@ from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
 from .integrations.dask import to_dask, to_dask_dataframe
 from .integrations.pandas import read_table
+from .references import to_references, write_references
 
 # bloscpack.append: 0.16's module (bloscpack.append.append_fp, ...), and called, the append of
 # every format that grows (bloscpack.dispatch.append)
@@ -78,6 +79,8 @@ __all__ = [
     "read_table",
     "to_dask",
     "to_dask_dataframe",
+    "to_references",
+    "write_references",
     *_error_names,
     "BloscArgs",
     "BloscpackArgs",

@@ -57,12 +57,15 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
         raise FileNotFound(f"{name}: no such file or directory")
     fmt = registry.detect(name)
     refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
-    with registry.open_reader(name, fmt) as reader:
+    reader = registry.open_reader(name, fmt)
+    try:
         if isinstance(reader, TableReader):
             for column in reader.columns:
                 _add_array(refs, column, fmt, reader.column(column), name, prefix=f"{column}_")
         else:
             _add_array(refs, "data", fmt, reader, name, prefix="")
+    finally:
+        reader.close()
     return {"version": 1, "refs": refs}
 
 

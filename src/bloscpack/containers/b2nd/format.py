@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import UnsupportedError
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ...io.staging import StagedOutput
-from ...errors import UnsupportedError
 from ..base import ArrayDescription, ChunkSpan, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from ..schunk.core import EDGE_READ

@@ -614,7 +614,6 @@ def scan(blp: BlpReader) -> Iterator[ChunkSpan]:
         yield ChunkSpan(loc.index, inner.source.name, loc.offset, loc.cbytes, header)
 
 
-
 class _ChunkTable(NamedTuple):
     """Positions, stored sizes and uncompressed sizes of all chunks (int64 arrays)."""
 
