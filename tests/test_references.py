@@ -1,0 +1,227 @@
+"""Byte-range references (kerchunk, zarr format 2): zarr and xarray read the containers of
+every format in place, through fsspec's reference filesystem, and get what bloscpack.load
+gets; what no reference can describe exactly is refused by name."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from pathlib import Path
+
+import blosc2
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers import registry
+from bloscpack.errors import ArgumentError, FileNotFound, UnsupportedError
+
+zarr = pytest.importorskip("zarr")
+numcodecs = pytest.importorskip("numcodecs")
+imagecodecs_numcodecs = pytest.importorskip("imagecodecs.numcodecs")
+xr = pytest.importorskip("xarray")
+
+DATA = Path(__file__).parent / "data"
+#: 10,007 rows: a short last chunk in every flat layout of 1,000 rows.
+ARRAY = np.arange(10_007 * 3, dtype="<f8").reshape(10_007, 3) / 7
+OWN = {
+    "blp": ("a.blp", {"chunk_size": 1000 * 3 * 8}),
+    "b2frame": ("a.b2frame", {"chunk_size": 1000 * 3 * 8}),
+    "sframe": ("a.b2sframe", {"chunk_size": 1000 * 3 * 8, "format": "sframe"}),
+    "b2nd": ("a.b2nd", {"chunks": (1000, 3), "blocks": (250, 3)}),
+    "b2nd sparse": ("s.b2nd", {"chunks": (1000, 3), "blocks": (250, 3), "sparse": True}),
+    "bcolz": ("a.bcolz", {"chunklen": 1000}),
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _blosc2_codec():
+    """imagecodecs' Blosc2 codec, which reads the Blosc2 chunks, known to numcodecs."""
+    numcodecs.register_codec(imagecodecs_numcodecs.Blosc2)
+
+
+def zarr_arrays(refs: dict) -> dict[str, np.ndarray]:
+    """Every array of ``refs``, read by zarr through the reference filesystem."""
+    names = [key[: -len("/.zarray")] for key in refs["refs"] if key.endswith("/.zarray")]
+    return {
+        name: zarr.open_array("reference://", storage_options={"fo": refs}, path=name,
+                              mode="r", zarr_format=2)[...]
+        for name in names
+    }  # fmt: skip
+
+
+def inlined(refs: dict) -> list[str]:
+    """The keys of the chunks ``refs`` holds inline."""
+    return [key for key, value in refs["refs"].items()
+            if isinstance(value, str) and value.startswith("base64:")]  # fmt: skip
+
+
+def assert_same(got: np.ndarray, expected: np.ndarray) -> None:
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("case", list(OWN))
+def test_zarr_reads_what_load_reads_in_place(tmp_path, case):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    refs = bloscpack.to_references(path)
+    assert refs["version"] == 1
+    assert json.loads(refs["refs"][".zgroup"]) == {"zarr_format": 2}
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert zarray["shape"] == [10_007, 3] and zarray["chunks"] == [1000, 3]
+    assert zarray["dtype"] == "<f8" and zarray["fill_value"] is None
+    assert zarray["compressor"]["id"] == ("blosc" if case in ("blp", "bcolz")
+                                          else "imagecodecs_blosc2")  # fmt: skip
+    assert json.loads(refs["refs"]["data/.zattrs"])["_ARRAY_DIMENSIONS"] == ["dim_0", "dim_1"]
+    # b2nd pads its edge chunks whole; the flat formats' short last chunk is the one copied
+    assert inlined(refs) == ([] if case.startswith("b2nd") else ["data/10.0"])
+    first, offset, length = refs["refs"]["data/0.0"]
+    assert os.path.isabs(first) and first.startswith(str(tmp_path))
+    with registry.open_reader(str(path), bloscpack.detect(path)) as reader:
+        assert Path(first).read_bytes()[offset : offset + length] == bytes(reader.stored_chunk(0))
+    assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
+
+
+def test_xarray_opens_the_references_with_the_zarr_engine(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY, path, chunklen=1000)
+    refs = bloscpack.to_references(path)
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+    assert dataset["data"].dims == ("dim_0", "dim_1")
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+
+
+def test_written_references_are_json_that_fsspec_opens(tmp_path):
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY, path, chunk_size=1000 * 3 * 8)
+    refs = bloscpack.to_references(path)
+    bloscpack.write_references(refs, tmp_path / "refs.json")
+    assert json.loads((tmp_path / "refs.json").read_text()) == refs
+    opened = zarr.open_array("reference://", storage_options={"fo": str(tmp_path / "refs.json")},
+                             path="data", mode="r", zarr_format=2)  # fmt: skip
+    np.testing.assert_array_equal(opened[...], ARRAY)
+    with pytest.raises(FileNotFound, match=f"^{re.escape(str(tmp_path))}/no/refs.json: cannot"
+                                           " write references: No such file or directory$"):
+        bloscpack.write_references(refs, tmp_path / "no" / "refs.json")
+
+
+def test_the_last_chunk_inlined_is_the_padded_chunk_compressed_again(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY, path, chunklen=1000)
+    encoded = bloscpack.to_references(path)["refs"]["data/10.0"]
+    chunk = base64.b64decode(encoded.removeprefix("base64:"))
+    decoded = np.frombuffer(numcodecs.Blosc().decode(chunk), "<f8").reshape(1000, 3)
+    np.testing.assert_array_equal(decoded[:7], ARRAY[10_000:])
+    assert not decoded[7:].any()
+
+
+# --- files the peers wrote -------------------------------------------------------------------
+
+BCOLZ = sorted(p.name for p in (DATA / "bcolz").iterdir()
+               if p.is_dir() and p.name != "ca_object")  # fmt: skip
+FRAMES = [
+    "frames/codec_zstd.b2frame", "frames/several_short_last.b2frame",
+    "frames/fill_zero.b2frame", "frames/fill_nan_f64.b2frame", "frames/fill_uninit.b2frame",
+    "frames/specials_update.b2frame", "frames/mutations_mixed.b2frame", "frames/dict_zstd.b2frame",
+    "frames/nd_struct.b2nd", "frames/nd_str_U6.b2nd", "sframes/specials.b2frame",
+    "sframes/reorder.b2frame",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BCOLZ)
+def test_bcolz_directories_bcolz_wrote(name):
+    path = DATA / "bcolz" / name
+    refs = bloscpack.to_references(path)
+    got, expected = zarr_arrays(refs), bloscpack.load(path)
+    if not name.startswith("ct_"):
+        assert list(got) == ["data"]
+        assert_same(got["data"], expected)
+    else:  # a ctable: one array per column
+        assert list(got) == list(expected.dtype.names)
+        for column in expected.dtype.names:
+            assert_same(got[column], expected[column])
+    assert len(inlined(refs)) <= len(got)  # at most one chunk per array
+
+
+@pytest.mark.parametrize("name", FRAMES)
+def test_frames_python_blosc2_wrote(name):
+    path = DATA / "blosc2" / name
+    assert_same(zarr_arrays(bloscpack.to_references(path))["data"], bloscpack.load(path))
+
+
+def test_special_chunks_are_inlined_as_the_values_they_stand_for():
+    """Uninitialized entries read as zeros, as bloscpack.load reads them."""
+    path = DATA / "blosc2" / "frames" / "fill_uninit.b2frame"
+    refs = bloscpack.to_references(path)
+    assert inlined(refs) == ["data/0", "data/1", "data/2"]
+    assert_same(zarr_arrays(refs)["data"], np.zeros(10_000, np.uint8))
+
+
+def test_ndarrays_python_blosc2_wrote(tmp_path):
+    path = tmp_path / "peer.b2nd"
+    blosc2.asarray(ARRAY, chunks=(1000, 3), blocks=(500, 3), urlpath=str(path), mode="w")
+    refs = bloscpack.to_references(path)
+    assert inlined(refs) == []
+    assert_same(zarr_arrays(refs)["data"], ARRAY)
+
+
+# --- what is refused ----------------------------------------------------------------------
+
+
+def refusal(path: Path, message: str) -> None:
+    with pytest.raises(UnsupportedError, match=f"^{re.escape(str(path))}: {message}$"):
+        bloscpack.to_references(path)
+
+
+def test_b2nd_chunks_stored_block_by_block_are_refused():
+    refusal(DATA / "b2nd" / "f2d_float64.b2nd", re.escape(
+        "its chunks of (5, 4) hold blocks of (2, 3) one after another, not in C order; byte"
+        " range references need blocks that span every axis of a chunk but the first and"
+        " divide the first"))  # fmt: skip
+
+
+def test_snappy_chunks_are_refused():
+    folder = DATA / "snappy" / "bcolz-zipline-1.13.0_cblosc-1.21.7dev_snappy-1.1.9" / "bcolz"
+    refusal(folder / "bcr01_i4_arange100000_cl16384",
+            "chunk 0 is compressed with snappy, which the zarr codecs do not decode")
+    refusal(folder / "bcr03_ctable_i8_f4_5000", "column 'a': chunk 0 is compressed with snappy,"
+            " which the zarr codecs do not decode")  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("bcolz/ca_object", "object carray: its chunks are pickled Python objects, which bloscpack"
+                        " never unpickles"),
+    ("bloscpack/nd_fortran_2d.blp", "a Fortran-ordered array cannot be referenced"),
+    ("bloscpack/nd_0d.blp", "a 0-d array cannot be referenced"),
+    ("bloscpack/nd_nested.blp", "a structured dtype whose field 'b' is itself structured or an"
+                                " array cannot be referenced \\(zarr reads none\\)"),
+    ("bloscpack/nd_aligned_padded.blp", "a structured dtype with padding \\(aligned or with"
+                                        " offsets\\) cannot be referenced \\(zarr reads none\\)"),
+    ("blosc2/frames/varlen_chunksize0.b2frame", "chunks of different sizes cannot be referenced"),
+    ("blosc2/chunks/m_lz4_shuffle.chunk", "the chunks of a one Blosc chunk cannot be referenced"
+                                          " by byte range \\(format 'chunk' does not locate"
+                                          " them\\)"),
+])  # fmt: skip
+def test_containers_no_reference_describes_are_refused(name, message):
+    refusal(DATA / name, message)
+
+
+def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY, path)
+    for option, message in [
+        ({"zarr_format": 3}, "zarr_format=3: references are zarr format 2 only"),
+        ({"inline": "all"}, "inline='all': only 'leftover' (a short last chunk) is inlined"),
+        ({"codec": "bloscpack"}, "codec='bloscpack': only the 'stock' codecs are referenced"),
+    ]:
+        with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$"):
+            bloscpack.to_references(path, **option)
+    with pytest.raises(FileNotFound, match=f"^{re.escape(str(tmp_path))}/none.blp: no such file"):
+        bloscpack.to_references(tmp_path / "none.blp")
+    with pytest.raises(UnsupportedError, match="^s3://b/a.blp: references are made of local"):
+        bloscpack.to_references("s3://b/a.blp")
