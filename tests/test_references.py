@@ -105,8 +105,11 @@ def test_written_references_are_json_that_fsspec_opens(tmp_path):
     opened = zarr.open_array("reference://", storage_options={"fo": str(tmp_path / "refs.json")},
                              path="data", mode="r", zarr_format=2)  # fmt: skip
     np.testing.assert_array_equal(opened[...], ARRAY)
-    with pytest.raises(FileNotFound, match=f"^{re.escape(str(tmp_path))}/no/refs.json: cannot"
-                                           " write references: No such file or directory$"):
+    with pytest.raises(
+        FileNotFound,
+        match=f"^{re.escape(str(tmp_path))}/no/refs.json: cannot"
+        " write references: No such file or directory$",
+    ):
         bloscpack.write_references(refs, tmp_path / "no" / "refs.json")
 
 
@@ -187,8 +190,10 @@ def test_b2nd_chunks_stored_block_by_block_are_refused():
 
 def test_snappy_chunks_are_refused():
     folder = DATA / "snappy" / "bcolz-zipline-1.13.0_cblosc-1.21.7dev_snappy-1.1.9" / "bcolz"
-    refusal(folder / "bcr01_i4_arange100000_cl16384",
-            "chunk 0 is compressed with snappy, which the zarr codecs do not decode")
+    refusal(
+        folder / "bcr01_i4_arange100000_cl16384",
+        "chunk 0 is compressed with snappy, which the zarr codecs do not decode",
+    )
     refusal(folder / "bcr03_ctable_i8_f4_5000", "column 'a': chunk 0 is compressed with snappy,"
             " which the zarr codecs do not decode")  # fmt: skip
 
