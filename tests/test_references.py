@@ -8,6 +8,8 @@ import base64
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import blosc2
@@ -230,3 +232,36 @@ def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
         bloscpack.to_references(tmp_path / "none.blp")
     with pytest.raises(UnsupportedError, match="^s3://b/a.blp: references are made of local"):
         bloscpack.to_references("s3://b/a.blp")
+
+
+# --- blpk refs ----------------------------------------------------------------------------
+
+
+def blpk(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "bloscpack", *args], capture_output=True, text=True, cwd=cwd,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_blpk_refs_writes_the_references_or_prints_them(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.bcolz", chunklen=1000)
+    expected = bloscpack.to_references(tmp_path / "a.bcolz")
+    proc = blpk("refs", "a.bcolz", "-o", "refs.json", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "blpk: a.bcolz -> refs.json: 11 chunks referenced, 1 of them inlined\n"
+    assert json.loads((tmp_path / "refs.json").read_text()) == expected
+    again = blpk("refs", "a.bcolz", "-o", "refs.json", cwd=tmp_path)
+    assert (again.returncode, again.stderr) == (1, "blpk: error: output file 'refs.json' exists!\n")
+    printed = blpk("refs", "a.bcolz", cwd=tmp_path)
+    assert printed.returncode == 0 and json.loads(printed.stdout) == expected
+
+
+def test_blpk_refs_names_what_it_refuses(tmp_path):
+    proc = blpk("refs", str(DATA / "bcolz" / "ca_object"), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"blpk: error: {DATA / 'bcolz' / 'ca_object'}: object carray: its chunks are pickled"
+        " Python objects, which bloscpack never unpickles\n"
+    )
+    assert not list(tmp_path.iterdir())

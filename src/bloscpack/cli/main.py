@@ -19,6 +19,7 @@ from .decompress import cmd_decompress
 from .demo import cmd_demo
 from .info import cmd_info
 from .options import build_parser, refuse_gzip_levels
+from .refs import cmd_refs
 from .verify import cmd_verify
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
@@ -33,6 +34,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "verify": cmd_verify,
     "t": cmd_verify,
     "convert": cmd_convert,
+    "refs": cmd_refs,
     "demo": cmd_demo,
 }
 
