@@ -20,6 +20,8 @@ import bloscpack
 from bloscpack.containers import registry
 from bloscpack.errors import ArgumentError, FileNotFound, UnsupportedError
 
+pytest_plugins = ["s3_server"]  # s3_write_server: moto's S3 server on loopback
+
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")
 imagecodecs_numcodecs = pytest.importorskip("imagecodecs.numcodecs")
@@ -44,11 +46,12 @@ def _blosc2_codec():
     numcodecs.register_codec(imagecodecs_numcodecs.Blosc2)
 
 
-def zarr_arrays(refs: dict) -> dict[str, np.ndarray]:
-    """Every array of ``refs``, read by zarr through the reference filesystem."""
+def zarr_arrays(refs: dict, **options) -> dict[str, np.ndarray]:
+    """Every array of ``refs``, read by zarr through the reference filesystem (``options``:
+    more of its options)."""
     names = [key[: -len("/.zarray")] for key in refs["refs"] if key.endswith("/.zarray")]
     return {
-        name: zarr.open_array("reference://", storage_options={"fo": refs}, path=name,
+        name: zarr.open_array("reference://", storage_options={"fo": refs, **options}, path=name,
                               mode="r", zarr_format=2)[...]
         for name in names
     }  # fmt: skip
@@ -86,6 +89,20 @@ def test_zarr_reads_what_load_reads_in_place(tmp_path, case):
     with registry.open_reader(str(path), bloscpack.detect(path)) as reader:
         assert Path(first).read_bytes()[offset : offset + length] == bytes(reader.stored_chunk(0))
     assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
+
+
+@pytest.mark.parametrize("case", ["blp", "sframe", "b2nd", "bcolz"])
+def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, case):
+    name, options = OWN[case]
+    url, so = s3_write_server.url(name), s3_write_server.storage_options
+    bloscpack.save(ARRAY, url, storage_options=so, **options)
+    refs = bloscpack.to_references(url, storage_options=so)
+    file = refs["refs"]["data/0.0"][0]
+    assert file.startswith(f"{url}/") if case in ("sframe", "bcolz") else file == url
+    # zarr's reference filesystem is asynchronous: so must be the one it reads the files with
+    remote = {**so, "asynchronous": True}
+    got = zarr_arrays(refs, remote_protocol="s3", remote_options=remote)["data"]
+    assert_same(got, bloscpack.load(url, storage_options=so))
 
 
 def test_xarray_opens_the_references_with_the_zarr_engine(tmp_path):
@@ -230,8 +247,6 @@ def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
             bloscpack.to_references(path, **option)
     with pytest.raises(FileNotFound, match=f"^{re.escape(str(tmp_path))}/none.blp: no such file"):
         bloscpack.to_references(tmp_path / "none.blp")
-    with pytest.raises(UnsupportedError, match="^s3://b/a.blp: references are made of local"):
-        bloscpack.to_references("s3://b/a.blp")
 
 
 # --- blpk refs ----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ Containers whose chunks no zarr chunk grid holds are refused, never referenced w
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -39,11 +40,13 @@ CODEC_IDS = {1: "blosc", 2: "imagecodecs_blosc2"}
 
 
 def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = "leftover",
-                  codec: str = "stock") -> dict[str, Any]:  # fmt: skip
-    """A kerchunk reference dict (version 1) of the local container ``path_or_url``: one
-    zarr format-2 array per container (per column of a ctable) whose chunk keys are
-    ``[path, offset, length]`` of the stored chunks, the short last chunk inlined.
-    ``zarr_format``, ``inline`` and ``codec`` take only 2, ``"leftover"`` and ``"stock"``."""
+                  codec: str = "stock", storage_options: Mapping[str, Any] | None = None,
+                  ) -> dict[str, Any]:  # fmt: skip
+    """A kerchunk reference dict (version 1) of the container ``path_or_url`` (a path or a
+    URL; ``storage_options`` for its filesystem): one zarr format-2 array per container (per
+    column of a ctable) whose chunk keys are ``[file, offset, length]`` of the stored chunks
+    (absolute paths, or URLs), the short last chunk inlined.  ``zarr_format``, ``inline`` and
+    ``codec`` take only 2, ``"leftover"`` and ``"stock"``."""
     name = os.fspath(path_or_url)
     if zarr_format != 2:
         raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 only")
@@ -51,22 +54,30 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
         raise ArgumentError(f"inline={inline!r}: only 'leftover' (a short last chunk) is inlined")
     if codec != "stock":
         raise ArgumentError(f"codec={codec!r}: only the 'stock' codecs are referenced")
-    if is_url(name):
-        raise UnsupportedError(f"{name}: references are made of local containers only")
-    if not os.path.exists(name):
-        raise FileNotFound(f"{name}: no such file or directory")
-    fmt = registry.detect(name)
     refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
-    reader = registry.open_reader(name, fmt)
-    try:
+    with _opened(name, storage_options) as (fmt, reader):
         if isinstance(reader, TableReader):
             for column in reader.columns:
                 _add_array(refs, column, fmt, reader.column(column), name, prefix=f"{column}_")
         else:
             _add_array(refs, "data", fmt, reader, name, prefix="")
-    finally:
-        reader.close()
     return {"version": 1, "refs": refs}
+
+
+@contextlib.contextmanager
+def _opened(name: str, storage_options: Mapping[str, Any] | None,
+            ) -> Iterator[tuple[str, ContainerReader | TableReader]]:  # fmt: skip
+    """The format and the reader of the container ``name`` (a path or a URL), closed after."""
+    with contextlib.ExitStack() as stack:
+        if is_url(name):
+            fmt, source = stack.enter_context(registry.opened_url(name, storage_options))
+        elif not os.path.exists(name):
+            raise FileNotFound(f"{name}: no such file or directory")
+        else:
+            fmt, source = registry.detect(name), name
+        reader = registry.open_reader(source, fmt)
+        stack.callback(reader.close)
+        yield fmt, reader
 
 
 def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
@@ -176,7 +187,8 @@ def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str) 
     zeros to a whole chunk, compressed again and inlined (base64)."""
     check_chunk_nbytes(reader, span.index, span.header.nbytes)
     if span.path is not None and span.header.nbytes == full:
-        return [os.path.abspath(span.path), span.offset, span.length]
+        where_ = span.path if is_url(span.path) else os.path.abspath(span.path)
+        return [where_, span.offset, span.length]
     padded = np.zeros(full, np.uint8)
     part = np.frombuffer(reader.read_chunk(span.index), np.uint8)
     padded[: part.size] = part

@@ -7,6 +7,7 @@ import json
 
 from .console import EXIT_OK, STDIO, Console
 from .files import _check_input, _check_output
+from .options import storage_options
 
 
 def cmd_refs(args: argparse.Namespace, console: Console) -> int:
@@ -15,11 +16,12 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     from ..references import to_references, write_references
 
     _check_input(args.src)
+    remote = storage_options(args)
     if args.output in (None, STDIO):
-        console.plain(json.dumps(to_references(args.src)))
+        console.plain(json.dumps(to_references(args.src, storage_options=remote)))
         return EXIT_OK
     _check_output(args.output, args, console)
-    refs = to_references(args.src)
+    refs = to_references(args.src, storage_options=remote)
     write_references(refs, args.output)
     chunks = [value for key, value in refs["refs"].items() if "/." not in f"/{key}"]
     inlined = sum(isinstance(value, str) for value in chunks)
