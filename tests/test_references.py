@@ -176,6 +176,31 @@ def test_frames_python_blosc2_wrote(name):
     assert_same(zarr_arrays(bloscpack.to_references(path))["data"], bloscpack.load(path))
 
 
+@pytest.mark.parametrize("name", [
+    "bloscpack/nd_fortran_2d.blp", "bloscpack/nd_transposed.blp", "bloscpack/nd_0d.blp",
+    "b2nd/zero_d_float64.b2nd", "b2nd/own_zero_d.b2nd",
+])  # fmt: skip
+def test_fortran_ordered_and_0d_arrays(name):
+    """A Fortran-ordered .blp is a zarr array of order F, chunked along its last axis."""
+    path = DATA / name
+    refs = bloscpack.to_references(path)
+    got, expected = zarr_arrays(refs)["data"], bloscpack.load(path)
+    assert got.shape == expected.shape and np.array_equal(got, expected)
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert zarray["order"] == ("F" if expected.ndim > 1 and expected.flags.f_contiguous
+                               and not expected.flags.c_contiguous else "C")  # fmt: skip
+
+
+def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
+    array = np.asfortranarray(np.arange(30 * 4 * 5, dtype="<f8").reshape(30, 4, 5))
+    bloscpack.save(array, tmp_path / "f.blp", chunk_size=8 * 30 * 4 * 2)
+    refs = bloscpack.to_references(tmp_path / "f.blp")
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert (zarray["order"], zarray["chunks"]) == ("F", [30, 4, 2])
+    assert inlined(refs) == ["data/0.0.2"]
+    assert_same(zarr_arrays(refs)["data"], array)
+
+
 def test_special_chunks_are_inlined_as_the_values_they_stand_for():
     """Uninitialized entries read as zeros, as bloscpack.load reads them."""
     path = DATA / "blosc2" / "frames" / "fill_uninit.b2frame"
@@ -220,8 +245,6 @@ def test_snappy_chunks_are_refused():
 @pytest.mark.parametrize(("name", "message"), [
     ("bcolz/ca_object", "object carray: its chunks are pickled Python objects, which bloscpack"
                         " never unpickles"),
-    ("bloscpack/nd_fortran_2d.blp", "a Fortran-ordered array cannot be referenced"),
-    ("bloscpack/nd_0d.blp", "a 0-d array cannot be referenced"),
     ("bloscpack/nd_nested.blp", "a structured dtype whose field 'b' is itself structured or an"
                                 " array cannot be referenced \\(zarr reads none\\)"),
     ("bloscpack/nd_aligned_padded.blp", "a structured dtype with padding \\(aligned or with"

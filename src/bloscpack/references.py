@@ -97,10 +97,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     where = name if not prefix else f"{name}: column {key!r}"
     if dtype.hasobject:
         raise UnsupportedError(f"{where}: object arrays cannot be referenced")
-    if described.order == "F" and len(shape) > 1:
-        raise UnsupportedError(f"{where}: a Fortran-ordered array cannot be referenced")
-    if not shape:
-        raise UnsupportedError(f"{where}: a 0-d array cannot be referenced")
+    order = "F" if described.order == "F" and len(shape) > 1 else "C"
     refused = _refused_dtype(dtype)
     if refused:
         raise UnsupportedError(f"{where}: {refused} cannot be referenced (zarr reads none)")
@@ -108,10 +105,15 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         assert described.chunks is not None
         chunks = described.chunks
         counts = reader.grid.grid
+    elif not shape:
+        chunks = counts = ()
     else:
-        chunks = _flat_chunks(reader, where)
-        counts = (reader.nchunks, *(1,) * (len(shape) - 1))
-    keys = list(chunk_keys(counts)) if shape[0] else []
+        chunks = _flat_chunks(reader, order, where)
+        if order == "C":
+            counts = (reader.nchunks, *(1,) * (len(shape) - 1))
+        else:
+            counts = (*(1,) * (len(shape) - 1), reader.nchunks)
+    keys = list(chunk_keys(counts)) if math.prod(shape) else []
     full = math.prod(chunks) * dtype.itemsize
     spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
     version = _one_version(spans, where)
@@ -120,7 +122,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     zarray = {
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
-        "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": "C",
+        "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
         "filters": None,
     }  # fmt: skip
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
@@ -142,11 +144,13 @@ def _refused_dtype(dtype: np.dtype) -> str | None:
     return None
 
 
-def _flat_chunks(reader: ContainerReader, where: str) -> tuple[int, ...]:
-    """The zarr chunk shape of a container whose chunks hold runs of its flat bytes: whole
-    rows of equal count, but the last chunk's."""
+def _flat_chunks(reader: ContainerReader, order: str, where: str) -> tuple[int, ...]:
+    """The zarr chunk shape of a container whose chunks hold runs of its flat bytes in
+    ``order``: whole rows (C order; whole slabs of the last axis in Fortran order) of equal
+    count, but the last chunk's."""
     shape, dtype = reader.description.shape, reader.description.dtype
-    row = dtype.itemsize * math.prod(shape[1:])
+    rest = shape[1:] if order == "C" else shape[:-1]
+    row = dtype.itemsize * math.prod(rest)
     sizes = reader.sizes
     if sizes.every is not None:
         every = sizes.every
@@ -157,11 +161,13 @@ def _flat_chunks(reader: ContainerReader, where: str) -> tuple[int, ...]:
         if firsts or (len(sizes.each) and sizes.each[-1] > every):
             raise UnsupportedError(f"{where}: chunks of different sizes cannot be referenced")
     if not row or every % row:
+        what = "rows" if order == "C" else "slabs of the last axis"
         raise UnsupportedError(
-            f"{where}: chunks of {every} bytes do not hold whole rows of {row} bytes, so no"
+            f"{where}: chunks of {every} bytes do not hold whole {what} of {row} bytes, so no"
             " zarr chunk grid holds them"
         )
-    return (max(every // row, 1), *shape[1:])
+    count = max(every // row, 1)
+    return (count, *rest) if order == "C" else (*rest, count)
 
 
 def _one_version(spans: list[ChunkSpan], where: str) -> int:
@@ -237,7 +243,11 @@ def _json_attrs(reader: ContainerReader) -> dict[str, Any]:
 
 
 def chunk_keys(counts: tuple[int, ...]) -> Iterator[str]:
-    """The zarr format-2 keys of a grid of ``counts`` chunks, in C order."""
+    """The zarr format-2 keys of a grid of ``counts`` chunks, in C order (a 0-d array's one
+    chunk: ``0``)."""
+    if not counts:
+        yield "0"
+        return
     if not math.prod(counts):
         return
     for coords in np.ndindex(*counts):
