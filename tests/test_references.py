@@ -105,6 +105,49 @@ def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, cas
     assert_same(got, bloscpack.load(url, storage_options=so))
 
 
+@pytest.mark.parametrize("case", list(OWN))
+def test_zarr_format_3_references_of_blosc1_chunks(tmp_path, case):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    if case not in ("blp", "bcolz"):
+        said = "Blosc2 chunks have no zarr format 3 codec here (zarr_format=2 reads them with"
+        refusal(path, re.escape(f"{said} imagecodecs_blosc2)"), zarr_format=3)
+        return
+    refs = bloscpack.to_references(path, zarr_format=3)
+    meta = json.loads(refs["refs"]["data/zarr.json"])
+    assert (meta["zarr_format"], meta["data_type"], meta["dimension_names"]) == (
+        3, "float64", ["dim_0", "dim_1"])  # fmt: skip
+    assert [codec["name"] for codec in meta["codecs"]] == ["bytes", "blosc"]
+    assert inlined(refs) == ["data/c/10/0"]
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=3)  # fmt: skip
+    assert_same(opened[...], ARRAY)
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+
+
+def test_zarr_format_3_of_fortran_arrays_and_tables(tmp_path):
+    array = np.asfortranarray(np.arange(30 * 4 * 5, dtype="<i2").reshape(30, 4, 5))
+    bloscpack.save(array, tmp_path / "f.blp", chunk_size=2 * 30 * 4 * 2)
+    refs = bloscpack.to_references(tmp_path / "f.blp", zarr_format=3)
+    codecs = json.loads(refs["refs"]["data/zarr.json"])["codecs"]
+    assert codecs[0] == {"name": "transpose", "configuration": {"order": [2, 1, 0]}}
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=3)  # fmt: skip
+    assert_same(opened[...], array)
+    table = DATA / "bcolz" / "ct_listcols_zstd_chunklen2"
+    refs = bloscpack.to_references(table, zarr_format=3)
+    expected = bloscpack.load(table)
+    for column in expected.dtype.names:
+        opened = zarr.open_array("reference://", storage_options={"fo": refs}, path=column,
+                                 mode="r", zarr_format=3)  # fmt: skip
+        np.testing.assert_array_equal(opened[...], expected[column])
+    said = "dtype <U3 has no zarr format 3 data type here (zarr_format=2 holds it)"
+    refusal(DATA / "bcolz" / "ca_U3", re.escape(said), zarr_format=3)
+
+
 def test_xarray_opens_the_references_with_the_zarr_engine(tmp_path):
     path = tmp_path / "a.bcolz"
     bloscpack.save(ARRAY, path, chunklen=1000)
@@ -220,9 +263,10 @@ def test_ndarrays_python_blosc2_wrote(tmp_path):
 # --- what is refused ----------------------------------------------------------------------
 
 
-def refusal(path: Path, message: str) -> None:
+def refusal(path: Path, message: str, **options) -> None:
+    """``to_references(path, **options)`` refuses ``path`` with ``message`` (a pattern)."""
     with pytest.raises(UnsupportedError, match=f"^{re.escape(str(path))}: {message}$"):
-        bloscpack.to_references(path)
+        bloscpack.to_references(path, **options)
 
 
 def test_b2nd_chunks_stored_block_by_block_are_refused():
@@ -262,7 +306,7 @@ def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
     path = tmp_path / "a.blp"
     bloscpack.save(ARRAY, path)
     for option, message in [
-        ({"zarr_format": 3}, "zarr_format=3: references are zarr format 2 only"),
+        ({"zarr_format": 4}, "zarr_format=4: references are zarr format 2 or 3"),
         ({"inline": "all"}, "inline='all': only 'leftover' (a short last chunk) is inlined"),
         ({"codec": "bloscpack"}, "codec='bloscpack': only the 'stock' codecs are referenced"),
     ]:

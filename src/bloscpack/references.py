@@ -18,11 +18,13 @@ import contextlib
 import json
 import math
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from .blosc.header import ChunkHeader
 from .containers import registry
 from .containers.base import (
     ChunkSpan,
@@ -43,24 +45,29 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
                   codec: str = "stock", storage_options: Mapping[str, Any] | None = None,
                   ) -> dict[str, Any]:  # fmt: skip
     """A kerchunk reference dict (version 1) of the container ``path_or_url`` (a path or a
-    URL; ``storage_options`` for its filesystem): one zarr format-2 array per container (per
-    column of a ctable) whose chunk keys are ``[file, offset, length]`` of the stored chunks
-    (absolute paths, or URLs), the short last chunk inlined.  ``zarr_format``, ``inline`` and
-    ``codec`` take only 2, ``"leftover"`` and ``"stock"``."""
+    URL; ``storage_options`` for its filesystem): one zarr array (``zarr_format`` 2 or 3) per
+    container (per column of a ctable) whose chunk keys are ``[file, offset, length]`` of the
+    stored chunks (absolute paths, or URLs), the short last chunk inlined.  ``inline`` and
+    ``codec`` take only ``"leftover"`` and ``"stock"``."""
     name = os.fspath(path_or_url)
-    if zarr_format != 2:
-        raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 only")
+    if zarr_format not in (2, 3):
+        raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 or 3")
     if inline != "leftover":
         raise ArgumentError(f"inline={inline!r}: only 'leftover' (a short last chunk) is inlined")
     if codec != "stock":
         raise ArgumentError(f"codec={codec!r}: only the 'stock' codecs are referenced")
-    refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
+    if zarr_format == 2:
+        refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
+    else:
+        group = {"zarr_format": 3, "node_type": "group", "attributes": {}}
+        refs = {"zarr.json": json.dumps(group)}
     with _opened(name, storage_options) as (fmt, reader):
         if isinstance(reader, TableReader):
             for column in reader.columns:
-                _add_array(refs, column, fmt, reader.column(column), name, prefix=f"{column}_")
+                _add_array(refs, column, fmt, reader.column(column), name, f"{column}_",
+                           zarr_format)  # fmt: skip
         else:
-            _add_array(refs, "data", fmt, reader, name, prefix="")
+            _add_array(refs, "data", fmt, reader, name, "", zarr_format)
     return {"version": 1, "refs": refs}
 
 
@@ -90,8 +97,9 @@ def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
-               name: str, prefix: str) -> None:  # fmt: skip
-    """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``."""
+               name: str, prefix: str, zarr_format: int) -> None:  # fmt: skip
+    """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
+    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>``."""
     described = reader.description
     dtype, shape = described.dtype, described.shape
     where = name if not prefix else f"{name}: column {key!r}"
@@ -113,21 +121,69 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
             counts = (reader.nchunks, *(1,) * (len(shape) - 1))
         else:
             counts = (*(1,) * (len(shape) - 1), reader.nchunks)
-    keys = list(chunk_keys(counts)) if math.prod(shape) else []
+    keys = list(chunk_keys(counts, zarr_format)) if math.prod(shape) else []
     full = math.prod(chunks) * dtype.itemsize
     spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
     version = _one_version(spans, where)
     for span, chunk_key in zip(spans, keys, strict=True):
         refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where)
+    dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
+    if zarr_format == 3:
+        first = spans[0].header if spans else None
+        meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
+        refs[f"{key}/zarr.json"] = json.dumps(
+            {**meta, "attributes": _json_attrs(reader), "dimension_names": dims}
+        )
+        return
     zarray = {
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
         "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
         "filters": None,
     }  # fmt: skip
-    dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
+
+
+#: The zarr format-3 data types of numpy's kinds and sizes (the core types).
+V3_TYPES = {
+    ("b", 1): "bool", **{("i", n): f"int{8 * n}" for n in (1, 2, 4, 8)},
+    **{("u", n): f"uint{8 * n}" for n in (1, 2, 4, 8)},
+    **{("f", n): f"float{8 * n}" for n in (2, 4, 8)},
+    ("c", 8): "complex64", ("c", 16): "complex128",
+}  # fmt: skip
+#: zarr's names of the Blosc shuffles, by the number a Blosc header gives.
+V3_SHUFFLES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+
+
+def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype, order: str,
+               header: ChunkHeader | None, version: int, where: str) -> dict[str, Any]:  # fmt: skip
+    """The zarr format-3 metadata of an array of Blosc1 chunks (zarr's ``blosc`` codec)."""
+    data_type = V3_TYPES.get((dtype.kind, dtype.itemsize))
+    if data_type is None:
+        raise UnsupportedError(f"{where}: dtype {dtype.str} has no zarr format 3 data type here"
+                               " (zarr_format=2 holds it)")  # fmt: skip
+    if version == 2:
+        raise UnsupportedError(f"{where}: Blosc2 chunks have no zarr format 3 codec here"
+                               " (zarr_format=2 reads them with imagecodecs_blosc2)")  # fmt: skip
+    endian = {"<": "little", ">": "big"}.get(dtype.byteorder, "little" if sys.byteorder
+                                             == "little" else "big")  # fmt: skip
+    codecs: list[dict[str, Any]] = []
+    if order == "F":
+        codecs.append({"name": "transpose",
+                       "configuration": {"order": list(range(len(shape)))[::-1]}})  # fmt: skip
+    codecs.append({"name": "bytes", "configuration": {"endian": endian}})
+    blosc = {"cname": header.codec if header else "lz4", "clevel": 5,
+             "shuffle": V3_SHUFFLES.get(header.shuffle if header else 1, "shuffle"),
+             "typesize": dtype.itemsize, "blocksize": 0}  # fmt: skip
+    codecs.append({"name": "blosc", "configuration": blosc})
+    fill: Any = [0.0, 0.0] if dtype.kind == "c" else (False if dtype.kind == "b" else 0)
+    return {
+        "zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "codecs": codecs, "fill_value": fill,
+    }  # fmt: skip
 
 
 def _refused_dtype(dtype: np.dtype) -> str | None:
@@ -242,13 +298,13 @@ def _json_attrs(reader: ContainerReader) -> dict[str, Any]:
     return kept
 
 
-def chunk_keys(counts: tuple[int, ...]) -> Iterator[str]:
-    """The zarr format-2 keys of a grid of ``counts`` chunks, in C order (a 0-d array's one
-    chunk: ``0``)."""
+def chunk_keys(counts: tuple[int, ...], zarr_format: int = 2) -> Iterator[str]:
+    """The keys of a grid of ``counts`` chunks, in C order: ``0.1`` (zarr format 2; a 0-d
+    array's one chunk: ``0``) or ``c/0/1`` (format 3; a 0-d array's: ``c``)."""
     if not counts:
-        yield "0"
+        yield "0" if zarr_format == 2 else "c"
         return
     if not math.prod(counts):
         return
     for coords in np.ndindex(*counts):
-        yield ".".join(map(str, coords))
+        yield ".".join(map(str, coords)) if zarr_format == 2 else "c/" + "/".join(map(str, coords))
