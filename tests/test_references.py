@@ -347,3 +347,10 @@ def test_blpk_refs_names_what_it_refuses(tmp_path):
         " Python objects, which bloscpack never unpickles\n"
     )
     assert not list(tmp_path.iterdir())
+
+
+def test_blpk_refs_zarr_format_3(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp", chunk_size=1000 * 3 * 8)
+    proc = blpk("refs", "a.blp", "--zarr-format", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == bloscpack.to_references(tmp_path / "a.blp", zarr_format=3)

@@ -1,15 +1,15 @@
 """Byte-range references to a container's chunks: :func:`to_references` describes a container
-as a zarr (format 2) store whose chunk keys point at the stored Blosc chunks, in kerchunk's
-reference format (version 1), so that zarr and xarray read the original files through
-fsspec's reference filesystem without a copy; :func:`write_references` saves one as JSON.
+as a zarr store (format 2, or 3) whose chunk keys point at the stored Blosc chunks, in
+kerchunk's reference format (version 1), so that zarr and xarray read the original files
+through fsspec's reference filesystem without a copy; :func:`write_references` saves one as
+JSON.
 
 The chunk locations come from each format's :meth:`~bloscpack.containers.base.ContainerFormat.scan`
-(its reader's own checked parsing).  Blosc1 chunks are read by numcodecs' ``blosc`` codec,
-Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2``.  zarr needs every chunk whole: a short
-last chunk is inlined, decoded, padded with zeros and compressed again by the same codec (the
-one chunk per array copied), and so are the special chunks of a frame (32 bytes each).
-Containers whose chunks no zarr chunk grid holds are refused, never referenced wrongly.
-"""
+(its reader's own checked parsing).  Blosc1 chunks are read by the ``blosc`` codec (numcodecs',
+zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2 only).  zarr needs
+every chunk whole: a short last chunk is inlined, decoded, padded with zeros and compressed
+again by the same codec (the one chunk per array copied), and so are the special chunks of a
+frame.  Containers whose chunks no zarr chunk grid holds are refused, never referenced wrongly."""
 
 from __future__ import annotations
 

@@ -502,6 +502,10 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="<json>", default=None,
         help="the JSON file to write (default: stdout)",
     )  # fmt: skip
+    refs.add_argument(
+        "--zarr-format", type=int, choices=(2, 3), default=2,
+        help="zarr format of the arrays described (default: 2; 3: Blosc1 chunks only)",
+    )  # fmt: skip
 
     demo = one(
         "demo",

@@ -16,12 +16,12 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     from ..references import to_references, write_references
 
     _check_input(args.src)
-    remote = storage_options(args)
+    options = {"zarr_format": args.zarr_format, "storage_options": storage_options(args)}
     if args.output in (None, STDIO):
-        console.plain(json.dumps(to_references(args.src, storage_options=remote)))
+        console.plain(json.dumps(to_references(args.src, **options)))
         return EXIT_OK
     _check_output(args.output, args, console)
-    refs = to_references(args.src, storage_options=remote)
+    refs = to_references(args.src, **options)
     write_references(refs, args.output)
     chunks = [value for key, value in refs["refs"].items() if "/." not in f"/{key}"]
     inlined = sum(isinstance(value, str) for value in chunks)
