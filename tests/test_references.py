@@ -354,3 +354,14 @@ def test_blpk_refs_zarr_format_3(tmp_path):
     proc = blpk("refs", "a.blp", "--zarr-format", "3", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == bloscpack.to_references(tmp_path / "a.blp", zarr_format=3)
+
+
+@pytest.mark.parametrize(("module", "name", "said"), [
+    ("imagecodecs.numcodecs", "a.b2frame", "Blosc2 chunks are read by imagecodecs' codec"),
+    ("numcodecs", "a.blp", "Blosc1 chunks are read by numcodecs' codec"),
+])  # fmt: skip
+def test_a_missing_codec_package_names_the_extra(tmp_path, monkeypatch, module, name, said):
+    bloscpack.save(ARRAY, tmp_path / name, chunk_size=1000 * 3 * 8)
+    monkeypatch.setitem(sys.modules, module, None)  # (an import of it fails)
+    message = f"{said}, which is not installed (pip install 'bloscpack[virtual]')"
+    refusal(tmp_path / name, re.escape(message))

@@ -125,12 +125,13 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     full = math.prod(chunks) * dtype.itemsize
     spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
     version = _one_version(spans, where)
+    if zarr_format == 3:  # (refused before any chunk is inlined)
+        first = spans[0].header if spans else None
+        meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
     for span, chunk_key in zip(spans, keys, strict=True):
         refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where)
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     if zarr_format == 3:
-        first = spans[0].header if spans else None
-        meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
         refs[f"{key}/zarr.json"] = json.dumps(
             {**meta, "attributes": _json_attrs(reader), "dimension_names": dims}
         )
@@ -238,8 +239,7 @@ def _one_version(spans: list[ChunkSpan], where: str) -> int:
                 " do not decode"
             )
     version = versions.pop() if versions else 1
-    if version == 2:
-        _blosc2_codec(where)
+    _codec(version, where)
     return version
 
 
@@ -260,23 +260,27 @@ def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str) 
 def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
     """``data`` compressed by the codec that reads the chunk ``span`` is one of."""
     header = span.header
+    codec = _codec(header.blosc_version, where)
     if header.blosc_version == 1:
-        from numcodecs import Blosc
-
         sized = header.typesize in (1, 2, 4, 8) and not data.size % header.typesize
         typed = data.view(f"u{header.typesize}") if sized else data
-        codec = Blosc(cname=header.codec, clevel=5, shuffle=header.shuffle)
-        return bytes(codec.encode(typed))
-    return bytes(_blosc2_codec(where)().encode(data))
+        return bytes(codec(cname=header.codec, clevel=5, shuffle=header.shuffle).encode(typed))
+    return bytes(codec().encode(data))
 
 
-def _blosc2_codec(where: str) -> Any:
-    """imagecodecs' Blosc2 numcodecs codec, which reads Blosc2 chunks."""
+def _codec(version: int, where: str) -> Any:
+    """The numcodecs codec class that reads Blosc chunks of format ``version``: numcodecs'
+    ``Blosc`` (1), imagecodecs' ``Blosc2`` (2)."""
     try:
+        if version == 1:
+            from numcodecs import Blosc
+
+            return Blosc
         from imagecodecs.numcodecs import Blosc2
     except ImportError:
+        package = "numcodecs" if version == 1 else "imagecodecs"
         raise UnsupportedError(
-            f"{where}: Blosc2 chunks are read by imagecodecs' blosc2 codec, which is not"
+            f"{where}: Blosc{version} chunks are read by {package}' codec, which is not"
             " installed (pip install 'bloscpack[virtual]')"
         ) from None
     return Blosc2
