@@ -292,7 +292,7 @@ def test_invalid_subcommand_names_the_argument():
     assert proc.stderr.endswith(
         "blpk: error: argument <subcommand>: invalid choice: 'unpack' (choose from 'compress',"
         " 'c', 'decompress', 'd', 'append', 'a', 'info', 'i', 'verify', 't', 'convert',"
-        " 'demo')\n"
+        " 'refs', 'demo')\n"
     )
 
 

@@ -42,7 +42,7 @@ SIGNATURE = re.compile(r"`(\w+)\(([^`]*)\)`")
 #: Functions whose every parameter with a default the table must list.
 MAIN_FUNCTIONS = (
     "save", "load", "open", "detect", "info", "verify", "convert", "dispatch.compress_file",
-    "to_dask", "to_dask_dataframe", "read_table",
+    "to_dask", "to_dask_dataframe", "read_table", "to_references",
 )  # fmt: skip
 
 
@@ -383,6 +383,7 @@ EXTRA_USES = {
     "pandas": re.compile(r"\bimport pandas\b|\bread_table\("),
     "xarray": re.compile(r"\bimport xarray\b|engine=\"bloscpack\""),
     "remote": re.compile(r"\b(s3|https?|memory)://"),
+    "virtual": re.compile(r"\bimport zarr\b|\bimport numcodecs\b|\bimagecodecs\b"),
 }  # fmt: skip
 
 

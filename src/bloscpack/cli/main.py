@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": (".verify", "cmd_verify"),
     "t": (".verify", "cmd_verify"),
     "convert": (".convert", "cmd_convert"),
+    "refs": (".refs", "cmd_refs"),
     "demo": (".demo", "cmd_demo"),
 }
 

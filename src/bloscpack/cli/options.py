@@ -503,6 +503,22 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     convert.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    refs = one(
+        "refs",
+        "byte-range references to a container's chunks (kerchunk JSON)",
+        "Describe the container <src> as a zarr (format 2) store whose chunks are byte ranges of"
+        " its\nfiles (kerchunk references, version 1), for zarr and xarray to read it in place.",
+    )
+    refs.add_argument("src", metavar="<src>", help="the container (a local file or directory)")
+    refs.add_argument(
+        "-o", "--output", metavar="<json>", default=None,
+        help="the JSON file to write (default: stdout)",
+    )  # fmt: skip
+    refs.add_argument(
+        "--zarr-format", type=int, choices=(2, 3), default=2,
+        help="zarr format of the arrays described (default: 2; 3: Blosc1 chunks only)",
+    )  # fmt: skip
+
     demo = one(
         "demo",
         "write, read and verify an example array in every format",

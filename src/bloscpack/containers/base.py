@@ -152,6 +152,21 @@ class StoredMetadata:
         return cls(user, entry, is_array=False, **fields)
 
 
+@dataclass(frozen=True)
+class ChunkSpan:
+    """Where stored chunk ``index`` of a container lies, as :meth:`ContainerFormat.scan`
+    finds it: ``length`` bytes at ``offset`` of the file ``path`` (named as the reader names
+    its input), a Blosc chunk whose header is ``header``.  ``path`` None: the chunk is no
+    bytes of a file (a special entry of a frame), :meth:`ContainerReader.stored_chunk` makes
+    it."""
+
+    index: int
+    path: str | None
+    offset: int
+    length: int
+    header: ChunkHeader
+
+
 class ContainerReader(Protocol):
     """An open container, read chunk by chunk.  Safe to use from many threads at once.
 
@@ -740,6 +755,15 @@ class ContainerFormat(ABC):
         first bytes ``head``."""
         return None, 0
 
+    def scan(self, reader: Any) -> Iterator[ChunkSpan]:
+        """Where each stored chunk of the open container ``reader`` (this format's
+        :class:`ContainerReader`) lies, in chunk order, from the reader's own parsing (for byte
+        range references); refused for a format that cannot say."""
+        raise UnsupportedError(
+            f"{reader.name}: the chunks of a {self.description} cannot be referenced by byte"
+            f" range (format {self.name!r} does not locate them)"
+        )
+
     def append_rows(self, path: PathLike, rows: np.ndarray, **options: Any) -> None:
         """Append ``rows`` (of the container's dtype and trailing shape, bytes as ``uint8``)
         to the container at ``path`` in place (where :attr:`appendable`)."""
@@ -753,6 +777,7 @@ class ContainerFormat(ABC):
 #: outputs its methods are given included).
 __all__ = [
     "NUMPY_KEYS", "SNIFF_BYTES", "ArrayDescription", "ByteSource", "ChunkLayout", "ChunkSizes",
+    "ChunkSpan",
     "ContainerFormat", "ContainerReader", "ContainerWriter", "Directory", "GridReader",
     "PathLike", "ReaderBase", "StagedOutput", "StoredMetadata", "TableReader", "WriterBase",
     "check_chunk_nbytes",

@@ -5,15 +5,16 @@ neither)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from ...errors import UnsupportedError
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ...io.staging import StagedOutput
-from ..base import ArrayDescription, ContainerReader, ContainerWriter
+from ..base import ArrayDescription, ChunkSpan, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from ..schunk.format import FrameFormatBase, is_frame
 from ..schunk.records import EDGE_READ, INDEX_FILE, PUBLISHED_LAST
@@ -75,6 +76,19 @@ class B2ndFormat(FrameFormatBase):
         from .reader import open_reader
 
         return open_reader(source)
+
+    def scan(self, reader: Any) -> Iterator[ChunkSpan]:
+        """The frame's chunk spans, where a chunk decodes in C order: its blocks span all of
+        its axes but the first and divide it along the first (else it decodes block by
+        block, an order no reader of references knows)."""
+        chunks, blocks = reader.description.chunks, reader.description.blocks
+        if blocks[1:] != chunks[1:] or (blocks and blocks[0] and chunks[0] % blocks[0]):
+            raise UnsupportedError(
+                f"{reader.name}: its chunks of {chunks} hold blocks of {blocks} one after"
+                " another, not in C order; byte range references need blocks that span every"
+                " axis of a chunk but the first and divide the first"
+            )
+        return super().scan(reader)
 
     def load(self, source: Any) -> np.ndarray:
         from .reader import load

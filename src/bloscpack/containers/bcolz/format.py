@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -13,6 +13,7 @@ from ...io.sources import Directory
 from ...io.staging import StagedOutput
 from ..base import (
     ArrayDescription,
+    ChunkSpan,
     ContainerFormat,
     ContainerReader,
     ContainerWriter,
@@ -52,6 +53,11 @@ class BcolzFormat(ContainerFormat):
         from .reader import open_table
 
         return open_table(source, columns)
+
+    def scan(self, reader: Any) -> Iterator[ChunkSpan]:
+        from .reader import scan
+
+        return scan(reader)
 
     def load(self, source: Any) -> np.ndarray:
         from .reader import load

@@ -29,6 +29,7 @@ from ...ndarray import check_text
 from ..base import (
     ArrayDescription,
     ChunkSizes,
+    ChunkSpan,
     Compression,
     ReaderBase,
     StoredMetadata,
@@ -596,6 +597,23 @@ class BcolzCarrayReader(ReaderBase):
 
     def close(self) -> None:
         self.release()
+
+
+def scan(reader: BcolzCarrayReader) -> Iterator[ChunkSpan]:
+    """:meth:`~bloscpack.containers.base.ContainerFormat.scan` of a carray (or a column): the
+    Blosc chunk after the 16-byte header of each chunk file, its size checked as reads check
+    it (a leftover chunk may hold more rows than the carray uses)."""
+    carray = reader.carray
+    carray.refuse_objects()
+    for index in range(reader.nchunks):
+        path = carray.chunk_path(index)
+        if carray.remote is None:
+            header = _read_chunk_header(path)
+        else:
+            source, header = carray.chunk_source(index)
+            source.close()
+        carray._check_header(path, header, index)
+        yield ChunkSpan(index, path, BLPK_HEADER_SIZE, header.cbytes, header)
 
 
 class BcolzTableReader(TableReader):

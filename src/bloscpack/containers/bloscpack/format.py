@@ -3,14 +3,14 @@ are imported when a method needs them)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import numpy as np
 
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput
-from ..base import ArrayDescription, ContainerFormat, ContainerReader, ContainerWriter
+from ..base import ArrayDescription, ChunkSpan, ContainerFormat, ContainerReader, ContainerWriter
 from ..options import CompressionParams
 from . import args, header
 from .checksums import CHECKSUMS_AVAIL
@@ -51,6 +51,11 @@ class BloscpackFormat(ContainerFormat):
         from . import reader
 
         return reader.load(source)
+
+    def scan(self, reader: Any) -> Iterator[ChunkSpan]:
+        from .reader import scan
+
+        return scan(reader)
 
     def info(self, source: Any) -> dict[str, Any]:
         from . import report

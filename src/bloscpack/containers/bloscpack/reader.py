@@ -39,7 +39,14 @@ from ...errors import (
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, consistent_read
 from ...journal import recover
-from ..base import ArrayDescription, ChunkSizes, Compression, ReaderBase, StoredMetadata
+from ..base import (
+    ArrayDescription,
+    ChunkSizes,
+    ChunkSpan,
+    Compression,
+    ReaderBase,
+    StoredMetadata,
+)
 from .checksums import Hash
 from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 
@@ -594,6 +601,17 @@ def open_reader(source: SourceLike, *, verify: bool = True) -> BlpReader:
     :class:`~bloscpack.containers.base.ContainerReader`."""
     return BlpReader(source, verify=verify)
 
+
+def scan(blp: BlpReader) -> Iterator[ChunkSpan]:
+    """:meth:`~bloscpack.containers.base.ContainerFormat.scan` of a ``.blp`` file: each chunk's
+    location, checked against the file as reads check it, and its header (the digest that
+    follows a chunk is not part of it)."""
+    inner = blp.reader
+    with inner.source.consistent():
+        located = [(loc, ChunkHeader.parse(inner.source.peek(loc.offset, CHUNK_HEADER_PEEK)))
+                   for loc in inner.locations()]  # fmt: skip
+    for loc, header in located:
+        yield ChunkSpan(loc.index, inner.source.name, loc.offset, loc.cbytes, header)
 
 
 class _ChunkTable(NamedTuple):

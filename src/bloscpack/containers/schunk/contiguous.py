@@ -101,6 +101,10 @@ class ContiguousFrame(FrameBase):
         return bytes(self._storage.read(0, self.header.frame_len, "frame"))
 
     def _stored_chunk(self, i: int, entry: int) -> memoryview | bytes:
+        _, pos, chunk_header = self.stored_span(i, entry)
+        return self._storage.read(pos, chunk_header.cbytes, f"chunk {i}")
+
+    def stored_span(self, i: int, entry: int) -> tuple[str, int, ChunkHeader]:
         header = self.header
         pos = header.header_len + entry
         chunk_header = ChunkHeader.parse(
@@ -117,7 +121,7 @@ class ContiguousFrame(FrameBase):
                 f"{self.name}: chunk {i} at offset {entry} with cbytes {cbytes} runs past the"
                 f" chunks section ({header.cbytes} bytes)"
             )
-        return self._storage.read(pos, cbytes, f"chunk {i}")
+        return self.name, pos, chunk_header
 
     @property
     def ranged(self) -> bool:  # type: ignore[override]

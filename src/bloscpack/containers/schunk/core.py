@@ -314,6 +314,11 @@ class FrameCore:
     def _stored_chunk(self, i: int, entry: int) -> memoryview | bytes:
         raise NotImplementedError
 
+    def stored_span(self, i: int, entry: int) -> tuple[str, int, ChunkHeader]:
+        """Where chunk ``i``, stored at index entry ``entry`` (not a special one), lies: the
+        file that holds it, its offset there and its header, checked as reads check them."""
+        raise NotImplementedError
+
     def decompress_chunk(self, i: int, out: Any = None) -> Any:
         """Decompress chunk ``i`` into ``out`` (any writable buffer) or a new ``bytearray``;
         returns the destination."""

@@ -4,12 +4,12 @@ frame magic."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from ..base import ContainerFormat
+from ..base import ChunkSpan, ContainerFormat
 from ..options import CompressionParams
 from .records import MAGIC
 
@@ -20,10 +20,15 @@ def is_frame(head: bytes) -> bool:
 
 
 class FrameFormatBase(ContainerFormat):
-    """What the formats of Blosc2 frames share: their writers and appends."""
+    """What the formats of Blosc2 frames share: their writers, appends and chunk spans."""
 
     holds_bytes = True
     appendable = True
+
+    def scan(self, reader: Any) -> Iterator[ChunkSpan]:
+        from .reader import scan
+
+        return scan(reader)
 
     def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
         from . import writer

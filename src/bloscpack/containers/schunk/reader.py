@@ -5,13 +5,13 @@ open), :func:`load_bytes`, :func:`read_all`."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ... import engine
-from ...blosc.header import CODEC_NAMES
+from ...blosc.header import CODEC_NAMES, ChunkHeader
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError, FormatError
 from ...io.paths import PathLike
@@ -19,6 +19,7 @@ from ..base import (
     NUMPY_KEYS,
     ArrayDescription,
     ChunkSizes,
+    ChunkSpan,
     Compression,
     ReaderBase,
     StoredMetadata,
@@ -145,6 +146,22 @@ class FrameReader(ReaderBase):
 
     def close(self) -> None:
         self.core.close()
+
+
+def scan(reader: Any) -> Iterator[ChunkSpan]:
+    """:meth:`~bloscpack.containers.base.ContainerFormat.scan` of a frame's reader (its
+    ``core``): each chunk's place in the frame file or its chunk file, checked as reads check
+    it; a special entry as the chunk C-Blosc2 synthesizes for it (no bytes of a file)."""
+    core = reader.core
+    with core.consistent():
+        for i in range(core.nchunks):
+            entry = core.entry(i)
+            if entry < 0:
+                chunk = core.chunk_at(i, entry)
+                yield ChunkSpan(i, None, 0, len(chunk), ChunkHeader.parse(chunk))
+            else:
+                path, offset, header = core.stored_span(i, entry)
+                yield ChunkSpan(i, path, offset, header.cbytes, header)
 
 
 def vlmeta_items(core: FrameBase) -> dict[str, tuple[bytes, Any]]:

@@ -310,6 +310,10 @@ class SparseFrame(FrameBase):
             )
         return data[:cbytes] if cbytes < len(data) else data
 
+    def stored_span(self, i: int, entry: int) -> tuple[str, int, ChunkHeader]:
+        chunk = self._stored_chunk(i, entry)
+        return self.chunk_path(entry), 0, ChunkHeader.parse(chunk)
+
     # --- mutation (C-Blosc2's id rules; the index rules are in FrameBase) ---------------------
 
     def _section_len(self, cbytes: int) -> int:

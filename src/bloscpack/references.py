@@ -1,0 +1,314 @@
+"""Byte-range references to a container's chunks: :func:`to_references` describes a container
+as a zarr store (format 2, or 3) whose chunk keys point at the stored Blosc chunks, in
+kerchunk's reference format (version 1), so that zarr and xarray read the original files
+through fsspec's reference filesystem without a copy; :func:`write_references` saves one as
+JSON.
+
+The chunk locations come from each format's :meth:`~bloscpack.containers.base.ContainerFormat.scan`
+(its reader's own checked parsing).  Blosc1 chunks are read by the ``blosc`` codec (numcodecs',
+zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2 only).  zarr needs
+every chunk whole: a short last chunk is inlined, decoded, padded with zeros and compressed
+again by the same codec (the one chunk per array copied), and so are the special chunks of a
+frame.  Containers whose chunks no zarr chunk grid holds are refused, never referenced wrongly."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from .blosc.header import ChunkHeader
+from .containers import registry
+from .containers.base import (
+    ChunkSpan,
+    ContainerReader,
+    GridReader,
+    TableReader,
+    check_chunk_nbytes,
+)
+from .errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
+from .io.paths import PathLike
+from .url import is_url
+
+#: The zarr compressor ids of the two chunk formats, by Blosc format version.
+CODEC_IDS = {1: "blosc", 2: "imagecodecs_blosc2"}
+
+
+def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = "leftover",
+                  codec: str = "stock", storage_options: Mapping[str, Any] | None = None,
+                  ) -> dict[str, Any]:  # fmt: skip
+    """A kerchunk reference dict (version 1) of the container ``path_or_url`` (a path or a
+    URL; ``storage_options`` for its filesystem): one zarr array (``zarr_format`` 2 or 3) per
+    container (per column of a ctable) whose chunk keys are ``[file, offset, length]`` of the
+    stored chunks (absolute paths, or URLs), the short last chunk inlined.  ``inline`` and
+    ``codec`` take only ``"leftover"`` and ``"stock"``."""
+    name = os.fspath(path_or_url)
+    if zarr_format not in (2, 3):
+        raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 or 3")
+    if inline != "leftover":
+        raise ArgumentError(f"inline={inline!r}: only 'leftover' (a short last chunk) is inlined")
+    if codec != "stock":
+        raise ArgumentError(f"codec={codec!r}: only the 'stock' codecs are referenced")
+    if zarr_format == 2:
+        refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
+    else:
+        group = {"zarr_format": 3, "node_type": "group", "attributes": {}}
+        refs = {"zarr.json": json.dumps(group)}
+    with _opened(name, storage_options) as (fmt, reader):
+        if isinstance(reader, TableReader):
+            for column in reader.columns:
+                _add_array(refs, column, fmt, reader.column(column), name, f"{column}_",
+                           zarr_format)  # fmt: skip
+        else:
+            _add_array(refs, "data", fmt, reader, name, "", zarr_format)
+    return {"version": 1, "refs": refs}
+
+
+@contextlib.contextmanager
+def _opened(name: str, storage_options: Mapping[str, Any] | None,
+            ) -> Iterator[tuple[str, ContainerReader | TableReader]]:  # fmt: skip
+    """The format and the reader of the container ``name`` (a path or a URL), closed after."""
+    with contextlib.ExitStack() as stack:
+        if is_url(name):
+            fmt, source = stack.enter_context(registry.opened_url(name, storage_options))
+        elif not os.path.exists(name):
+            raise FileNotFound(f"{name}: no such file or directory")
+        else:
+            fmt, source = registry.detect(name), name
+        reader = registry.open_reader(source, fmt)
+        stack.callback(reader.close)
+        yield fmt, reader
+
+
+def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
+    """Save the reference dict ``refs`` (from :func:`to_references`) as JSON at ``path``."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(refs, fh)
+    except OSError as exc:
+        raise FileNotFound(f"{os.fspath(path)}: cannot write references: {exc.strerror}") from None
+
+
+def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
+               name: str, prefix: str, zarr_format: int) -> None:  # fmt: skip
+    """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
+    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>``."""
+    described = reader.description
+    dtype, shape = described.dtype, described.shape
+    where = name if not prefix else f"{name}: column {key!r}"
+    if dtype.hasobject:
+        raise UnsupportedError(f"{where}: object arrays cannot be referenced")
+    order = "F" if described.order == "F" and len(shape) > 1 else "C"
+    refused = _refused_dtype(dtype)
+    if refused:
+        raise UnsupportedError(f"{where}: {refused} cannot be referenced (zarr reads none)")
+    if isinstance(reader, GridReader):
+        assert described.chunks is not None
+        chunks = described.chunks
+        counts = reader.grid.grid
+    elif not shape:
+        chunks = counts = ()
+    else:
+        chunks = _flat_chunks(reader, order, where)
+        if order == "C":
+            counts = (reader.nchunks, *(1,) * (len(shape) - 1))
+        else:
+            counts = (*(1,) * (len(shape) - 1), reader.nchunks)
+    keys = list(chunk_keys(counts, zarr_format)) if math.prod(shape) else []
+    full = math.prod(chunks) * dtype.itemsize
+    spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
+    version = _one_version(spans, where)
+    if zarr_format == 3:  # (refused before any chunk is inlined)
+        first = spans[0].header if spans else None
+        meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
+    for span, chunk_key in zip(spans, keys, strict=True):
+        refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where)
+    dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
+    if zarr_format == 3:
+        refs[f"{key}/zarr.json"] = json.dumps(
+            {**meta, "attributes": _json_attrs(reader), "dimension_names": dims}
+        )
+        return
+    zarray = {
+        "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
+        "dtype": dtype.descr if dtype.names else dtype.str,
+        "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
+        "filters": None,
+    }  # fmt: skip
+    refs[f"{key}/.zarray"] = json.dumps(zarray)
+    refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
+
+
+#: The zarr format-3 data types of numpy's kinds and sizes (the core types).
+V3_TYPES = {
+    ("b", 1): "bool", **{("i", n): f"int{8 * n}" for n in (1, 2, 4, 8)},
+    **{("u", n): f"uint{8 * n}" for n in (1, 2, 4, 8)},
+    **{("f", n): f"float{8 * n}" for n in (2, 4, 8)},
+    ("c", 8): "complex64", ("c", 16): "complex128",
+}  # fmt: skip
+#: zarr's names of the Blosc shuffles, by the number a Blosc header gives.
+V3_SHUFFLES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+
+
+def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype, order: str,
+               header: ChunkHeader | None, version: int, where: str) -> dict[str, Any]:  # fmt: skip
+    """The zarr format-3 metadata of an array of Blosc1 chunks (zarr's ``blosc`` codec)."""
+    data_type = V3_TYPES.get((dtype.kind, dtype.itemsize))
+    if data_type is None:
+        raise UnsupportedError(f"{where}: dtype {dtype.str} has no zarr format 3 data type here"
+                               " (zarr_format=2 holds it)")  # fmt: skip
+    if version == 2:
+        raise UnsupportedError(f"{where}: Blosc2 chunks have no zarr format 3 codec here"
+                               " (zarr_format=2 reads them with imagecodecs_blosc2)")  # fmt: skip
+    endian = {"<": "little", ">": "big"}.get(dtype.byteorder, "little" if sys.byteorder
+                                             == "little" else "big")  # fmt: skip
+    codecs: list[dict[str, Any]] = []
+    if order == "F":
+        codecs.append({"name": "transpose",
+                       "configuration": {"order": list(range(len(shape)))[::-1]}})  # fmt: skip
+    codecs.append({"name": "bytes", "configuration": {"endian": endian}})
+    blosc = {"cname": header.codec if header else "lz4", "clevel": 5,
+             "shuffle": V3_SHUFFLES.get(header.shuffle if header else 1, "shuffle"),
+             "typesize": dtype.itemsize, "blocksize": 0}  # fmt: skip
+    codecs.append({"name": "blosc", "configuration": blosc})
+    fill: Any = [0.0, 0.0] if dtype.kind == "c" else (False if dtype.kind == "b" else 0)
+    return {
+        "zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "codecs": codecs, "fill_value": fill,
+    }  # fmt: skip
+
+
+def _refused_dtype(dtype: np.dtype) -> str | None:
+    """Why zarr format 2 holds no array of the structured ``dtype`` as numpy has it."""
+    if dtype.names is None:
+        return None
+    if len(dtype.fields or {}) != len(dtype.names):
+        return "a structured dtype with field titles"
+    if dtype.itemsize != sum(dtype[name].itemsize for name in dtype.names):
+        return "a structured dtype with padding (aligned or with offsets)"
+    for name in dtype.names:
+        if dtype[name].names is not None or dtype[name].shape:
+            return f"a structured dtype whose field {name!r} is itself structured or an array"
+    return None
+
+
+def _flat_chunks(reader: ContainerReader, order: str, where: str) -> tuple[int, ...]:
+    """The zarr chunk shape of a container whose chunks hold runs of its flat bytes in
+    ``order``: whole rows (C order; whole slabs of the last axis in Fortran order) of equal
+    count, but the last chunk's."""
+    shape, dtype = reader.description.shape, reader.description.dtype
+    rest = shape[1:] if order == "C" else shape[:-1]
+    row = dtype.itemsize * math.prod(rest)
+    sizes = reader.sizes
+    if sizes.every is not None:
+        every = sizes.every
+    else:
+        assert sizes.each is not None
+        firsts = set(sizes.each[:-1])
+        every = firsts.pop() if len(firsts) == 1 else max(sizes.each, default=row)
+        if firsts or (len(sizes.each) and sizes.each[-1] > every):
+            raise UnsupportedError(f"{where}: chunks of different sizes cannot be referenced")
+    if not row or every % row:
+        what = "rows" if order == "C" else "slabs of the last axis"
+        raise UnsupportedError(
+            f"{where}: chunks of {every} bytes do not hold whole {what} of {row} bytes, so no"
+            " zarr chunk grid holds them"
+        )
+    count = max(every // row, 1)
+    return (count, *rest) if order == "C" else (*rest, count)
+
+
+def _one_version(spans: list[ChunkSpan], where: str) -> int:
+    """The Blosc format of every chunk (1 if none): one zarr codec reads them all."""
+    versions = {span.header.blosc_version for span in spans}
+    if len(versions) > 1:
+        raise UnsupportedError(f"{where}: Blosc1 and Blosc2 chunks mixed cannot be referenced")
+    for span in spans:
+        if span.header.codec == "snappy":
+            raise UnsupportedError(
+                f"{where}: chunk {span.index} is compressed with snappy, which the zarr codecs"
+                " do not decode"
+            )
+    version = versions.pop() if versions else 1
+    _codec(version, where)
+    return version
+
+
+def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str) -> Any:
+    """The reference of one chunk: ``[path, offset, length]``, or where it is no whole chunk
+    of a file (a short last chunk, a special entry of a frame) its data as read, padded with
+    zeros to a whole chunk, compressed again and inlined (base64)."""
+    check_chunk_nbytes(reader, span.index, span.header.nbytes)
+    if span.path is not None and span.header.nbytes == full:
+        where_ = span.path if is_url(span.path) else os.path.abspath(span.path)
+        return [where_, span.offset, span.length]
+    padded = np.zeros(full, np.uint8)
+    part = np.frombuffer(reader.read_chunk(span.index), np.uint8)
+    padded[: part.size] = part
+    return "base64:" + base64.b64encode(_encode(padded, span, where)).decode("ascii")
+
+
+def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
+    """``data`` compressed by the codec that reads the chunk ``span`` is one of."""
+    header = span.header
+    codec = _codec(header.blosc_version, where)
+    if header.blosc_version == 1:
+        sized = header.typesize in (1, 2, 4, 8) and not data.size % header.typesize
+        typed = data.view(f"u{header.typesize}") if sized else data
+        return bytes(codec(cname=header.codec, clevel=5, shuffle=header.shuffle).encode(typed))
+    return bytes(codec().encode(data))
+
+
+def _codec(version: int, where: str) -> Any:
+    """The numcodecs codec class that reads Blosc chunks of format ``version``: numcodecs'
+    ``Blosc`` (1), imagecodecs' ``Blosc2`` (2)."""
+    try:
+        if version == 1:
+            from numcodecs import Blosc
+
+            return Blosc
+        from imagecodecs.numcodecs import Blosc2
+    except ImportError:
+        package = "numcodecs" if version == 1 else "imagecodecs"
+        raise UnsupportedError(
+            f"{where}: Blosc{version} chunks are read by {package}' codec, which is not"
+            " installed (pip install 'bloscpack[virtual]')"
+        ) from None
+    return Blosc2
+
+
+def _json_attrs(reader: ContainerReader) -> dict[str, Any]:
+    """The container's user metadata entries that JSON holds (the others are left out)."""
+    try:
+        user = reader.stored_metadata().user
+    except BloscpackError:
+        return {}
+    kept = {}
+    for key, value in user.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        kept[str(key)] = value
+    return kept
+
+
+def chunk_keys(counts: tuple[int, ...], zarr_format: int = 2) -> Iterator[str]:
+    """The keys of a grid of ``counts`` chunks, in C order: ``0.1`` (zarr format 2; a 0-d
+    array's one chunk: ``0``) or ``c/0/1`` (format 3; a 0-d array's: ``c``)."""
+    if not counts:
+        yield "0" if zarr_format == 2 else "c"
+        return
+    if not math.prod(counts):
+        return
+    for coords in np.ndindex(*counts):
+        yield ".".join(map(str, coords)) if zarr_format == 2 else "c/" + "/".join(map(str, coords))

@@ -1,0 +1,367 @@
+"""Byte-range references (kerchunk, zarr format 2): zarr and xarray read the containers of
+every format in place, through fsspec's reference filesystem, and get what bloscpack.load
+gets; what no reference can describe exactly is refused by name."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import blosc2
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers import registry
+from bloscpack.errors import ArgumentError, FileNotFound, UnsupportedError
+
+pytest_plugins = ["s3_server"]  # s3_write_server: moto's S3 server on loopback
+
+zarr = pytest.importorskip("zarr")
+numcodecs = pytest.importorskip("numcodecs")
+imagecodecs_numcodecs = pytest.importorskip("imagecodecs.numcodecs")
+xr = pytest.importorskip("xarray")
+
+DATA = Path(__file__).parent / "data"
+#: 10,007 rows: a short last chunk in every flat layout of 1,000 rows.
+ARRAY = np.arange(10_007 * 3, dtype="<f8").reshape(10_007, 3) / 7
+OWN = {
+    "blp": ("a.blp", {"chunk_size": 1000 * 3 * 8}),
+    "b2frame": ("a.b2frame", {"chunk_size": 1000 * 3 * 8}),
+    "sframe": ("a.b2sframe", {"chunk_size": 1000 * 3 * 8, "format": "sframe"}),
+    "b2nd": ("a.b2nd", {"chunks": (1000, 3), "blocks": (250, 3)}),
+    "b2nd sparse": ("s.b2nd", {"chunks": (1000, 3), "blocks": (250, 3), "sparse": True}),
+    "bcolz": ("a.bcolz", {"chunklen": 1000}),
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _blosc2_codec():
+    """imagecodecs' Blosc2 codec, which reads the Blosc2 chunks, known to numcodecs."""
+    numcodecs.register_codec(imagecodecs_numcodecs.Blosc2)
+
+
+def zarr_arrays(refs: dict, **options) -> dict[str, np.ndarray]:
+    """Every array of ``refs``, read by zarr through the reference filesystem (``options``:
+    more of its options)."""
+    names = [key[: -len("/.zarray")] for key in refs["refs"] if key.endswith("/.zarray")]
+    return {
+        name: zarr.open_array("reference://", storage_options={"fo": refs, **options}, path=name,
+                              mode="r", zarr_format=2)[...]
+        for name in names
+    }  # fmt: skip
+
+
+def inlined(refs: dict) -> list[str]:
+    """The keys of the chunks ``refs`` holds inline."""
+    return [key for key, value in refs["refs"].items()
+            if isinstance(value, str) and value.startswith("base64:")]  # fmt: skip
+
+
+def assert_same(got: np.ndarray, expected: np.ndarray) -> None:
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("case", list(OWN))
+def test_zarr_reads_what_load_reads_in_place(tmp_path, case):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    refs = bloscpack.to_references(path)
+    assert refs["version"] == 1
+    assert json.loads(refs["refs"][".zgroup"]) == {"zarr_format": 2}
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert zarray["shape"] == [10_007, 3] and zarray["chunks"] == [1000, 3]
+    assert zarray["dtype"] == "<f8" and zarray["fill_value"] is None
+    assert zarray["compressor"]["id"] == ("blosc" if case in ("blp", "bcolz")
+                                          else "imagecodecs_blosc2")  # fmt: skip
+    assert json.loads(refs["refs"]["data/.zattrs"])["_ARRAY_DIMENSIONS"] == ["dim_0", "dim_1"]
+    # b2nd pads its edge chunks whole; the flat formats' short last chunk is the one copied
+    assert inlined(refs) == ([] if case.startswith("b2nd") else ["data/10.0"])
+    first, offset, length = refs["refs"]["data/0.0"]
+    assert os.path.isabs(first) and first.startswith(str(tmp_path))
+    with registry.open_reader(str(path), bloscpack.detect(path)) as reader:
+        assert Path(first).read_bytes()[offset : offset + length] == bytes(reader.stored_chunk(0))
+    assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
+
+
+@pytest.mark.parametrize("case", ["blp", "sframe", "b2nd", "bcolz"])
+def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, case):
+    name, options = OWN[case]
+    url, so = s3_write_server.url(name), s3_write_server.storage_options
+    bloscpack.save(ARRAY, url, storage_options=so, **options)
+    refs = bloscpack.to_references(url, storage_options=so)
+    file = refs["refs"]["data/0.0"][0]
+    assert file.startswith(f"{url}/") if case in ("sframe", "bcolz") else file == url
+    # zarr's reference filesystem is asynchronous: so must be the one it reads the files with
+    remote = {**so, "asynchronous": True}
+    got = zarr_arrays(refs, remote_protocol="s3", remote_options=remote)["data"]
+    assert_same(got, bloscpack.load(url, storage_options=so))
+
+
+@pytest.mark.parametrize("case", list(OWN))
+def test_zarr_format_3_references_of_blosc1_chunks(tmp_path, case):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    if case not in ("blp", "bcolz"):
+        said = "Blosc2 chunks have no zarr format 3 codec here (zarr_format=2 reads them with"
+        refusal(path, re.escape(f"{said} imagecodecs_blosc2)"), zarr_format=3)
+        return
+    refs = bloscpack.to_references(path, zarr_format=3)
+    meta = json.loads(refs["refs"]["data/zarr.json"])
+    assert (meta["zarr_format"], meta["data_type"], meta["dimension_names"]) == (
+        3, "float64", ["dim_0", "dim_1"])  # fmt: skip
+    assert [codec["name"] for codec in meta["codecs"]] == ["bytes", "blosc"]
+    assert inlined(refs) == ["data/c/10/0"]
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=3)  # fmt: skip
+    assert_same(opened[...], ARRAY)
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+
+
+def test_zarr_format_3_of_fortran_arrays_and_tables(tmp_path):
+    array = np.asfortranarray(np.arange(30 * 4 * 5, dtype="<i2").reshape(30, 4, 5))
+    bloscpack.save(array, tmp_path / "f.blp", chunk_size=2 * 30 * 4 * 2)
+    refs = bloscpack.to_references(tmp_path / "f.blp", zarr_format=3)
+    codecs = json.loads(refs["refs"]["data/zarr.json"])["codecs"]
+    assert codecs[0] == {"name": "transpose", "configuration": {"order": [2, 1, 0]}}
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=3)  # fmt: skip
+    assert_same(opened[...], array)
+    table = DATA / "bcolz" / "ct_listcols_zstd_chunklen2"
+    refs = bloscpack.to_references(table, zarr_format=3)
+    expected = bloscpack.load(table)
+    for column in expected.dtype.names:
+        opened = zarr.open_array("reference://", storage_options={"fo": refs}, path=column,
+                                 mode="r", zarr_format=3)  # fmt: skip
+        np.testing.assert_array_equal(opened[...], expected[column])
+    said = "dtype <U3 has no zarr format 3 data type here (zarr_format=2 holds it)"
+    refusal(DATA / "bcolz" / "ca_U3", re.escape(said), zarr_format=3)
+
+
+def test_xarray_opens_the_references_with_the_zarr_engine(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY, path, chunklen=1000)
+    refs = bloscpack.to_references(path)
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+    assert dataset["data"].dims == ("dim_0", "dim_1")
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+
+
+def test_written_references_are_json_that_fsspec_opens(tmp_path):
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY, path, chunk_size=1000 * 3 * 8)
+    refs = bloscpack.to_references(path)
+    bloscpack.write_references(refs, tmp_path / "refs.json")
+    assert json.loads((tmp_path / "refs.json").read_text()) == refs
+    opened = zarr.open_array("reference://", storage_options={"fo": str(tmp_path / "refs.json")},
+                             path="data", mode="r", zarr_format=2)  # fmt: skip
+    np.testing.assert_array_equal(opened[...], ARRAY)
+    with pytest.raises(
+        FileNotFound,
+        match=f"^{re.escape(str(tmp_path))}/no/refs.json: cannot"
+        " write references: No such file or directory$",
+    ):
+        bloscpack.write_references(refs, tmp_path / "no" / "refs.json")
+
+
+def test_the_last_chunk_inlined_is_the_padded_chunk_compressed_again(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY, path, chunklen=1000)
+    encoded = bloscpack.to_references(path)["refs"]["data/10.0"]
+    chunk = base64.b64decode(encoded.removeprefix("base64:"))
+    decoded = np.frombuffer(numcodecs.Blosc().decode(chunk), "<f8").reshape(1000, 3)
+    np.testing.assert_array_equal(decoded[:7], ARRAY[10_000:])
+    assert not decoded[7:].any()
+
+
+# --- files the peers wrote -------------------------------------------------------------------
+
+BCOLZ = sorted(p.name for p in (DATA / "bcolz").iterdir()
+               if p.is_dir() and p.name != "ca_object")  # fmt: skip
+FRAMES = [
+    "frames/codec_zstd.b2frame", "frames/several_short_last.b2frame",
+    "frames/fill_zero.b2frame", "frames/fill_nan_f64.b2frame", "frames/fill_uninit.b2frame",
+    "frames/specials_update.b2frame", "frames/mutations_mixed.b2frame", "frames/dict_zstd.b2frame",
+    "frames/nd_struct.b2nd", "frames/nd_str_U6.b2nd", "sframes/specials.b2frame",
+    "sframes/reorder.b2frame",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BCOLZ)
+def test_bcolz_directories_bcolz_wrote(name):
+    path = DATA / "bcolz" / name
+    refs = bloscpack.to_references(path)
+    got, expected = zarr_arrays(refs), bloscpack.load(path)
+    if not name.startswith("ct_"):
+        assert list(got) == ["data"]
+        assert_same(got["data"], expected)
+    else:  # a ctable: one array per column
+        assert list(got) == list(expected.dtype.names)
+        for column in expected.dtype.names:
+            assert_same(got[column], expected[column])
+    assert len(inlined(refs)) <= len(got)  # at most one chunk per array
+
+
+@pytest.mark.parametrize("name", FRAMES)
+def test_frames_python_blosc2_wrote(name):
+    path = DATA / "blosc2" / name
+    assert_same(zarr_arrays(bloscpack.to_references(path))["data"], bloscpack.load(path))
+
+
+@pytest.mark.parametrize("name", [
+    "bloscpack/nd_fortran_2d.blp", "bloscpack/nd_transposed.blp", "bloscpack/nd_0d.blp",
+    "b2nd/zero_d_float64.b2nd", "b2nd/own_zero_d.b2nd",
+])  # fmt: skip
+def test_fortran_ordered_and_0d_arrays(name):
+    """A Fortran-ordered .blp is a zarr array of order F, chunked along its last axis."""
+    path = DATA / name
+    refs = bloscpack.to_references(path)
+    got, expected = zarr_arrays(refs)["data"], bloscpack.load(path)
+    assert got.shape == expected.shape and np.array_equal(got, expected)
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert zarray["order"] == ("F" if expected.ndim > 1 and expected.flags.f_contiguous
+                               and not expected.flags.c_contiguous else "C")  # fmt: skip
+
+
+def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
+    array = np.asfortranarray(np.arange(30 * 4 * 5, dtype="<f8").reshape(30, 4, 5))
+    bloscpack.save(array, tmp_path / "f.blp", chunk_size=8 * 30 * 4 * 2)
+    refs = bloscpack.to_references(tmp_path / "f.blp")
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert (zarray["order"], zarray["chunks"]) == ("F", [30, 4, 2])
+    assert inlined(refs) == ["data/0.0.2"]
+    assert_same(zarr_arrays(refs)["data"], array)
+
+
+def test_special_chunks_are_inlined_as_the_values_they_stand_for():
+    """Uninitialized entries read as zeros, as bloscpack.load reads them."""
+    path = DATA / "blosc2" / "frames" / "fill_uninit.b2frame"
+    refs = bloscpack.to_references(path)
+    assert inlined(refs) == ["data/0", "data/1", "data/2"]
+    assert_same(zarr_arrays(refs)["data"], np.zeros(10_000, np.uint8))
+
+
+def test_ndarrays_python_blosc2_wrote(tmp_path):
+    path = tmp_path / "peer.b2nd"
+    blosc2.asarray(ARRAY, chunks=(1000, 3), blocks=(500, 3), urlpath=str(path), mode="w")
+    refs = bloscpack.to_references(path)
+    assert inlined(refs) == []
+    assert_same(zarr_arrays(refs)["data"], ARRAY)
+
+
+# --- what is refused ----------------------------------------------------------------------
+
+
+def refusal(path: Path, message: str, **options) -> None:
+    """``to_references(path, **options)`` refuses ``path`` with ``message`` (a pattern)."""
+    with pytest.raises(UnsupportedError, match=f"^{re.escape(str(path))}: {message}$"):
+        bloscpack.to_references(path, **options)
+
+
+def test_b2nd_chunks_stored_block_by_block_are_refused():
+    refusal(DATA / "b2nd" / "f2d_float64.b2nd", re.escape(
+        "its chunks of (5, 4) hold blocks of (2, 3) one after another, not in C order; byte"
+        " range references need blocks that span every axis of a chunk but the first and"
+        " divide the first"))  # fmt: skip
+
+
+def test_snappy_chunks_are_refused():
+    folder = DATA / "snappy" / "bcolz-zipline-1.13.0_cblosc-1.21.7dev_snappy-1.1.9" / "bcolz"
+    refusal(
+        folder / "bcr01_i4_arange100000_cl16384",
+        "chunk 0 is compressed with snappy, which the zarr codecs do not decode",
+    )
+    refusal(folder / "bcr03_ctable_i8_f4_5000", "column 'a': chunk 0 is compressed with snappy,"
+            " which the zarr codecs do not decode")  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("bcolz/ca_object", "object carray: its chunks are pickled Python objects, which bloscpack"
+                        " never unpickles"),
+    ("bloscpack/nd_nested.blp", "a structured dtype whose field 'b' is itself structured or an"
+                                " array cannot be referenced \\(zarr reads none\\)"),
+    ("bloscpack/nd_aligned_padded.blp", "a structured dtype with padding \\(aligned or with"
+                                        " offsets\\) cannot be referenced \\(zarr reads none\\)"),
+    ("blosc2/frames/varlen_chunksize0.b2frame", "chunks of different sizes cannot be referenced"),
+    ("blosc2/chunks/m_lz4_shuffle.chunk", "the chunks of a one Blosc chunk cannot be referenced"
+                                          " by byte range \\(format 'chunk' does not locate"
+                                          " them\\)"),
+])  # fmt: skip
+def test_containers_no_reference_describes_are_refused(name, message):
+    refusal(DATA / name, message)
+
+
+def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY, path)
+    for option, message in [
+        ({"zarr_format": 4}, "zarr_format=4: references are zarr format 2 or 3"),
+        ({"inline": "all"}, "inline='all': only 'leftover' (a short last chunk) is inlined"),
+        ({"codec": "bloscpack"}, "codec='bloscpack': only the 'stock' codecs are referenced"),
+    ]:
+        with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$"):
+            bloscpack.to_references(path, **option)
+    with pytest.raises(FileNotFound, match=f"^{re.escape(str(tmp_path))}/none.blp: no such file"):
+        bloscpack.to_references(tmp_path / "none.blp")
+
+
+# --- blpk refs ----------------------------------------------------------------------------
+
+
+def blpk(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "bloscpack", *args], capture_output=True, text=True, cwd=cwd,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_blpk_refs_writes_the_references_or_prints_them(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.bcolz", chunklen=1000)
+    expected = bloscpack.to_references(tmp_path / "a.bcolz")
+    proc = blpk("refs", "a.bcolz", "-o", "refs.json", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "blpk: a.bcolz -> refs.json: 11 chunks referenced, 1 of them inlined\n"
+    assert json.loads((tmp_path / "refs.json").read_text()) == expected
+    again = blpk("refs", "a.bcolz", "-o", "refs.json", cwd=tmp_path)
+    assert (again.returncode, again.stderr) == (1, "blpk: error: output file 'refs.json' exists!\n")
+    printed = blpk("refs", "a.bcolz", cwd=tmp_path)
+    assert printed.returncode == 0 and json.loads(printed.stdout) == expected
+
+
+def test_blpk_refs_names_what_it_refuses(tmp_path):
+    proc = blpk("refs", str(DATA / "bcolz" / "ca_object"), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"blpk: error: {DATA / 'bcolz' / 'ca_object'}: object carray: its chunks are pickled"
+        " Python objects, which bloscpack never unpickles\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
+def test_blpk_refs_zarr_format_3(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp", chunk_size=1000 * 3 * 8)
+    proc = blpk("refs", "a.blp", "--zarr-format", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == bloscpack.to_references(tmp_path / "a.blp", zarr_format=3)
+
+
+@pytest.mark.parametrize(("module", "name", "said"), [
+    ("imagecodecs.numcodecs", "a.b2frame", "Blosc2 chunks are read by imagecodecs' codec"),
+    ("numcodecs", "a.blp", "Blosc1 chunks are read by numcodecs' codec"),
+])  # fmt: skip
+def test_a_missing_codec_package_names_the_extra(tmp_path, monkeypatch, module, name, said):
+    bloscpack.save(ARRAY, tmp_path / name, chunk_size=1000 * 3 * 8)
+    monkeypatch.setitem(sys.modules, module, None)  # (an import of it fails)
+    message = f"{said}, which is not installed (pip install 'bloscpack[virtual]')"
+    refusal(tmp_path / name, re.escape(message))
