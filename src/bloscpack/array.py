@@ -63,6 +63,7 @@ from .errors import (
     ReadOnlyError,
     UnsupportedError,
 )
+from .group import Group
 from .io import ByteSource, Directory, PathLike, shared_lock
 from .journal import in_one_state, recover
 from .ndarray import check_text
@@ -1384,10 +1385,32 @@ def open(
     (structured; ``columns`` picks fields), and single Blosc chunks.  ``.blp`` chunk digests
     are checked when a chunk is first read (which reads its compressed bytes whole);
     ``verify=False`` skips that, so that reading an item touches only the blocks it needs.
+
+    A local container of many arrays under keys (a python-blosc2 store: ``.b2z``, ``.b2d``,
+    ``.b2e``) opens as a read-only :class:`~bloscpack.group.Group`, a mapping of its keys to
+    such lazy arrays.
     """
     check_read_mode(source, mode)
+    group = open_group(source)
+    if group is not None:
+        return group  # type: ignore[return-value]
     return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
                       cache=cache)  # fmt: skip
+
+
+def open_group(source: Any) -> Group | None:
+    """The container at the local path ``source`` as a :class:`~bloscpack.group.Group` when
+    its format holds groups of arrays; None for anything else (an array, a URL, bytes)."""
+    if not isinstance(source, (str, os.PathLike)) or is_url(os.fspath(source)):
+        return None
+    path = os.fspath(source)
+    try:
+        found = format_of(detect(path))
+    except BloscpackError:
+        return None  # opening it as an array says what is wrong
+    if not found.group:
+        return None
+    return Group(found.open_group(path), BloscArray)
 
 
 def check_read_mode(source: Any, mode: Any) -> None:
@@ -1406,4 +1429,4 @@ def check_read_mode(source: Any, mode: Any) -> None:
     )
 
 
-__all__ = ["READ_MODES", "BloscArray", "detect_buffer", "open"]
+__all__ = ["READ_MODES", "BloscArray", "detect_buffer", "open", "open_group"]

@@ -32,6 +32,7 @@ from ..remote.dirs import open_url
 from ..remote.upload import StagedUpload, Upload, rank
 from ..url import is_url, local_path
 from .b2nd.format import FORMAT as B2ND
+from .b2store.format import FORMAT as B2STORE
 from .base import (
     SNIFF_BYTES,
     ArrayDescription,
@@ -48,7 +49,7 @@ from .sframe import FORMAT as SFRAME
 
 #: The formats built in, in the order they are listed; a Blosc chunk (read, never written,
 #: without magic bytes) last.
-BUILTIN: tuple[ContainerFormat, ...] = (BLP, B2FRAME, B2ND, SFRAME, BCOLZ, CHUNK)
+BUILTIN: tuple[ContainerFormat, ...] = (BLP, B2FRAME, B2ND, SFRAME, BCOLZ, B2STORE, CHUNK)
 #: The entry-point group through which another package adds a format: each entry point
 #: names a :class:`~bloscpack.containers.base.ContainerFormat` instance (its ``FORMAT``).
 ENTRY_POINTS = "bloscpack.formats"
@@ -142,9 +143,11 @@ def names() -> str:
 
 
 def _named(name: str, formats: Sequence[ContainerFormat]) -> ContainerFormat | None:
-    """The format of ``formats`` that writes and is called ``name`` (or an alias)."""
+    """The format of ``formats`` that writes (arrays, or groups of them) and is called ``name``
+    (or an alias)."""
     lowered = name.lower()
-    return next((f for f in formats if f.writable and lowered in (f.name, *f.aliases)), None)
+    return next((f for f in formats if (f.writable or f.group)
+                 and lowered in (f.name, *f.aliases)), None)  # fmt: skip
 
 
 def get(name: str) -> ContainerFormat:

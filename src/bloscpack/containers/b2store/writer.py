@@ -1,0 +1,107 @@
+"""Writing python-blosc2 stores: :func:`save_group` writes arrays by key as a TreeStore, a zip
+archive (``.b2z``) of stored members or a directory (``.b2d``): each array a ``.b2nd`` member
+(``/g/x`` is ``g/x.b2nd``), an empty ``embed.b2e``, and the attributes given as the root
+group's (``__vlmeta__.b2f``), as python-blosc2 writes them."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+import zipfile
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...errors import ArgumentError
+from ..b2nd import FORMAT as B2ND
+from ..options import CompressionParams, check_options
+from .archive import check_name
+from .embed import write_attrs, write_embed
+from .reader import ATTRS_KEY, EMBED_MEMBER
+
+#: The suffix of a store written as a directory (any other: a zip archive).
+DIRECTORY_SUFFIX = ".b2d"
+
+
+def store_keys(arrays: Mapping[Any, Any], path: str) -> dict[str, Any]:
+    """``arrays`` by their keys as stored (``/`` first), each checked: text, a safe relative
+    path once its ``/`` is dropped, not python-blosc2's attributes key, and no key both an
+    array and a group of others."""
+    keys: dict[str, Any] = {}
+    for key, value in arrays.items():
+        if not isinstance(key, str):
+            raise ArgumentError(f"{path}: a store's keys are text, got {key!r}")
+        stored = key if key.startswith("/") else "/" + key
+        check_name(stored[1:], f"{path}: key {key!r}")
+        if ATTRS_KEY in stored.split("/"):
+            raise ArgumentError(f"{path}: key {key!r}: {ATTRS_KEY} holds a group's attributes")
+        if stored in keys:
+            raise ArgumentError(f"{path}: key {key!r} is given twice")
+        keys[stored] = value
+    for key in keys:
+        parent = posixpath.dirname(key)
+        while parent != "/":
+            if parent in keys:
+                raise ArgumentError(f"{path}: {parent!r} is an array and a group holding"
+                                    f" {key!r}; a key is one or the other")  # fmt: skip
+            parent = posixpath.dirname(parent)
+    return keys
+
+
+def _member_options(array: np.ndarray, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` (as :func:`bloscpack.save` takes them) as a ``.b2nd`` member's writer's."""
+    params, rest = CompressionParams.parse(dict(options))
+    own = B2ND.own_options(params, rest, array.dtype, array.shape)
+    check_options("b2store", own, B2ND.save_options or ())
+    return own
+
+
+def _write_members(arrays: dict[str, Any], root: str, options: dict[str, Any],
+                   metadata: Mapping[str, Any] | None) -> None:  # fmt: skip
+    """The store's files in the new directory ``root``."""
+    os.mkdir(root)
+    for key, value in arrays.items():
+        array = np.asarray(value)
+        reason = B2ND.refused(array.dtype, array.shape)
+        if reason is not None:
+            raise ArgumentError(f"key {key!r}: {reason}")
+        member = os.path.join(root, *key[1:].split("/")) + ".b2nd"
+        os.makedirs(os.path.dirname(member), exist_ok=True)
+        B2ND.save(array, member, **_member_options(array, options))
+    if metadata:
+        write_attrs(os.path.join(root, ATTRS_KEY + ".b2f"), dict(metadata))
+    write_embed(os.path.join(root, EMBED_MEMBER), "b2tree")
+
+
+def _zip_directory(root: str, path: str) -> None:
+    """The files of ``root`` as the stored members of a new zip archive ``path``: largest
+    first and ``embed.b2e`` last, as python-blosc2 orders them."""
+    files = []
+    for top, _, names in os.walk(root):
+        files += [os.path.join(top, name) for name in names]
+    embed = os.path.join(root, EMBED_MEMBER)
+    files.remove(embed)
+    files.sort(key=lambda f: (-os.path.getsize(f), f))
+    with zipfile.ZipFile(path, "x", zipfile.ZIP_STORED) as archive:
+        for file in [*files, embed]:
+            archive.write(file, os.path.relpath(file, root).replace(os.sep, "/"))
+
+
+def save_group(arrays: Mapping[Any, Any], path: str, build: str, *,
+               metadata: Mapping[str, Any] | None = None, **options: Any) -> None:  # fmt: skip
+    """The ``arrays`` (a mapping of keys to arrays) as a TreeStore built at ``build`` for the
+    destination ``path``: a directory if ``path`` ends in ``.b2d``, else a zip archive;
+    ``metadata``: the root group's attributes; ``options``: how every array is written (as
+    :func:`bloscpack.save` takes them for ``.b2nd``)."""
+    keys = store_keys(arrays, path)
+    if os.fspath(path).rstrip("/" + os.sep).lower().endswith(DIRECTORY_SUFFIX):
+        _write_members(keys, build, options, metadata)
+        return
+    staging = build + ".members"
+    try:
+        _write_members(keys, staging, options, metadata)
+        _zip_directory(staging, build)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
