@@ -19,7 +19,15 @@ from ...errors import BloscpackError, FormatError, NotAContainer, UnmodelledFeat
 from ...io import ByteSource, PathLike
 from ..frame import ContiguousFrame, vlmeta_items
 from ..frame.params import CParams
-from ..frame.records import pack_value
+from ..frame.core import EDGE_READ
+from ..frame.records import (
+    HEADER_FIXED_LEN,
+    MAX_METALAYERS,
+    FrameHeader,
+    pack_value,
+    parse_layers,
+    sniff,
+)
 from ..frame.writer import FrameWriter
 
 #: The metalayer of each kind of store, and the python-blosc2 class that writes it.
@@ -37,15 +45,20 @@ def store_kind(frame: ContiguousFrame) -> str | None:
 
 
 def is_embed_store(source: ByteSource) -> bool:
-    """Whether ``source`` holds a frame with a store's metalayer (a damaged frame: False)."""
+    """Whether ``source`` holds a frame with a store's metalayer, reading only its header (a
+    damaged header: False)."""
     try:
-        frame = ContiguousFrame(source)
+        head = source.read_upto(0, EDGE_READ)
+        if not sniff(bytes(head[:10])):
+            return False
+        header = FrameHeader.parse(head)
+        if header.header_len > len(head):
+            head = source.read_upto(0, header.header_len)
+        layers = parse_layers(head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS,
+                              "frame")  # fmt: skip
     except (BloscpackError, OSError):
         return False
-    try:
-        return store_kind(frame) is not None
-    finally:
-        frame.close()
+    return any(name in KINDS for name, _, _ in layers)
 
 
 class EmbeddedFrames:
