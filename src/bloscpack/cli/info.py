@@ -27,7 +27,7 @@ from .options import storage_options
 
 #: The lines of the summary, in this order, for every format.
 SUMMARY_LABELS = (
-    "file", "format", "array", "size", "chunks", "codec", "filters", "clevel", "stored",
+    "file", "format", "arrays", "array", "size", "chunks", "codec", "filters", "clevel", "stored",
     "ratio", "checksums",
 )  # fmt: skip
 #: The lines read through the container's reader (the others come from its report).
@@ -99,10 +99,14 @@ def summarize(
     problem: Exception | None = None
     stored = _stored_size(path)
     nbytes = None
-    try:
-        reader = registry.open_reader(path, fmt, verify=False)
-    except (BloscpackError, OSError) as exc:
-        reader, problem = None, exc
+    reader = None
+    if found.group:
+        nbytes, problem = _group_facts(path, found, facts)
+    else:
+        try:
+            reader = registry.open_reader(path, fmt, verify=False)
+        except (BloscpackError, OSError) as exc:
+            problem = exc
     if reader is not None:
         with contextlib.closing(reader):
             nbytes, problem = _reader_facts(reader, facts)
@@ -122,6 +126,41 @@ def summarize(
     if report is not None:
         facts["checksums"] = _checksums(report)
     return [(label, facts[label]) for label in SUMMARY_LABELS if label in facts], problem
+
+
+#: Keys of a group named on its summary line, at most.
+SHOWN_KEYS = 5
+
+
+def _group_facts(path: Any, found: Any, facts: dict[str, str]
+                 ) -> tuple[int | None, Exception | None]:  # fmt: skip
+    """Fill in the arrays, size and chunks lines of a container of many arrays (a store)
+    from each array's reader; return the uncompressed size and the first problem met."""
+    from ..io import ByteSource
+
+    try:
+        group = found.open_group(path)
+    except (BloscpackError, OSError) as exc:
+        return None, exc
+    with contextlib.closing(group):
+        keys = group.keys()
+        shown = ", ".join(keys[:SHOWN_KEYS]) + (", ..." if len(keys) > SHOWN_KEYS else "")
+        facts["arrays"] = f"{len(keys)}" + (f": {shown}" if keys else "")
+        nbytes = nchunks = 0
+        try:
+            for key in keys:
+                member = group.member(key)
+                source = member if isinstance(member, ByteSource) else ByteSource(member)
+                fmt = registry.detect_source(source, whole=not isinstance(member, ByteSource))
+                with contextlib.closing(registry.open_reader(source, fmt, verify=False)) as reader:
+                    description = reader.description
+                    nbytes += math.prod(description.shape) * description.dtype.itemsize
+                    nchunks += int(reader.nchunks)
+        except (BloscpackError, OSError) as exc:
+            return None, exc
+    facts["size"] = _bytes(nbytes)
+    facts["chunks"] = f"{nchunks} (in {len(keys)} arrays)"
+    return nbytes, None
 
 
 def format_summary(lines: list[tuple[str, str]]) -> str:

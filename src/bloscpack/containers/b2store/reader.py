@@ -213,7 +213,8 @@ def _describe(store: StoreReader, key: str) -> dict[str, Any]:
 
                 with B2ndArray(data) as array:
                     entry.update(shape=list(array.shape), dtype=str(array.dtype),
-                                 chunks=list(array.chunks), blocks=list(array.blocks))  # fmt: skip
+                                 chunks=list(array.chunks), blocks=list(array.blocks),
+                                 cparams=array.frame.cparams.to_dict())  # fmt: skip
             else:
                 entry["object"] = "an SChunk or another python-blosc2 object"
         finally:
@@ -236,7 +237,8 @@ def _is_b2nd(data: bytes | ByteSource) -> bool:
 
 def info(source: PathLike | ByteSource) -> dict[str, Any]:
     """JSON-able description: the kind of store, its layout, every key (where it lies, its
-    array's shape, dtype, chunks and blocks) and the groups' attributes."""
+    array's shape, dtype, chunks, blocks and compression parameters), the groups' attributes
+    and the members not read; a zip's members are checksummed (CRC-32)."""
     with StoreReader(source) as store:
         keys = store.keys()
         return {
@@ -244,6 +246,7 @@ def info(source: PathLike | ByteSource) -> dict[str, Any]:
             "arrays": [_describe(store, key) for key in keys],
             "attrs": {group: store.attrs(group) for group in store.groups()},
             "ignored": store.ignored,
+            **({"checksum": "crc32"} if store.layout == "zip" else {}),
         }  # fmt: skip
 
 
