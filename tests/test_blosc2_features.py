@@ -1,6 +1,6 @@
 """python-blosc2 files whose chunks do not hold their data (lazy expressions and UDFs, Proxy
-caches, C2Array references, sparse EmbedStores), written by the real python-blosc2: every entry point
-(``load``, ``open``, ``convert``, ``verify``, ``info`` and ``blpk d``/``info``/``verify``/
+caches, C2Array references, sparse EmbedStores), written by the real python-blosc2: every entry
+point (``load``, ``open``, ``convert``, ``verify``, ``info`` and ``blpk d``/``info``/``verify``/
 ``convert``) refuses each by name with ``UnmodelledFeature``; ordinary python-blosc2 files with
 user vlmeta still read exactly."""
 

@@ -125,12 +125,17 @@ def _zip64(extra: bytes, fields: list[int], name: str, where: str) -> list[int]:
     return fields
 
 
-def check_name(name: str, where: str) -> None:
-    """Refuse a member name that could point outside the store: absolute, with ``..`` or empty
-    parts, backslashes or control characters."""
+def is_safe(name: str) -> bool:
+    """Whether ``name`` is a relative path that stays inside the store: not absolute, without
+    ``.``, ``..`` or empty parts, backslashes or control characters."""
     parts = name.split("/")
-    if (name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts)
-            or any(ord(c) < 32 for c in name)):  # fmt: skip
+    return not (name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts)
+                or any(ord(c) < 32 for c in name))  # fmt: skip
+
+
+def check_name(name: str, where: str) -> None:
+    """Refuse a member name that could point outside the store (:func:`is_safe`)."""
+    if not is_safe(name):
         raise FormatError(f"{where}: member name {name!r} is not a safe relative path")
 
 

@@ -18,8 +18,8 @@ from ...blosc.layout import validate_chunk
 from ...errors import BloscpackError, FormatError, NotAContainer, UnmodelledFeature
 from ...io import ByteSource, PathLike
 from ..frame import ContiguousFrame, vlmeta_items
-from ..frame.params import CParams
 from ..frame.core import EDGE_READ
+from ..frame.params import CParams
 from ..frame.records import (
     HEADER_FIXED_LEN,
     MAX_METALAYERS,

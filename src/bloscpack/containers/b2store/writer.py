@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArgumentError
+from ...errors import ArgumentError, BloscpackError, UnsupportedError
+from ...ndarray import check_writable
 from ..b2nd import FORMAT as B2ND
 from ..options import CompressionParams, check_options
-from .archive import check_name
+from .archive import is_safe
 from .embed import write_attrs, write_embed
 from .reader import ATTRS_KEY, EMBED_MEMBER
 
@@ -34,7 +35,9 @@ def store_keys(arrays: Mapping[Any, Any], path: str) -> dict[str, Any]:
         if not isinstance(key, str):
             raise ArgumentError(f"{path}: a store's keys are text, got {key!r}")
         stored = key if key.startswith("/") else "/" + key
-        check_name(stored[1:], f"{path}: key {key!r}")
+        if not is_safe(stored[1:]):
+            raise ArgumentError(f"{path}: key {key!r} is not a safe relative path (no '..', '.'"
+                                " or empty parts, backslashes or control characters)")  # fmt: skip
         if ATTRS_KEY in stored.split("/"):
             raise ArgumentError(f"{path}: key {key!r}: {ATTRS_KEY} holds a group's attributes")
         if stored in keys:
@@ -50,8 +53,15 @@ def store_keys(arrays: Mapping[Any, Any], path: str) -> dict[str, Any]:
     return keys
 
 
+#: The options that shape chunks, which a 0-d array has no axis for.
+SHAPING = ("chunks", "blocks", "chunk_size")
+
+
 def _member_options(array: np.ndarray, options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` (as :func:`bloscpack.save` takes them) as a ``.b2nd`` member's writer's."""
+    """``options`` (as :func:`bloscpack.save` takes them) as a ``.b2nd`` member's writer's
+    (a 0-d array: without those that shape chunks)."""
+    if not array.ndim:
+        options = {name: value for name, value in options.items() if name not in SHAPING}
     params, rest = CompressionParams.parse(dict(options))
     own = B2ND.own_options(params, rest, array.dtype, array.shape)
     check_options("b2store", own, B2ND.save_options or ())
@@ -59,17 +69,23 @@ def _member_options(array: np.ndarray, options: dict[str, Any]) -> dict[str, Any
 
 
 def _write_members(arrays: dict[str, Any], root: str, options: dict[str, Any],
-                   metadata: Mapping[str, Any] | None) -> None:  # fmt: skip
-    """The store's files in the new directory ``root``."""
+                   metadata: Mapping[str, Any] | None, path: str) -> None:  # fmt: skip
+    """The files of the store ``path`` in the new directory ``root``."""
     os.mkdir(root)
     for key, value in arrays.items():
         array = np.asarray(value)
-        reason = B2ND.refused(array.dtype, array.shape)
-        if reason is not None:
-            raise ArgumentError(f"key {key!r}: {reason}")
         member = os.path.join(root, *key[1:].split("/")) + ".b2nd"
         os.makedirs(os.path.dirname(member), exist_ok=True)
-        B2ND.save(array, member, **_member_options(array, options))
+        try:
+            check_writable(array.dtype, f"{path}: key {key!r}")
+            reason = B2ND.refused(array.dtype, array.shape)
+            if reason is not None:
+                raise UnsupportedError(reason)
+            B2ND.save(array, member, **_member_options(array, options))
+        except BloscpackError as exc:
+            if str(exc).startswith(f"{path}: "):
+                raise
+            raise type(exc)(f"{path}: key {key!r}: {exc}") from None
     if metadata:
         write_attrs(os.path.join(root, ATTRS_KEY + ".b2f"), dict(metadata))
     write_embed(os.path.join(root, EMBED_MEMBER), "b2tree")
@@ -97,11 +113,11 @@ def save_group(arrays: Mapping[Any, Any], path: str, build: str, *,
     :func:`bloscpack.save` takes them for ``.b2nd``)."""
     keys = store_keys(arrays, path)
     if os.fspath(path).rstrip("/" + os.sep).lower().endswith(DIRECTORY_SUFFIX):
-        _write_members(keys, build, options, metadata)
+        _write_members(keys, build, options, metadata, path)
         return
     staging = build + ".members"
     try:
-        _write_members(keys, staging, options, metadata)
+        _write_members(keys, staging, options, metadata, path)
         _zip_directory(staging, build)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

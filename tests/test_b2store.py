@@ -1,0 +1,290 @@
+"""python-blosc2 stores (DictStore and TreeStore as ``.b2z`` zips and ``.b2d`` directories,
+EmbedStore ``.b2e`` frames) both ways with the real python-blosc2: every store it writes reads
+exactly through ``open`` (a mapping of keys to lazy arrays), ``load`` (a dict), ``info`` and
+``verify``; every store ``save`` writes python-blosc2 opens with equal arrays; damaged stores
+are refused naming the file and the problem (the crafted zips of ``tests/data/bad`` are
+checked by ``tests/test_bad_files.py``)."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import blosc2
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers.frame import ContiguousFrame
+from bloscpack.errors import ArgumentError, NotAContainer, OutputExistsError
+
+#: Arrays of different dtypes and shapes under nested keys, with pinned chunks and blocks.
+ARRAYS = {
+    "/x": (np.arange(1000, dtype="<i4"), (100,), (20,)),
+    "/g/y": (np.linspace(0, 1, 60).reshape(6, 10), (3, 5), (3, 5)),
+    "/g/h/z": (np.array(["ab", "cde", ""]), (2,), (1,)),
+    "/b": (np.array([True, False, True]), (3,), (3,)),
+    "/rec": (np.array([(1, 2.5), (3, 4.5)], dtype=[("a", "<i2"), ("b", ">f8")]), (2,), (1,)),
+    "/zero": (np.empty((0, 4), dtype="<u8"), (1, 4), (1, 4)),
+    "/scalar": (np.array(7.5), (), ()),
+}
+
+
+def _blosc2_array(value: np.ndarray, chunks: tuple[int, ...], blocks: tuple[int, ...]):
+    return blosc2.asarray(value, chunks=chunks or None, blocks=blocks or None,
+                          cparams=blosc2.CParams(nthreads=1))  # fmt: skip
+
+
+def _write_with_blosc2(path: Path, cls: type, threshold: int | None = 0) -> None:
+    with cls(str(path), mode="w", threshold=threshold) as store:
+        for key, (value, chunks, blocks) in ARRAYS.items():
+            store[key] = _blosc2_array(value, chunks, blocks)
+
+
+def _assert_equal(loaded: dict, expected: dict) -> None:
+    assert sorted(loaded) == sorted(expected)
+    for key, value in expected.items():
+        assert loaded[key].dtype == value.dtype and loaded[key].shape == value.shape, key
+        assert loaded[key].tobytes() == value.tobytes(), key
+
+
+EXPECTED = {key: value for key, (value, _, _) in ARRAYS.items()}
+
+#: name: (file name, python-blosc2 class, threshold: under it arrays are embedded).
+KINDS = {
+    "dictstore-zip": ("s.b2z", blosc2.DictStore, 0),
+    "dictstore-dir": ("s.b2d", blosc2.DictStore, 0),
+    "treestore-zip": ("t.b2z", blosc2.TreeStore, 0),
+    "treestore-dir": ("t.b2d", blosc2.TreeStore, 0),
+    "embedded-zip": ("e.b2z", blosc2.DictStore, 100),  # the small arrays in embed.b2e
+    "embedded-dir": ("e.b2d", blosc2.TreeStore, 100),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_stores_python_blosc2_writes_read_exactly(tmp_path: Path, kind: str):
+    name, cls, threshold = KINDS[kind]
+    path = tmp_path / name
+    _write_with_blosc2(path, cls, threshold)
+    assert bloscpack.detect(path) == "b2store"
+    _assert_equal(bloscpack.load(path), EXPECTED)
+    with bloscpack.open(path) as group:
+        assert list(group) == sorted(EXPECTED) and len(group) == len(EXPECTED)
+        assert "/g/y" in group and "g/y" in group and "/g" not in group and 3 not in group
+        assert group["g/y"][1:5, ::3].tolist() == EXPECTED["/g/y"][1:5, ::3].tolist()
+        assert group["/x"].chunks == (100,)
+        with pytest.raises(KeyError):
+            group["/nothing"]
+    report = bloscpack.verify(path)
+    assert (report["ok"], report["problems"], report["bad_chunks"]) == (True, [], [])
+    assert report["verifiable"] is name.endswith(".b2z")
+    described = bloscpack.info(path)
+    assert [entry["key"] for entry in described["arrays"]] == sorted(EXPECTED)
+    embedded = sorted(e["key"] for e in described["arrays"] if e.get("embedded"))
+    assert embedded == (sorted(k for k, v in EXPECTED.items() if v.nbytes < 100)
+                        if threshold else [])  # fmt: skip
+
+
+def test_an_embed_store_reads_exactly(tmp_path: Path):
+    path = tmp_path / "x.b2e"
+    store = blosc2.EmbedStore(str(path), mode="w")
+    for key, (value, chunks, blocks) in ARRAYS.items():
+        store[key] = _blosc2_array(value, chunks, blocks)
+    del store
+    assert bloscpack.detect(path) == "b2store"
+    _assert_equal(bloscpack.load(path), EXPECTED)
+    assert bloscpack.info(path)["store"] == "EmbedStore"
+    assert bloscpack.verify(path)["ok"] is True
+
+
+def test_empty_stores(tmp_path: Path):
+    blosc2.DictStore(str(tmp_path / "e.b2z"), mode="w").close()
+    blosc2.TreeStore(str(tmp_path / "e.b2d"), mode="w").close()
+    for name in ("e.b2z", "e.b2d"):
+        assert bloscpack.load(tmp_path / name) == {}
+        with bloscpack.open(tmp_path / name) as group:
+            assert (list(group), group.attrs) == ([], {})
+        assert bloscpack.verify(tmp_path / name)["ok"] is True
+
+
+def test_many_small_members(tmp_path: Path):
+    path = tmp_path / "many.b2z"
+    with blosc2.DictStore(str(path), mode="w") as store:
+        for i in range(300):
+            store[f"/d{i % 7}/a{i}"] = np.full(3, i, dtype="i2")
+    loaded = bloscpack.load(path)
+    assert len(loaded) == 300
+    assert all(loaded[f"/d{i % 7}/a{i}"].tolist() == [i] * 3 for i in range(300))
+
+
+def test_treestore_attributes_are_the_groups_attrs(tmp_path: Path):
+    path = tmp_path / "t.b2z"
+    with blosc2.TreeStore(str(path), mode="w") as tree:
+        tree["/a"] = np.arange(3)
+        tree["/g/b"] = np.zeros(2)
+        tree.vlmeta["title"] = "hello"
+        tree.vlmeta["n"] = [1, 2]
+        tree["/g"].vlmeta["units"] = "m"
+    with bloscpack.open(path) as group:
+        assert list(group) == ["/a", "/g/b"]
+        assert group.attrs == {"title": "hello", "n": [1, 2]}
+        assert group.attrs_of("/g") == group.attrs_of("g") == {"units": "m"}
+        assert group.attrs_of("/a") == {}
+    assert bloscpack.info(path)["attrs"] == {"/": {"title": "hello", "n": [1, 2]},
+                                             "/g": {"units": "m"}}  # fmt: skip
+
+
+def _chunk_position(path: Path, member: str, index: int) -> int:
+    """Where chunk ``index`` of the zip member ``member`` lies in the file."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+        data = archive.read(member)
+    with open(path, "rb") as fh:
+        fh.seek(info.header_offset + 26)
+        name_len, extra_len = struct.unpack("<2H", fh.read(4))
+    start = info.header_offset + 30 + name_len + extra_len
+    frame = ContiguousFrame(data)
+    try:
+        return start + frame.header.header_len + int(frame.offsets[index])
+    finally:
+        frame.close()
+
+
+def test_a_selection_reads_only_the_chunks_it_touches(tmp_path: Path):
+    """Chunk 5 of ``/x`` is damaged inside the zip: a selection in chunk 0 still reads, one
+    that touches chunk 5 fails naming the member."""
+    path = tmp_path / "s.b2z"
+    _write_with_blosc2(path, blosc2.TreeStore)
+    at = _chunk_position(path, "x.b2nd", 5)
+    data = bytearray(path.read_bytes())
+    data[at + 4 : at + 8] = struct.pack("<i", 2147483000)  # chunk 5's nbytes
+    path.write_bytes(bytes(data))
+    with bloscpack.open(path) as group:
+        assert group["/x"][10:20].tolist() == list(range(10, 20))
+        with pytest.raises(bloscpack.errors.BloscpackError, match=f"^{path}/x.b2nd: chunk 5"):
+            group["/x"][495:505]
+    report = bloscpack.verify(path)
+    assert report["ok"] is False
+    assert "member 'x.b2nd': its bytes do not match their CRC-32" in report["problems"]
+
+
+@pytest.mark.parametrize("name", ["w.b2z", "w.b2d"])
+def test_stores_saved_here_open_in_python_blosc2(tmp_path: Path, name: str):
+    path = tmp_path / name
+    arrays = {key.lstrip("/") if key == "/x" else key: value for key, value in EXPECTED.items()}
+    bloscpack.save(arrays, path, metadata={"title": "T", "n": 3}, chunks=(2,), codec="lz4")
+    tree = blosc2.open(str(path), mode="r")
+    assert type(tree).__name__ == "TreeStore"
+    assert sorted(tree.keys()) == sorted({*EXPECTED, "/g", "/g/h"})
+    assert tree.vlmeta[:] == {"title": "T", "n": 3}
+    for key, value in EXPECTED.items():
+        assert tree[key][()].tobytes() == value.tobytes() and tree[key].dtype == value.dtype
+    assert tree["/x"].chunks == (2,) and tree["/g/y"].chunks == (2, 10)
+    assert sorted(blosc2.DictStore(str(path), mode="r").keys()) == sorted(
+        {*EXPECTED, "/__vlmeta__"}
+    )
+    _assert_equal(bloscpack.load(path), EXPECTED)
+    if name.endswith(".b2z"):
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+        assert {i.compress_type for i in infos} == {zipfile.ZIP_STORED}
+        assert infos[-1].filename == "embed.b2e"
+        assert bloscpack.verify(path)["data_verified"] is True
+
+
+def test_save_replaces_atomically_and_refuses_what_it_cannot_write(tmp_path: Path):
+    path = tmp_path / "s.b2z"
+    bloscpack.save({"a": np.arange(3)}, path)
+    with pytest.raises(OutputExistsError):
+        bloscpack.save({"a": np.arange(4)}, path, overwrite=False)
+    with pytest.raises(bloscpack.errors.BloscpackError):
+        bloscpack.save({"a": np.arange(5), "b": np.array([object()])}, path)
+    assert bloscpack.load(path)["/a"].tolist() == [0, 1, 2]
+    assert sorted(os.listdir(tmp_path)) == ["s.b2z"]
+
+
+SAFE = "(no '..', '.' or empty parts, backslashes or control characters)"
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"../x": np.zeros(1)}, f"key '../x' is not a safe relative path {SAFE}"),
+        ({"a//b": np.zeros(1)}, f"key 'a//b' is not a safe relative path {SAFE}"),
+        ({"g/__vlmeta__": np.zeros(1)},
+         "key 'g/__vlmeta__': __vlmeta__ holds a group's attributes"),
+        ({"g": np.zeros(1), "g/x": np.zeros(1)},
+         "'/g' is an array and a group holding '/g/x'; a key is one or the other"),
+        ({"x": np.zeros(1), "/x": np.zeros(1)}, "key '/x' is given twice"),
+        ({1: np.zeros(1)}, "a store's keys are text, got 1"),
+    ],
+    ids=["dotdot", "empty-part", "attrs-key", "array-and-group", "twice", "not-text"],
+)  # fmt: skip
+def test_save_refuses_bad_keys(tmp_path: Path, arrays: dict, message: str):
+    path = tmp_path / "s.b2z"
+    with pytest.raises(ArgumentError) as caught:
+        bloscpack.save(arrays, path)
+    assert str(caught.value) == f"{path}: {message}"
+    assert not path.exists()
+
+
+def test_a_dict_goes_to_a_store_and_a_store_takes_a_dict(tmp_path: Path):
+    with pytest.raises(ArgumentError) as caught:
+        bloscpack.save({"a": np.zeros(2)}, tmp_path / "a.b2nd")
+    assert str(caught.value) == (f"{tmp_path / 'a.b2nd'}: a dict of arrays is saved to a store"
+                                 " (.b2z), not to python-blosc2 NDArray")  # fmt: skip
+    with pytest.raises(ArgumentError) as caught:
+        bloscpack.save(np.zeros(2), tmp_path / "a.b2z")
+    assert str(caught.value) == (
+        f"{tmp_path / 'a.b2z'}: python-blosc2 store (DictStore, TreeStore, EmbedStore) holds"
+        " arrays by key: save a dict of them ({'x': a, 'g/y': b})"
+    )
+    bloscpack.save({"a": np.zeros(2)}, tmp_path / "b", format="treestore")
+    assert bloscpack.detect(tmp_path / "b") == "b2store"
+
+
+def test_a_member_that_is_not_a_container(tmp_path: Path):
+    path = tmp_path / "s.b2z"
+    bloscpack.save({"a": np.arange(3)}, tmp_path / "good.b2z")
+    with zipfile.ZipFile(tmp_path / "good.b2z") as good, \
+            zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as bad:  # fmt: skip
+        bad.writestr("x.b2nd", b"not a frame at all")
+        for info in good.infolist():
+            bad.writestr(info.filename, good.read(info))
+    with pytest.raises(NotAContainer) as caught:
+        bloscpack.load(path)
+    assert str(caught.value) == (f"{path}/x.b2nd: not a Blosc container (first bytes 6e 6f 74"
+                                 " 20 61 20 66 72 61 6d 65 20 61 74 20 61)")  # fmt: skip
+    with bloscpack.open(path) as group:
+        assert group["a"][...].tolist() == [0, 1, 2]
+    report = bloscpack.verify(path)
+    assert report["ok"] is False
+    assert any(p.startswith("/x: ") for p in report["problems"]), report["problems"]
+
+
+def blpk(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bloscpack", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)  # fmt: skip
+
+
+def test_blpk_info_and_verify_list_and_check_every_array(tmp_path: Path):
+    bloscpack.save({"a": np.arange(100, dtype="i4"), "g/b": np.zeros((4, 5))}, tmp_path / "s.b2z",
+                   chunks=(2,), blocks=(1,), clevel=3)  # fmt: skip
+    done = blpk("info", "s.b2z", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:6] == [
+        "blpk: file:      s.b2z",
+        "blpk: format:    b2store: python-blosc2 store (DictStore, TreeStore, EmbedStore)",
+        "blpk: arrays:    2: /a, /g/b",
+        "blpk: size:      560 bytes",
+        "blpk: chunks:    52 (in 2 arrays)",
+        "blpk: clevel:    3",
+    ]
+    assert "blpk: checksums: crc32 (chunks)" in lines
+    done = blpk("verify", "s.b2z", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "blpk: s.b2z: ok (b2store, 52 chunks)\n")
