@@ -1365,7 +1365,7 @@ READ_MODES = ("r", "rb")
 def open(
     source: PathLike | Any, mode: str = "r", *, storage_options: Mapping[str, Any] | None = None,
     verify: bool = True, columns: Sequence[str] | None = None, cache: Any = None,
-) -> BloscArray:  # fmt: skip
+) -> BloscArray | Group:  # fmt: skip
     """Open the Blosc container ``source`` as a read-only lazy :class:`BloscArray`.
 
     ``mode`` is ``"r"`` (or ``"rb"``), as ``open(path, "r")`` reads a file in h5py or
@@ -1393,7 +1393,7 @@ def open(
     check_read_mode(source, mode)
     group = open_group(source)
     if group is not None:
-        return group  # type: ignore[return-value]
+        return group
     return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
                       cache=cache)  # fmt: skip
 

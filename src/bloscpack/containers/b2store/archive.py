@@ -241,8 +241,11 @@ class MemberSource(ByteSource):
     def size(self) -> int:
         return self._size
 
-    def consistent(self) -> contextlib.AbstractContextManager[None]:
-        return self._archive.consistent()
+    @contextlib.contextmanager
+    def consistent(self) -> Iterator[None]:
+        """The archive's :meth:`~bloscpack.io.ByteSource.consistent` block."""
+        with self._archive.consistent():
+            yield
 
     def _check(self, offset: int, n: int, what: str) -> None:
         if offset < 0 or n < 0 or offset + n > self._size:
