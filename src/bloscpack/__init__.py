@@ -46,6 +46,7 @@ from .dispatch import AppendModule as _AppendModule
 from .dispatch import detect, info, load, save, verify
 from .errors import *  # noqa: F403
 from .errors import __all__ as _error_names
+from .group import Group
 from .integrations.dask import to_dask, to_dask_dataframe
 from .integrations.pandas import read_table
 
@@ -72,6 +73,7 @@ __all__ = [
     "is_chunk",
     "Frame",
     "BloscArray",
+    "Group",
     "open",
     "errors",
     "open_file",

@@ -60,7 +60,9 @@ def save(
     temporary local file or directory, then uploaded (see the manual, "Remote data").  A
     dask array is written in parallel on the active scheduler, the same bytes as the computed
     array gives, and a dask DataFrame as its pandas DataFrame gives
-    (:func:`bloscpack.integrations.dask.save_dask`)."""
+    (:func:`bloscpack.integrations.dask.save_dask`).  A mapping of keys to arrays
+    (``{"x": a, "g/y": b}``) is saved as a python-blosc2 TreeStore (``.b2z``: a zip archive,
+    ``.b2d``: a directory; ``metadata``: its attributes), each array with ``options``."""
     found = registry.output_format(path, format)
     if found.group or isinstance(array, Mapping):
         _save_group(found, array, path, overwrite, metadata, storage_options, options)
@@ -250,7 +252,8 @@ def load(path: PathLike | bytes | bytearray | memoryview | IO[bytes], *,
     """Load the array stored at ``path`` (a path or a URL, with ``storage_options`` and
     ``cache`` as for :func:`bloscpack.open`), whatever its format; or, as :func:`bloscpack.open`
     takes them, a single-file container held in bytes, a bytearray, a memoryview or a binary
-    file object (read from its current position)."""
+    file object (read from its current position).  A container of many arrays (a
+    python-blosc2 store) gives a dict of them by key."""
     if not isinstance(path, (str, os.PathLike)):
         with BloscArray(path) as lazy:
             return lazy[...]

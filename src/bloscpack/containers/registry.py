@@ -56,7 +56,8 @@ ENTRY_POINTS = "bloscpack.formats"
 
 #: The formats built in that write arrays, by name.
 FORMATS: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if f.writable}
-#: The formats built in that are read but never written, by name: a Blosc chunk.
+#: The formats built in that never write an array, by name: a Blosc chunk (read only) and the
+#: python-blosc2 stores (which write groups of arrays).
 READ_ONLY: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if not f.writable}
 #: The format an output gets when neither ``format=`` nor its name says one.
 DEFAULT = BLP
@@ -207,8 +208,8 @@ def output_format(path: PathLike, format: str | None = None) -> ContainerFormat:
 
 def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) -> str:
     """Name of the format of ``path`` (a path or a URL; ``storage_options`` for its
-    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz``, ``chunk`` (one raw
-    Blosc chunk) or one another package adds.  File names do not matter, only bytes and
+    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz``, ``b2store`` (a
+    python-blosc2 store), ``chunk`` (one raw Blosc chunk) or one another package adds.  File names do not matter, only bytes and
     layout."""
     path = os.fspath(path)
     if is_url(path):
