@@ -288,3 +288,26 @@ def test_blpk_info_and_verify_list_and_check_every_array(tmp_path: Path):
     assert "blpk: checksums: crc32 (chunks)" in lines
     done = blpk("verify", "s.b2z", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "blpk: s.b2z: ok (b2store, 52 chunks)\n")
+
+
+def test_a_store_at_a_url_fetches_its_directory_then_only_the_touched_chunks(tmp_path: Path):
+    from remote_servers import http_server
+
+    data = np.random.default_rng(0).integers(0, 2**62, 400_000)  # 10 chunks of 320 kB
+    with blosc2.TreeStore(str(tmp_path / "r.b2z"), mode="w") as tree:
+        tree["/x"] = blosc2.asarray(data, chunks=(40_000,), blocks=(40_000,))
+        tree["/g/y"] = np.arange(10)
+    size = (tmp_path / "r.b2z").stat().st_size
+    with http_server(str(tmp_path)) as server:
+        url = f"{server.url}/r.b2z"
+        with bloscpack.open(url) as group:
+            assert list(group) == ["/g/y", "/x"]
+            # the first and last bytes (central directory, embed.b2e), then the local headers
+            assert server.counter.requests <= 3, server.counter.ranges
+            assert server.counter.bytes < 128 * 1024, server.counter.ranges
+            server.counter.reset()
+            assert group["/x"][40_010:40_020].tolist() == data[40_010:40_020].tolist()
+            assert server.counter.bytes < 400 * 1024 < size, server.counter.ranges
+        loaded = bloscpack.load(url)
+        assert loaded["/x"].tolist() == data.tolist() and loaded["/g/y"].tolist() == list(range(10))
+        assert bloscpack.verify(url)["ok"] is True

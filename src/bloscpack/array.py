@@ -1391,19 +1391,26 @@ def open(
     such lazy arrays.
     """
     check_read_mode(source, mode)
-    group = open_group(source)
+    group = open_group(source, storage_options=storage_options, cache=cache)
     if group is not None:
         return group
     return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
                       cache=cache)  # fmt: skip
 
 
-def open_group(source: Any) -> Group | None:
-    """The container at the local path ``source`` as a :class:`~bloscpack.group.Group` when
-    its format holds groups of arrays; None for anything else (an array, a URL, bytes)."""
-    if not isinstance(source, (str, os.PathLike)) or is_url(os.fspath(source)):
+def open_group(source: Any, *, storage_options: Mapping[str, Any] | None = None,
+               cache: Any = None) -> Group | None:  # fmt: skip
+    """The container at the path or URL ``source`` as a :class:`~bloscpack.group.Group` when
+    its format holds groups of arrays; None for anything else (an array, bytes).  At a URL
+    only a name with such a format's suffix is tried (the others open as arrays)."""
+    if not isinstance(source, (str, os.PathLike)):
         return None
     path = os.fspath(source)
+    if is_url(path):
+        local = local_path(path, storage_options)
+        if local is None:
+            return _open_url_group(path, storage_options, cache)
+        path = local
     try:
         found = format_of(detect(path))
     except BloscpackError:
@@ -1411,6 +1418,25 @@ def open_group(source: Any) -> Group | None:
     if not found.group:
         return None
     return Group(found.open_group(path), BloscArray)
+
+
+def _open_url_group(url: str, storage_options: Mapping[str, Any] | None,
+                    cache: Any) -> Group | None:  # fmt: skip
+    """The group at ``url`` whose name has a suffix of a format of groups (None for other
+    names, or for another container found there)."""
+    named = by_extension(url)
+    if named is None or not named.group:
+        return None
+    fmt, opened = open_url_input(url, storage_options, cache=cache)
+    try:
+        found = format_of(fmt or detect_source(opened))
+        if not found.group:
+            opened.close()
+            return None
+        return Group(found.open_group(opened), BloscArray)
+    except BaseException:
+        opened.close()
+        raise
 
 
 def check_read_mode(source: Any, mode: Any) -> None:

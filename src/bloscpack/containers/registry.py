@@ -209,8 +209,8 @@ def output_format(path: PathLike, format: str | None = None) -> ContainerFormat:
 def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) -> str:
     """Name of the format of ``path`` (a path or a URL; ``storage_options`` for its
     filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz``, ``b2store`` (a
-    python-blosc2 store), ``chunk`` (one raw Blosc chunk) or one another package adds.  File names do not matter, only bytes and
-    layout."""
+    python-blosc2 store), ``chunk`` (one raw Blosc chunk) or one another package adds.  File
+    names do not matter, only bytes and layout."""
     path = os.fspath(path)
     if is_url(path):
         with opened_url(path, storage_options) as (fmt, _):

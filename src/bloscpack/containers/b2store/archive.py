@@ -187,9 +187,11 @@ def read_members(source: ByteSource) -> list[Member]:
         raise FormatError(f"{where}: {entries} members cannot fit a central directory of"
                           f" {cd_size} bytes")  # fmt: skip
     directory = bytes(source.read(cd_offset, cd_size, "the central directory"))
+    listed = list(_central_entries(source, directory, entries))
+    source.prefetch([(h, LOCAL_LEN) for *_, h, _ in listed if h + LOCAL_LEN <= cd_offset])
     members: list[Member] = []
     seen: set[str] = set()
-    for name, _, size, header, crc in _central_entries(source, directory, entries):
+    for name, _, size, header, crc in listed:
         if name in seen:
             raise FormatError(f"{where}: member {name!r} is listed twice")
         seen.add(name)
