@@ -20,7 +20,7 @@ import pytest
 
 import bloscpack
 from bloscpack.containers.frame import ContiguousFrame
-from bloscpack.errors import ArgumentError, NotAContainer, OutputExistsError
+from bloscpack.errors import ArgumentError, NotAContainer, OutputExistsError, UnsupportedError
 
 #: Arrays of different dtypes and shapes under nested keys, with pinned chunks and blocks.
 ARRAYS = {
@@ -311,3 +311,28 @@ def test_a_store_at_a_url_fetches_its_directory_then_only_the_touched_chunks(tmp
         loaded = bloscpack.load(url)
         assert loaded["/x"].tolist() == data.tolist() and loaded["/g/y"].tolist() == list(range(10))
         assert bloscpack.verify(url)["ok"] is True
+
+
+def test_conversions_into_and_out_of_a_store_are_refused_by_name(tmp_path: Path):
+    store, array = tmp_path / "s.b2z", tmp_path / "a.blp"
+    bloscpack.save({"a": np.arange(3)}, store)
+    bloscpack.save(np.arange(3), array)
+    with pytest.raises(UnsupportedError) as caught:
+        bloscpack.convert(array, tmp_path / "b.b2z")
+    assert str(caught.value) == (
+        f"{tmp_path / 'b.b2z'}: converting into a python-blosc2 store (DictStore, TreeStore,"
+        " EmbedStore) is not supported yet; save a dict of arrays to it (bloscpack.save)"
+    )
+    with pytest.raises(ArgumentError) as caught:
+        bloscpack.convert(store, tmp_path / "b.blp")
+    assert str(caught.value) == (
+        f"{store}: a python-blosc2 store holds many arrays: bloscpack.open gives a mapping of"
+        " its keys to arrays, bloscpack.load a dict of them"
+    )
+    (tmp_path / "raw.bin").write_bytes(bytes(100))
+    done = blpk("c", "raw.bin", "c.b2z", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, (
+        "blpk: error: c.b2z: a python-blosc2 store holds arrays by key, not one array: save a"
+        " dict of them ({'x': a, 'g/y': b})\n"
+    ))  # fmt: skip
+    assert sorted(os.listdir(tmp_path)) == ["a.blp", "raw.bin", "s.b2z"]

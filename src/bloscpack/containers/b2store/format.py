@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ArgumentError, BloscpackError
+from ...errors import ArgumentError, BloscpackError, UnsupportedError
 from ...io import ByteSource, Directory, PathLike
 from ..base import ContainerFormat, ContainerReader, GroupReader
 from ..frame.format import is_frame
@@ -59,6 +59,16 @@ class B2StoreFormat(ContainerFormat):
 
         with ByteSource(embed) as source:
             return is_embed_store(source)
+
+    def refused(self, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+        return (
+            "a python-blosc2 store holds arrays by key, not one array: save a dict of them"
+            " ({'x': a, 'g/y': b})"
+        )
+
+    def _unwritable(self) -> UnsupportedError:
+        return UnsupportedError(f"format {self.name!r} holds arrays by key: it is written by"
+                                " saving a dict of arrays (bloscpack.save)")  # fmt: skip
 
     def open_group(self, source: Any) -> GroupReader:
         from .reader import open_reader
