@@ -7,6 +7,7 @@ checked by ``tests/test_bad_files.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import struct
 import subprocess
@@ -20,7 +21,13 @@ import pytest
 
 import bloscpack
 from bloscpack.containers.frame import ContiguousFrame
-from bloscpack.errors import ArgumentError, NotAContainer, OutputExistsError, UnsupportedError
+from bloscpack.errors import (
+    ArgumentError,
+    NotAContainer,
+    OutputExistsError,
+    UnmodelledFeature,
+    UnsupportedError,
+)
 
 #: Arrays of different dtypes and shapes under nested keys, with pinned chunks and blocks.
 ARRAYS = {
@@ -336,3 +343,39 @@ def test_conversions_into_and_out_of_a_store_are_refused_by_name(tmp_path: Path)
         " dict of them ({'x': a, 'g/y': b})\n"
     ))  # fmt: skip
     assert sorted(os.listdir(tmp_path)) == ["a.blp", "raw.bin", "s.b2z"]
+
+
+@dataclasses.dataclass
+class Row:
+    x: int = 0
+    y: float = 0.0
+
+
+@pytest.mark.parametrize("name", ["ct.b2z", "ct.b2d"])
+def test_a_ctable_in_a_treestore_is_refused_by_name(tmp_path: Path, name: str):
+    """A CTable is a group of members (columns, a mask of valid rows, a schema): its columns
+    alone would read deleted rows, so its key is refused, and its members are not keys."""
+    table = blosc2.CTable(Row)
+    for i in range(5):
+        table.append(Row(x=i, y=i / 2))
+    path = tmp_path / name
+    with blosc2.TreeStore(str(path), mode="w") as tree:
+        tree["/arr"] = np.arange(3)
+        tree["/table"] = table
+    message = (
+        f"{path}: key '/table' is a python-blosc2 CTable (a group of members: its columns, a"
+        " mask of valid rows and its schema), which this version does not read; open it with"
+        " python-blosc2"
+    )
+    with bloscpack.open(path) as group:
+        assert list(group) == ["/arr", "/table"]
+        assert group["/arr"][...].tolist() == [0, 1, 2]
+        with pytest.raises(UnmodelledFeature) as caught:
+            group["/table"]
+    assert str(caught.value) == message
+    with pytest.raises(UnmodelledFeature) as caught:
+        bloscpack.load(path)
+    assert str(caught.value) == message
+    report = bloscpack.verify(path)
+    assert (report["ok"], report["problems"]) == (False, [f"/table: {message}"])
+    assert bloscpack.info(path)["arrays"][1] == {"key": "/table", "object": "ctable"}

@@ -1,7 +1,9 @@
 """python-blosc2's embed store: one contiguous frame (an SChunk of bytes, typesize 1) whose
 data holds serialized frames one after another, and whose vlmetalayer ``estore_metadata``
 maps each key to where its frame lies (``{"offset", "length"}`` in the uncompressed bytes) or
-to a reference elsewhere (``{"urlbase", "path"}``: a C2Array, refused by name).  A metalayer
+to a reference elsewhere (``{"urlbase", "path"}``: a C2Array, refused by name); a TreeStore's
+``_object_registry`` lists the objects it keeps as groups of members (a CTable: columns, a
+valid-rows mask and ``_meta``), refused by name too.  A metalayer
 says whose it is: ``b2embed`` (an ``EmbedStore``, a ``.b2e`` file), ``b2dict`` or ``b2tree``
 (the ``embed.b2e`` of a ``DictStore`` or ``TreeStore``).
 
@@ -34,6 +36,8 @@ from ..frame.writer import FrameWriter
 KINDS = {"b2embed": "EmbedStore", "b2dict": "DictStore", "b2tree": "TreeStore"}
 #: The vlmetalayer holding the key map.
 MAP_LAYER = "estore_metadata"
+#: The vlmetalayer listing a TreeStore's objects kept as groups of members (CTables).
+OBJECTS_LAYER = "_object_registry"
 #: The chunk size python-blosc2 gives an embed store's frame.
 EMBED_CHUNKSIZE = 8192
 
@@ -76,6 +80,7 @@ class EmbeddedFrames:
                                     f" ({', '.join(KINDS)})")  # fmt: skip
             self.kind = kind
             self.entries = self._entries()
+            self.objects = self._objects()
         except BaseException:
             self.frame.close()
             raise
@@ -106,6 +111,15 @@ class EmbeddedFrames:
                 )
             entries[key] = (offset, length)
         return entries
+
+    def _objects(self) -> dict[str, str]:
+        """The keys of the objects a TreeStore keeps as a group of members (a CTable), with
+        their kind, as its vlmetalayer ``_object_registry`` lists them."""
+        registry = vlmeta_items(self.frame).get(OBJECTS_LAYER, (None, None))[1]
+        if not isinstance(registry, dict):
+            return {}
+        return {key: str(entry.get("kind") if isinstance(entry, dict) else entry)
+                for key, entry in registry.items() if isinstance(key, str)}  # fmt: skip
 
     def frame_bytes(self, key: str) -> bytes:
         """The serialized frame embedded under ``key`` (its chunks decoded, one at a time)."""

@@ -13,7 +13,7 @@ import os
 import posixpath
 from typing import Any
 
-from ...errors import BloscpackError, FormatError, NotAContainer
+from ...errors import BloscpackError, FormatError, NotAContainer, UnmodelledFeature
 from ...io import ByteSource, PathLike, open_member
 from ..b2nd import FORMAT as B2ND
 from ..frame.reader import unopened_report
@@ -27,6 +27,10 @@ EMBED_MEMBER = "embed.b2e"
 MEMBER_SUFFIXES = (".b2nd", ".b2f", ".b2b")
 #: The last part of the keys of a TreeStore group's attributes.
 ATTRS_KEY = "__vlmeta__"
+#: The last part of the key of the schema of an object kept as a group of members (a CTable).
+OBJECT_META = "_meta"
+#: The names python-blosc2 gives the kinds of such objects.
+OBJECT_NAMES = {"ctable": "CTable"}
 
 
 def key_of(member: str) -> str:
@@ -128,8 +132,9 @@ class StoreReader:
                             f"{self.name}/{member.name}")  # fmt: skip
 
     def _index(self) -> tuple[dict[str, tuple[str, str]], dict[str, dict[str, Any]]]:
-        """Every key's place (``("member", name)`` or ``("embedded", key)``) and the groups'
-        attributes, by group path."""
+        """Every key's place (``("member", name)``, ``("embedded", key)``, or for an object
+        kept as a group of members, ``("object", kind)``) and the groups' attributes, by group
+        path."""
         places: dict[str, tuple[str, str]] = {}
         for name in self.members:
             key = key_of(name)
@@ -145,6 +150,15 @@ class StoreReader:
             group = posixpath.dirname(key)
             attrs[group] = read_attrs(self.member(key, places))
             del places[key]
+        objects = dict(self.embedded.objects)
+        for key in [k for k in places if posixpath.basename(k) == OBJECT_META]:
+            kind = read_attrs(self.member(key, places)).get("kind")
+            if kind is not None:
+                objects.setdefault(posixpath.dirname(key), str(kind))
+        for root, kind in objects.items():
+            for key in [k for k in places if k.startswith(root.rstrip("/") + "/")]:
+                del places[key]
+            places[root] = ("object", kind)
         return dict(sorted(places.items())), attrs
 
     def keys(self) -> list[str]:
@@ -152,13 +166,20 @@ class StoreReader:
         return list(self._keys)
 
     def place(self, key: str) -> tuple[str, str]:
-        """``("member", member name)`` or ``("embedded", key)``: where ``key``'s array is."""
+        """``("member", member name)``, ``("embedded", key)`` or ``("object", kind)`` (refused):
+        where ``key``'s array is."""
         return self._keys[normal_key(key, self.name)]
 
     def member(self, key: str, places: dict[str, tuple[str, str]] | None = None) -> Any:
         """What the array of ``key`` is read from: a :class:`~bloscpack.io.ByteSource` of the
         member (closing it leaves the store open) or the embedded frame's bytes."""
         kind, name = (places or self._keys)[normal_key(key, self.name)]
+        if kind == "object":
+            raise UnmodelledFeature(
+                f"{self.name}: key {key!r} is a python-blosc2 {OBJECT_NAMES.get(name, name)} (a"
+                " group of members: its columns, a mask of valid rows and its schema), which"
+                " this version does not read; open it with python-blosc2"
+            )
         if kind == "embedded":
             return self.embedded.frame_bytes(name)
         if self._directory is not None:
@@ -198,6 +219,8 @@ def _describe(store: StoreReader, key: str) -> dict[str, Any]:
     """What ``info`` says of ``key``: where it lies and, for an NDArray, its array."""
     kind, name = store.place(key)
     entry: dict[str, Any] = {"key": key}
+    if kind == "object":
+        return {**entry, "object": name}
     if kind == "member":
         member = store.members[name]
         entry["member"] = name
