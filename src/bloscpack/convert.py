@@ -413,10 +413,11 @@ def convert(
     metadata the target could not hold.
     """
     fmt = target_format(dst, format)
-    found = registry.format_of(fmt)
-    if found.group:
-        raise UnsupportedError(f"{os.fspath(dst)}: converting into a {found.description} is not"
-                               " supported yet; save a dict of arrays to it (bloscpack.save)")
+    target = registry.format_of(fmt)
+    if target.group:
+        raise UnsupportedError(f"{os.fspath(dst)}: converting into a {target.description} is"
+                               " not supported yet; save a dict of arrays to it"
+                               " (bloscpack.save)")  # fmt: skip
 
     def read(src_path: Any, source_format: str | None = None) -> dict[str, Any]:
         return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options,
