@@ -379,3 +379,17 @@ def test_a_ctable_in_a_treestore_is_refused_by_name(tmp_path: Path, name: str):
     report = bloscpack.verify(path)
     assert (report["ok"], report["problems"]) == (False, [f"/table: {message}"])
     assert bloscpack.info(path)["arrays"][1] == {"key": "/table", "object": "ctable"}
+
+
+@pytest.mark.parametrize("name", ["s.b2z", "s.b2d"])
+def test_stores_saved_to_and_read_from_urls(name: str):
+    url = f"memory://stores/{name}"
+    arrays = {"x": np.arange(5), "g/y": np.ones((2, 3))}
+    bloscpack.save(arrays, url, metadata={"a": 1}, chunks=(2,))
+    assert bloscpack.detect(url) == "b2store"
+    _assert_equal(bloscpack.load(url), {"/x": arrays["x"], "/g/y": arrays["g/y"]})
+    with bloscpack.open(url) as group:
+        assert (list(group), group.attrs) == (["/g/y", "/x"], {"a": 1})
+        assert group["x"][1:4].tolist() == [1, 2, 3]
+    report = bloscpack.verify(url)
+    assert (report["ok"], report["verifiable"]) == (True, name.endswith(".b2z"))

@@ -64,12 +64,12 @@ def save(
     (``{"x": a, "g/y": b}``) is saved as a python-blosc2 TreeStore (``.b2z``: a zip archive,
     ``.b2d``: a directory; ``metadata``: its attributes), each array with ``options``."""
     found = registry.output_format(path, format)
+    refuse_dataset(array, path)
     if found.group or isinstance(array, Mapping):
         _save_group(found, array, path, overwrite, metadata, storage_options, options)
         return
     fmt = found.name
     _refuse_masked(array, path)
-    refuse_dataset(array, path)
     if is_dask_array(array) or is_dask_dataframe(array):
         array = sized(array, path)
         registry.check_array(fmt, array.dtype, array.shape, path)

@@ -139,6 +139,9 @@ class EmbeddedFrames:
                                   f" has {self.frame.nchunks}")  # fmt: skip
             chunk = self.frame.read_chunk(index)
             header = validate_chunk(chunk)
+            if header.nbytes > chunksize:
+                raise FormatError(f"{self.name}: chunk {index} holds {header.nbytes} bytes, the"
+                                  f" store's chunks {chunksize}")  # fmt: skip
             data = bytearray(header.nbytes)
             engine.decompress_into(chunk, data, validated=True)
             lo = offset - index * chunksize if index == first else 0

@@ -31,6 +31,7 @@ class B2StoreFormat(ContainerFormat):
     group = True
     refines = ("b2frame",)
     dir_members = (EMBED,)
+    published_last = (EMBED,)  # a directory store is readable once its embed.b2e is there
 
     def sniff_source(self, source: ByteSource, head: bytes, *, whole: bool = False) -> bool:
         """A zip archive (unless it is whole and lacks ``embed.b2e``), or a frame with a
@@ -50,13 +51,16 @@ class B2StoreFormat(ContainerFormat):
 
     def sniff_dir(self, path: PathLike | Directory) -> bool:
         """A directory holding ``embed.b2e``, a frame with a store's metalayer."""
+        from .embed import is_embed_store
+
         if isinstance(path, Directory):
-            return False  # stores at URLs: not yet
+            if not path.is_file(EMBED):
+                return False
+            with path.source(EMBED) as source:
+                return is_embed_store(source)
         embed = os.path.join(path, EMBED)
         if not os.path.isfile(embed):
             return False
-        from .embed import is_embed_store
-
         with ByteSource(embed) as source:
             return is_embed_store(source)
 

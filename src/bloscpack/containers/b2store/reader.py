@@ -14,7 +14,7 @@ import posixpath
 from typing import Any
 
 from ...errors import BloscpackError, FormatError, NotAContainer, UnmodelledFeature
-from ...io import ByteSource, PathLike, open_member
+from ...io import ByteSource, Directory, PathLike, as_directory, open_member
 from ..b2nd import FORMAT as B2ND
 from ..frame.reader import unopened_report
 from ..frame.reader import verify as frame_verify
@@ -38,7 +38,7 @@ def key_of(member: str) -> str:
     return "/" + posixpath.splitext(member)[0]
 
 
-def normal_key(key: Any, where: str) -> str:
+def normal_key(key: Any) -> str:
     """``key`` as stored (``/`` first); ``KeyError`` for one that is not a text key."""
     if not isinstance(key, str):
         raise KeyError(key)
@@ -49,20 +49,21 @@ class StoreReader:
     """A store open for reading: ``kind`` (``EmbedStore``, ``DictStore`` or ``TreeStore``),
     ``layout`` (``zip``, ``directory`` or ``embed``), :meth:`keys`, :meth:`member` (what a
     reader of the key's array opens), :meth:`attrs`; ``source`` a path (a ``.b2z`` or ``.b2e``
-    file, a ``.b2d`` directory) or a :class:`~bloscpack.io.ByteSource` (a file's bytes, which
-    the reader then owns)."""
+    file, a ``.b2d`` directory), a :class:`~bloscpack.io.ByteSource` (a file's bytes) or a
+    :class:`~bloscpack.io.Directory` (a directory at a URL), which the reader then owns."""
 
     format = "b2store"
 
-    def __init__(self, source: PathLike | ByteSource) -> None:
+    def __init__(self, source: PathLike | ByteSource | Directory) -> None:
         self._source: ByteSource | None = None
-        self._directory: str | None = None
+        self._directory: Directory | None = None
         self.members: dict[str, Any] = {}  # member name -> zip Member, or its path
         self.embed_member: Any = None  # the zip Member of embed.b2e
         self.ignored: list[str] = []
-        if not isinstance(source, ByteSource) and os.path.isdir(source):
-            self._directory = os.fspath(source)
-            self.name = self._directory
+        if isinstance(source, Directory) or (not isinstance(source, ByteSource)
+                                             and os.path.isdir(source)):  # fmt: skip
+            self._directory = as_directory(source)
+            self.name = self._directory.name
             self.layout = "directory"
             embed = self._open_directory()
         else:
@@ -76,7 +77,7 @@ class StoreReader:
         try:
             self.embedded = EmbeddedFrames(embed)
         except BaseException:
-            self.close_source()
+            self._close_source()
             raise
         self.kind = KINDS[self.embedded.kind]
         try:
@@ -85,25 +86,52 @@ class StoreReader:
             self.close()
             raise
 
+    def _files(self, folder: str = "") -> list[str]:
+        """The files of the store's directory under ``folder``, sorted (``/``-separated)."""
+        assert self._directory is not None
+        directory = self._directory
+        if not directory.remote:
+            root = os.path.join(directory.path, *folder.split("/")) if folder else directory.path
+            found = []
+            for top, dirs, files in os.walk(root):
+                dirs.sort()
+                relative = os.path.relpath(top, directory.path)
+                prefix = "" if relative == "." else posixpath.join(*relative.split(os.sep)) + "/"
+                found += [prefix + file for file in sorted(files)]
+            return found
+        found = []
+        for name in sorted(directory.listdir(folder)):
+            member = f"{folder}/{name}" if folder else name
+            found += [member] if directory.is_file(member) else self._files(member)
+        return found
+
     def _open_directory(self) -> ByteSource:
         assert self._directory is not None
-        root = self._directory
-        for top, dirs, files in os.walk(root):
-            dirs.sort()
-            for file in sorted(files):
-                name = posixpath.join(*os.path.relpath(os.path.join(top, file), root).split(os.sep))
-                if name == EMBED_MEMBER:
-                    continue
-                if name.endswith(MEMBER_SUFFIXES):
-                    self.members[name] = os.path.join(top, file)
-                else:
-                    self.ignored.append(name)
-        path = os.path.join(root, EMBED_MEMBER)
         try:
-            return ByteSource(path, fd=open_member(path, root))
-        except FileNotFoundError:
-            raise NotAContainer(f"{root}: a directory without {EMBED_MEMBER}, not a"
-                                " python-blosc2 store") from None  # fmt: skip
+            files = self._files()
+        except OSError as exc:
+            raise FormatError(f"{self.name}: its files cannot be listed ({exc})") from None
+        for name in files:
+            if name == EMBED_MEMBER:
+                continue
+            if name.endswith(MEMBER_SUFFIXES):
+                self.members[name] = name
+            else:
+                self.ignored.append(name)
+        if EMBED_MEMBER not in files:
+            raise NotAContainer(f"{self.name}: a directory without {EMBED_MEMBER}, not a"
+                                " python-blosc2 store")  # fmt: skip
+        return self._file_source(EMBED_MEMBER)
+
+    def _file_source(self, member: str) -> ByteSource:
+        """A :class:`~bloscpack.io.ByteSource` of the file ``member`` of the directory (a
+        local one: a regular file inside it)."""
+        assert self._directory is not None
+        directory = self._directory
+        if directory.remote:
+            return directory.source(member)
+        path = directory.join(member)
+        return ByteSource(path, fd=open_member(path, directory.path))
 
     def _open_file(self) -> ByteSource:
         source = self._source
@@ -168,12 +196,12 @@ class StoreReader:
     def place(self, key: str) -> tuple[str, str]:
         """``("member", member name)``, ``("embedded", key)`` or ``("object", kind)`` (refused):
         where ``key``'s array is."""
-        return self._keys[normal_key(key, self.name)]
+        return self._keys[normal_key(key)]
 
     def member(self, key: str, places: dict[str, tuple[str, str]] | None = None) -> Any:
         """What the array of ``key`` is read from: a :class:`~bloscpack.io.ByteSource` of the
         member (closing it leaves the store open) or the embedded frame's bytes."""
-        kind, name = (places or self._keys)[normal_key(key, self.name)]
+        kind, name = (places or self._keys)[normal_key(key)]
         if kind == "object":
             raise UnmodelledFeature(
                 f"{self.name}: key {key!r} is a python-blosc2 {OBJECT_NAMES.get(name, name)} (a"
@@ -183,25 +211,26 @@ class StoreReader:
         if kind == "embedded":
             return self.embedded.frame_bytes(name)
         if self._directory is not None:
-            path = self.members[name]
-            return ByteSource(path, fd=open_member(path, self._directory))
+            return self._file_source(name)
         return self._window(self.members[name])
 
     def attrs(self, group: str = "/") -> dict[str, Any]:
         """The attributes of ``group`` (``/``: the store's), ``{}`` where it has none."""
-        return dict(self._attrs.get(normal_key(group, self.name).rstrip("/") or "/", {}))
+        return dict(self._attrs.get(normal_key(group).rstrip("/") or "/", {}))
 
     def groups(self) -> list[str]:
         """The groups that have attributes."""
         return sorted(self._attrs)
 
-    def close_source(self) -> None:
+    def _close_source(self) -> None:
         if self._source is not None:
             self._source.close()
+        if self._directory is not None:
+            self._directory.close()
 
     def close(self) -> None:
         self.embedded.close()
-        self.close_source()
+        self._close_source()
 
     def __enter__(self) -> StoreReader:
         return self
@@ -210,7 +239,7 @@ class StoreReader:
         self.close()
 
 
-def open_reader(source: PathLike | ByteSource) -> StoreReader:
+def open_reader(source: PathLike | ByteSource | Directory) -> StoreReader:
     """The store at ``source`` (see :class:`StoreReader`)."""
     return StoreReader(source)
 
@@ -258,7 +287,7 @@ def _is_b2nd(data: bytes | ByteSource) -> bool:
     return B2ND.sniff_source(source, bytes(source.read_upto(0, 32)))
 
 
-def info(source: PathLike | ByteSource) -> dict[str, Any]:
+def info(source: PathLike | ByteSource | Directory) -> dict[str, Any]:
     """JSON-able description: the kind of store, its layout, every key (where it lies, its
     array's shape, dtype, chunks, blocks and compression parameters), the groups' attributes
     and the members not read; a zip's members are checksummed (CRC-32)."""
@@ -282,7 +311,7 @@ def _check_member(store: StoreReader, key: str) -> dict[str, Any]:
         _release(data)
 
 
-def verify(source: PathLike | ByteSource) -> dict[str, Any]:
+def verify(source: PathLike | ByteSource | Directory) -> dict[str, Any]:
     """Check the archive's records, each member's CRC-32 (a zip) and every chunk of every
     array: ``{"ok", "nchunks", "bad_chunks", "problems", "verifiable", "arrays"}``, each bad
     chunk and problem naming its key."""
