@@ -284,15 +284,17 @@ def test_blpk_info_and_verify_list_and_check_every_array(tmp_path: Path):
     done = blpk("info", "s.b2z", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[:6] == [
+    assert lines[:8] == [
         "blpk: file:      s.b2z",
         "blpk: format:    b2store: python-blosc2 store (DictStore, TreeStore, EmbedStore)",
-        "blpk: arrays:    2: /a, /g/b",
+        "blpk: array:     2 arrays by key: /a, /g/b",
         "blpk: size:      560 bytes",
         "blpk: chunks:    52 (in 2 arrays)",
+        "blpk: codec:     zstd; 2 chunks of zeros",
+        "blpk: filters:   shuffle",
         "blpk: clevel:    3",
     ]
-    assert "blpk: checksums: crc32 (chunks)" in lines
+    assert lines[10] == "blpk: checksums: crc32 (chunks)"
     done = blpk("verify", "s.b2z", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "blpk: s.b2z: ok (b2store, 52 chunks)\n")
 

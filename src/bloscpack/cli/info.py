@@ -27,7 +27,7 @@ from .options import storage_options
 
 #: The lines of the summary, in this order, for every format.
 SUMMARY_LABELS = (
-    "file", "format", "arrays", "array", "size", "chunks", "codec", "filters", "clevel", "stored",
+    "file", "format", "array", "size", "chunks", "codec", "filters", "clevel", "stored",
     "ratio", "checksums",
 )  # fmt: skip
 #: The lines read through the container's reader (the others come from its report).
@@ -134,33 +134,43 @@ SHOWN_KEYS = 5
 
 def _group_facts(path: Any, found: Any, facts: dict[str, str]
                  ) -> tuple[int | None, Exception | None]:  # fmt: skip
-    """Fill in the arrays, size and chunks lines of a container of many arrays (a store)
-    from each array's reader; return the uncompressed size and the first problem met."""
+    """Fill in the array (the keys), size, chunks, codec and filters lines of a container of
+    many arrays (a store) from each array's reader; return the uncompressed size and the first
+    problem met."""
     from ..io import ByteSource
 
     try:
         group = found.open_group(path)
     except (BloscpackError, OSError) as exc:
         return None, exc
-    with contextlib.closing(group):
+    with contextlib.ExitStack() as stack:
+        stack.callback(group.close)
         keys = group.keys()
         shown = ", ".join(keys[:SHOWN_KEYS]) + (", ..." if len(keys) > SHOWN_KEYS else "")
-        facts["arrays"] = f"{len(keys)}" + (f": {shown}" if keys else "")
-        nbytes = nchunks = 0
+        facts["array"] = f"{_counted_arrays(len(keys))} by key" + (f": {shown}" if keys else "")
+        nbytes, readers = 0, []
         try:
             for key in keys:
                 member = group.member(key)
                 source = member if isinstance(member, ByteSource) else ByteSource(member)
                 fmt = registry.detect_source(source, whole=not isinstance(member, ByteSource))
-                with contextlib.closing(registry.open_reader(source, fmt, verify=False)) as reader:
-                    description = reader.description
-                    nbytes += math.prod(description.shape) * description.dtype.itemsize
-                    nchunks += int(reader.nchunks)
+                reader = stack.enter_context(
+                    contextlib.closing(registry.open_reader(source, fmt, verify=False))
+                )
+                readers.append(reader)
+                description = reader.description
+                nbytes += math.prod(description.shape) * description.dtype.itemsize
         except (BloscpackError, OSError) as exc:
             return None, exc
-    facts["size"] = _bytes(nbytes)
-    facts["chunks"] = f"{nchunks} (in {len(keys)} arrays)"
-    return nbytes, None
+        nchunks = sum(int(reader.nchunks) for reader in readers)
+        facts["size"] = _bytes(nbytes)
+        facts["chunks"] = f"{nchunks} (in {_counted_arrays(len(keys))})"
+        remote = any(_remote(reader) for reader in readers)
+        return nbytes, _codec_facts(readers, nchunks, remote, facts)
+
+
+def _counted_arrays(n: int) -> str:
+    return f"{n} array{'' if n == 1 else 's'}"
 
 
 def format_summary(lines: list[tuple[str, str]]) -> str:
@@ -188,11 +198,19 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     facts["size"] = _bytes(nbytes)
     nchunks = sum(int(part.nchunks) for part in parts)
     facts["chunks"] = _chunk_text(parts, nchunks)
+    return nbytes, _codec_facts(parts, nchunks, _remote(reader), facts)
+
+
+def _codec_facts(parts: list[Any], nchunks: int, remote: bool,
+                 facts: dict[str, str]) -> Exception | None:  # fmt: skip
+    """Fill in the codec and filters lines from the chunk headers of the readers ``parts``
+    (``nchunks`` chunks in all; ``remote``: at a URL, where only the first is read); return
+    the first problem met."""
     codecs: Counter[str] = Counter()
     filters: Counter[str] = Counter()
     specials: Counter[str] = Counter()
     problem = None
-    limit = 1 if _remote(reader) else SCANNED_CHUNKS  # at a URL every header is a request
+    limit = 1 if remote else SCANNED_CHUNKS  # at a URL every header is a request
     try:
         for header in _chunk_headers(parts, limit):
             if header.special:
@@ -213,7 +231,7 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     if special:
         facts["codec"] += f"; {special}"
     facts["filters"] = (_tally(filters) or "-") + scanned
-    return nbytes, problem
+    return problem
 
 
 def _remote(reader: Any) -> bool:
