@@ -395,3 +395,19 @@ def test_stores_saved_to_and_read_from_urls(name: str):
         assert group["x"][1:4].tolist() == [1, 2, 3]
     report = bloscpack.verify(url)
     assert (report["ok"], report["verifiable"]) == (True, name.endswith(".b2z"))
+
+
+def test_an_embed_store_saved_here_opens_in_python_blosc2(tmp_path: Path):
+    """Every array's frame embedded in one frame of 8 KiB chunks (the large one spans many)."""
+    path = tmp_path / "w.b2e"
+    large = np.random.default_rng(1).random((300, 70))
+    bloscpack.save({"x": large, "g/y": np.arange(5), "s": np.array(3.5)}, path, chunks=(50,))
+    store = blosc2.open(str(path), mode="r")
+    assert type(store).__name__ == "EmbedStore" and sorted(store.keys()) == ["/g/y", "/s", "/x"]
+    assert store["/x"][:].tobytes() == large.tobytes() and store["/x"].chunks == (50, 70)
+    assert store["/g/y"][:].tolist() == [0, 1, 2, 3, 4] and store["/s"][()] == 3.5
+    _assert_equal(bloscpack.load(path), {"/x": large, "/g/y": np.arange(5), "/s": np.array(3.5)})
+    with pytest.raises(ArgumentError) as caught:
+        bloscpack.save({"x": large}, tmp_path / "m.b2e", metadata={"a": 1})
+    assert str(caught.value) == (f"{tmp_path / 'm.b2e'}: an EmbedStore keeps no attributes; drop"
+                                 " metadata= or name the output .b2z or .b2d")  # fmt: skip

@@ -7,12 +7,13 @@ valid-rows mask and ``_meta``), refused by name too.  A metalayer
 says whose it is: ``b2embed`` (an ``EmbedStore``, a ``.b2e`` file), ``b2dict`` or ``b2tree``
 (the ``embed.b2e`` of a ``DictStore`` or ``TreeStore``).
 
-:class:`EmbeddedFrames` reads one; :func:`write_embed` writes an empty one and
-:func:`write_attrs` the frame of a TreeStore group's attributes (an SChunk without chunks,
-the attributes in its vlmetalayers)."""
+:class:`EmbeddedFrames` reads one; :func:`write_embed` writes an empty one,
+:func:`write_embed_store` one holding frames, and :func:`write_attrs` the frame of a TreeStore
+group's attributes (an SChunk without chunks, the attributes in its vlmetalayers)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ... import engine
@@ -172,6 +173,31 @@ def write_embed(path: PathLike, kind: str) -> None:
     with FrameWriter(path, _params(), chunksize=EMBED_CHUNKSIZE, metalayers=metalayers,
                      vlmeta=vlmeta):  # fmt: skip
         pass
+
+
+def write_embed_store(path: PathLike, frames: dict[str, str]) -> None:
+    """An EmbedStore at ``path`` holding, under each key of ``frames``, the serialized frame
+    in the file it names (read a piece at a time)."""
+    mapping: dict[str, dict[str, int]] = {}
+    offset = 0
+    for key, file in frames.items():
+        length = os.path.getsize(file)
+        mapping[key] = {"offset": offset, "length": length}
+        offset += length
+    metalayers = [("b2embed", pack_value({"version": 1}))]
+    vlmeta = [(MAP_LAYER, pack_value({"embed_map": mapping, "current_offset": offset}))]
+    pending = bytearray()
+    with FrameWriter(path, _params(), chunksize=EMBED_CHUNKSIZE, metalayers=metalayers,
+                     vlmeta=vlmeta) as writer:  # fmt: skip
+        for file in frames.values():
+            with open(file, "rb") as fh:
+                while piece := fh.read(EMBED_CHUNKSIZE):
+                    pending += piece
+                    while len(pending) >= EMBED_CHUNKSIZE:
+                        writer.append_data(bytes(pending[:EMBED_CHUNKSIZE]))
+                        del pending[:EMBED_CHUNKSIZE]
+        if pending:
+            writer.append_data(bytes(pending))
 
 
 def write_attrs(path: PathLike, attrs: dict[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """Writing python-blosc2 stores: :func:`save_group` writes arrays by key as a TreeStore, a zip
 archive (``.b2z``) of stored members or a directory (``.b2d``): each array a ``.b2nd`` member
 (``/g/x`` is ``g/x.b2nd``), an empty ``embed.b2e``, and the attributes given as the root
-group's (``__vlmeta__.b2f``), as python-blosc2 writes them."""
+group's (``__vlmeta__.b2f``), as python-blosc2 writes them; or as an EmbedStore (``.b2e``),
+every array's frame embedded in one frame."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ from ...ndarray import check_writable
 from ..b2nd import FORMAT as B2ND
 from ..options import CompressionParams, check_options
 from .archive import is_safe
-from .embed import write_attrs, write_embed
+from .embed import write_attrs, write_embed, write_embed_store
 from .reader import ATTRS_KEY, EMBED_MEMBER
 
-#: The suffix of a store written as a directory (any other: a zip archive).
+#: The suffix of a store written as a directory, and of an EmbedStore (any other: a zip).
 DIRECTORY_SUFFIX = ".b2d"
+EMBED_SUFFIX = ".b2e"
 
 
 def store_keys(arrays: Mapping[Any, Any], path: str) -> dict[str, Any]:
@@ -108,16 +110,25 @@ def _zip_directory(root: str, path: str) -> None:
 def save_group(arrays: Mapping[Any, Any], path: str, build: str, *,
                metadata: Mapping[str, Any] | None = None, **options: Any) -> None:  # fmt: skip
     """The ``arrays`` (a mapping of keys to arrays) as a TreeStore built at ``build`` for the
-    destination ``path``: a directory if ``path`` ends in ``.b2d``, else a zip archive;
-    ``metadata``: the root group's attributes; ``options``: how every array is written (as
+    destination ``path``: a directory if ``path`` ends in ``.b2d``, an EmbedStore (every
+    array embedded in one frame) if in ``.b2e``, else a zip archive; ``metadata``: the root
+    group's attributes (not in an EmbedStore); ``options``: how every array is written (as
     :func:`bloscpack.save` takes them for ``.b2nd``)."""
     keys = store_keys(arrays, path)
-    if os.fspath(path).rstrip("/" + os.sep).lower().endswith(DIRECTORY_SUFFIX):
+    suffix = os.path.splitext(os.fspath(path).rstrip("/" + os.sep))[1].lower()
+    if suffix == DIRECTORY_SUFFIX:
         _write_members(keys, build, options, metadata, path)
         return
+    if suffix == EMBED_SUFFIX and metadata:
+        raise ArgumentError(f"{path}: an EmbedStore keeps no attributes; drop metadata= or"
+                            " name the output .b2z or .b2d")  # fmt: skip
     staging = build + ".members"
     try:
         _write_members(keys, staging, options, metadata, path)
-        _zip_directory(staging, build)
+        if suffix == EMBED_SUFFIX:
+            frames = {key: os.path.join(staging, *key[1:].split("/")) + ".b2nd" for key in keys}
+            write_embed_store(build, frames)
+        else:
+            _zip_directory(staging, build)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
