@@ -62,7 +62,8 @@ def save(
     array gives, and a dask DataFrame as its pandas DataFrame gives
     (:func:`bloscpack.integrations.dask.save_dask`).  A mapping of keys to arrays
     (``{"x": a, "g/y": b}``) is saved as a python-blosc2 TreeStore (``.b2z``: a zip archive,
-    ``.b2d``: a directory; ``metadata``: its attributes), each array with ``options``."""
+    ``.b2d``: a directory; ``metadata``: its attributes) or EmbedStore (``.b2e``), each array
+    with ``options``."""
     found = registry.output_format(path, format)
     refuse_dataset(array, path)
     if found.group or isinstance(array, Mapping):
