@@ -322,15 +322,46 @@ def test_a_store_at_a_url_fetches_its_directory_then_only_the_touched_chunks(tmp
         assert bloscpack.verify(url)["ok"] is True
 
 
-def test_conversions_into_and_out_of_a_store_are_refused_by_name(tmp_path: Path):
+def test_conversions_between_stores(tmp_path: Path):
+    """Every array read and written again (with the options given); the root's attributes are
+    kept, other groups' dropped, and the report says so."""
+    source = tmp_path / "t.b2z"
+    with blosc2.TreeStore(str(source), mode="w") as tree:
+        for key, (value, chunks, blocks) in ARRAYS.items():
+            tree[key] = _blosc2_array(value, chunks, blocks)
+        tree.vlmeta["title"] = "T"
+        tree["/g"].vlmeta["units"] = "m"
+    report = bloscpack.convert(source, tmp_path / "t.b2d", chunks=(2,))
+    assert report == {
+        "format": "b2store",
+        "source_format": "b2store",
+        "copied_chunks": 0,
+        "recompressed_chunks": 19,
+        "dropped": ["the attributes of group '/g': only the root's are kept"],
+    }
+    tree = blosc2.open(str(tmp_path / "t.b2d"), mode="r")
+    assert tree.vlmeta[:] == {"title": "T"} and tree["/x"].chunks == (2,)
+    _assert_equal(bloscpack.load(tmp_path / "t.b2d"), EXPECTED)
+    bloscpack.convert(tmp_path / "t.b2d", tmp_path / "back.b2z")
+    _assert_equal(bloscpack.load(tmp_path / "back.b2z"), EXPECTED)
+    done = blpk("convert", "back.b2z", "e.b2e", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, (
+        "blpk: error: e.b2e: an EmbedStore keeps no attributes; drop metadata= or name the"
+        " output .b2z or .b2d\n"
+    ))  # fmt: skip
+    bloscpack.convert(tmp_path / "t.b2d", tmp_path / "plain.b2z")
+
+
+def test_conversions_between_a_store_and_one_array_are_refused_by_name(tmp_path: Path):
     store, array = tmp_path / "s.b2z", tmp_path / "a.blp"
     bloscpack.save({"a": np.arange(3)}, store)
     bloscpack.save(np.arange(3), array)
     with pytest.raises(UnsupportedError) as caught:
         bloscpack.convert(array, tmp_path / "b.b2z")
     assert str(caught.value) == (
-        f"{tmp_path / 'b.b2z'}: converting into a python-blosc2 store (DictStore, TreeStore,"
-        " EmbedStore) is not supported yet; save a dict of arrays to it (bloscpack.save)"
+        f"{tmp_path / 'b.b2z'}: converting one array (Bloscpack file) into a python-blosc2 store"
+        " (DictStore, TreeStore, EmbedStore) is not supported; save a dict of arrays to it"
+        " (bloscpack.save)"
     )
     with pytest.raises(ArgumentError) as caught:
         bloscpack.convert(store, tmp_path / "b.blp")

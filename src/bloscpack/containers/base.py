@@ -245,6 +245,10 @@ class GroupReader(Protocol):
         """The attributes of ``group`` (``/``: the container's own)."""
         ...
 
+    def groups(self) -> list[str]:
+        """The groups that have attributes (``/`` among them when the container has)."""
+        ...
+
     def close(self) -> None:
         """Release the input."""
         ...
