@@ -442,3 +442,16 @@ def test_an_embed_store_saved_here_opens_in_python_blosc2(tmp_path: Path):
         bloscpack.save({"x": large}, tmp_path / "m.b2e", metadata={"a": 1})
     assert str(caught.value) == (f"{tmp_path / 'm.b2e'}: an EmbedStore keeps no attributes; drop"
                                  " metadata= or name the output .b2z or .b2d")  # fmt: skip
+
+
+def test_closing_the_group_closes_the_arrays_it_gave(tmp_path: Path):
+    path = tmp_path / "s.b2z"
+    bloscpack.save({"a": np.arange(10)}, path)
+    group = bloscpack.open(path)
+    array = group["a"]
+    assert [int(group["a"][i]) for i in range(10)] == list(range(10))
+    group.close()
+    with pytest.raises(ValueError, match="^I/O operation on a closed BloscArray$"):
+        array[0]
+    with bloscpack.open(path) as again:
+        assert repr(again) == f"<Group {str(path)!r} (b2store): 1 arrays>"

@@ -8,6 +8,7 @@ of :mod:`bloscpack.array`), and reads only what its selections touch."""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self
 
@@ -25,7 +26,7 @@ class Group(Mapping[str, Any]):
     def __init__(self, reader: GroupReader, open_array: Callable[[Any], Any]) -> None:
         self._reader = reader
         self._open_array = open_array
-        self._opened: list[Any] = []
+        self._opened: weakref.WeakSet[Any] = weakref.WeakSet()  # those still referenced
         self._lock = threading.Lock()
         self._keys = reader.keys()
         self.format = reader.format
@@ -43,7 +44,7 @@ class Group(Mapping[str, Any]):
         member = self._reader.member(key)
         array = self._open_array(member)
         with self._lock:
-            self._opened.append(array)
+            self._opened.add(array)
         return array
 
     def __contains__(self, key: Any) -> bool:
@@ -79,7 +80,7 @@ class Group(Mapping[str, Any]):
     def close(self) -> None:
         """Close the arrays this group gave, then the store."""
         with self._lock:
-            opened, self._opened = self._opened, []
+            opened, self._opened = list(self._opened), weakref.WeakSet()
         for array in opened:
             array.close()
         self._reader.close()
