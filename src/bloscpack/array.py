@@ -64,7 +64,7 @@ from .errors import (
     UnsupportedError,
 )
 from .group import Group
-from .io import ByteSource, Directory, PathLike, shared_lock
+from .io import ByteSource, Directory, PathLike, is_stream, shared_lock
 from .journal import in_one_state, recover
 from .ndarray import check_text
 from .selection import (
@@ -1411,6 +1411,8 @@ def open_group(source: Any, *, storage_options: Mapping[str, Any] | None = None,
         if local is None:
             return _open_url_group(path, storage_options, cache)
         path = local
+    if is_stream(path):
+        return None  # read once, as an array (a stream cannot be a store)
     try:
         found = format_of(detect(path))
     except BloscpackError:
