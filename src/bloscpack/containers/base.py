@@ -629,8 +629,9 @@ class ContainerFormat(ABC):
         raise ArgumentError(f"columns= selects ctable columns; this container is {self.name}")
 
     def open_group(self, source: Any) -> GroupReader:
-        """Groups: the container ``source`` (a path or a :class:`~bloscpack.io.ByteSource`,
-        which the reader then owns) as a :class:`GroupReader`."""
+        """Groups: the container ``source`` (a path, a :class:`~bloscpack.io.ByteSource` or a
+        :class:`~bloscpack.io.Directory`, which the reader then owns) as a
+        :class:`GroupReader`."""
         raise ArgumentError(f"{self.name} containers hold one array, not a group of them")
 
     def save_group(self, arrays: Mapping[str, np.ndarray], path: str, build: str,
