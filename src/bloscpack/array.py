@@ -1391,43 +1391,54 @@ def open(
     such lazy arrays.
     """
     check_read_mode(source, mode)
-    group = open_group(source, storage_options=storage_options, cache=cache)
+    group = _url_group(source, storage_options, cache)
     if group is not None:
         return group
-    return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
-                      cache=cache)  # fmt: skip
+    try:
+        return BloscArray(source, verify=verify, columns=columns,
+                          storage_options=storage_options, cache=cache)  # fmt: skip
+    except ArgumentError:  # a store's format refuses to be one array: is it a store?
+        group = open_group(source, storage_options=storage_options)
+        if group is None:
+            raise
+        return group
 
 
 def open_group(source: Any, *, storage_options: Mapping[str, Any] | None = None,
                cache: Any = None) -> Group | None:  # fmt: skip
     """The container at the path or URL ``source`` as a :class:`~bloscpack.group.Group` when
-    its format holds groups of arrays; None for anything else (an array, bytes).  At a URL
-    only a name with such a format's suffix is tried (the others open as arrays)."""
-    if not isinstance(source, (str, os.PathLike)):
-        return None
+    its format holds groups of arrays; None for anything else (an array, bytes, a stream).
+    At a URL only a name with such a format's suffix is tried (no requests for the others)."""
+    group = _url_group(source, storage_options, cache)
+    if group is not None or not isinstance(source, (str, os.PathLike)):
+        return group
     path = os.fspath(source)
     if is_url(path):
         local = local_path(path, storage_options)
         if local is None:
-            return _open_url_group(path, storage_options, cache)
+            return None
         path = local
     if is_stream(path):
         return None  # read once, as an array (a stream cannot be a store)
     try:
         found = format_of(detect(path))
     except BloscpackError:
-        return None  # opening it as an array says what is wrong
+        return None
     if not found.group:
         return None
     return Group(found.open_group(path), BloscArray)
 
 
-def _open_url_group(url: str, storage_options: Mapping[str, Any] | None,
-                    cache: Any) -> Group | None:  # fmt: skip
-    """The group at ``url`` whose name has a suffix of a format of groups (None for other
-    names, or for another container found there)."""
+def _url_group(source: Any, storage_options: Mapping[str, Any] | None,
+               cache: Any) -> Group | None:  # fmt: skip
+    """The group at ``source`` when it is a URL (not a local ``file://`` one) whose name has
+    the suffix of a format of groups; None for anything else (nothing is fetched), or for
+    another container found there."""
+    if not isinstance(source, (str, os.PathLike)) or not is_url(os.fspath(source)):
+        return None
+    url = os.fspath(source)
     named = by_extension(url)
-    if named is None or not named.group:
+    if local_path(url, storage_options) is not None or named is None or not named.group:
         return None
     fmt, opened = open_url_input(url, storage_options, cache=cache)
     try:
