@@ -1,6 +1,6 @@
 """python-blosc2 files whose chunks do not hold their data (lazy expressions and UDFs, Proxy
-caches, C2Array references, EmbedStores), written by the real python-blosc2: every entry point
-(``load``, ``open``, ``convert``, ``verify``, ``info`` and ``blpk d``/``info``/``verify``/
+caches, C2Array references, sparse EmbedStores), written by the real python-blosc2: every entry
+point (``load``, ``open``, ``convert``, ``verify``, ``info`` and ``blpk d``/``info``/``verify``/
 ``convert``) refuses each by name with ``UnmodelledFeature``; ordinary python-blosc2 files with
 user vlmeta still read exactly."""
 
@@ -19,7 +19,7 @@ import pytest
 from blosc2.b2objects import make_b2object_carrier, write_b2object_payload
 
 import bloscpack
-from bloscpack.errors import NotAContainer, UnmodelledFeature
+from bloscpack.errors import UnmodelledFeature
 
 EVALUATE = "stored as placeholder chunks; evaluate it with python-blosc2 and save the result"
 EVAL_EXPR = ("stored as placeholder chunks; load it with evaluate=True, or evaluate it"
@@ -67,11 +67,6 @@ def _c2array(a: blosc2.NDArray, b: blosc2.NDArray, name: str) -> None:
     write_b2object_payload(carrier, ref.to_dict())
 
 
-def _embed(a: blosc2.NDArray, b: blosc2.NDArray, name: str) -> None:
-    store = blosc2.EmbedStore(name, mode="w")
-    store["/a"] = np.arange(3)
-
-
 def _embed_sparse(a: blosc2.NDArray, b: blosc2.NDArray, name: str) -> None:
     storage = blosc2.Storage(contiguous=False, urlpath=name, mode="w")
     store = blosc2.EmbedStore(name, mode="w", storage=storage)
@@ -96,8 +91,6 @@ KINDS: dict[str, tuple[str, str, Callable[..., None], str]] = {
                 "a python-blosc2 C2Array reference (to 'example/ds-1d.b2nd' at"
                 " 'https://cat2.cloud/demo') stored as placeholder chunks; fetch the array with"
                 " python-blosc2 and save it"),
-    "embedstore": ("x.b2e", "b2frame", _embed,
-                   f"a python-blosc2 EmbedStore {EMBED} with python-blosc2"),
     "embedstore-sparse": ("xs.b2e", "sframe", _embed_sparse,
                           f"a python-blosc2 EmbedStore {EMBED} with python-blosc2"),
 }  # fmt: skip
@@ -231,19 +224,17 @@ def test_bloscpack_own_metadata_is_no_feature(tmp_path):
     assert bloscpack.verify(path)["ok"] is True
 
 
-def test_store_members_read_and_the_embedded_store_is_refused(written):
-    """A DictStore directory's arrays are ordinary b2nd files; its ``embed.b2e`` is refused by
-    name; the store itself (``.b2d`` directory, ``.b2z`` zip) is no container yet."""
+def test_stores_and_their_members_read(written):
+    """A DictStore directory's arrays are ordinary b2nd files; its ``embed.b2e`` is an embed
+    store of its own (here holding nothing); the stores (``.b2d`` directory, ``.b2z`` zip) are
+    the ``b2store`` format, read as dicts of arrays (see tests/test_b2store.py)."""
     assert bloscpack.load(written / "x.b2d" / "a.b2nd").tolist() == [0, 1, 2]
-    embedded = written / "x.b2d" / "embed.b2e"
-    with pytest.raises(UnmodelledFeature) as caught:
-        bloscpack.load(embedded)
-    assert str(caught.value) == (
-        f"{embedded}: a python-blosc2 DictStore's embedded store {EMBED} with python-blosc2"
-    )
-    for store in ("x.b2d", "x.b2z"):
-        with pytest.raises(NotAContainer):
-            bloscpack.load(written / store)
+    assert bloscpack.detect(written / "x.b2d" / "embed.b2e") == "b2store"
+    assert bloscpack.load(written / "x.b2d" / "embed.b2e") == {}
+    assert bloscpack.load(written / "x.b2z") == {}
+    assert {k: v.tolist() for k, v in bloscpack.load(written / "x.b2d").items()} == {
+        "/a": [0, 1, 2]
+    }
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["b2frame", "sframe"])
@@ -277,7 +268,7 @@ def test_a_marker_refuses_a_plain_frame_with_or_without_its_payload(tmp_path, sp
     assert bloscpack.verify(path)["problems"] == [f"{path}: {message}"]
 
 
-@pytest.mark.parametrize("kind", ["lazyexpr", "lazyexpr-sparse", "embedstore"])
+@pytest.mark.parametrize("kind", ["lazyexpr", "lazyexpr-sparse", "embedstore-sparse"])
 def test_a_url_is_refused_by_name(written, kind):
     from remote_servers import http_server
 

@@ -65,7 +65,7 @@ CORPUS = corpus_containers()
 def test_the_corpus_is_found() -> None:
     assert len(CORPUS) > 300
     kinds = {bloscpack.detect(p) for p in CORPUS}
-    assert kinds == {"blp", "b2frame", "b2nd", "sframe", "bcolz", "chunk"}
+    assert kinds == {"blp", "b2frame", "b2nd", "sframe", "bcolz", "chunk", "b2store"}
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(DATA)))

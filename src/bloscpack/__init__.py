@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # imported when first used (module __getattr__ below): blpk s
     from .containers.frame.api import Frame
     from .convert import convert  # (at run time: the module bloscpack.convert, callable)
     from .dispatch import detect, info, load, save, verify
+    from .group import Group
     from .integrations.dask import to_dask, to_dask_dataframe
     from .integrations.pandas import read_table
     from .references import to_references, write_references
@@ -105,6 +106,7 @@ _SOURCES = {
     "to_dask": ".integrations.dask",
     "to_dask_dataframe": ".integrations.dask",
     "read_table": ".integrations.pandas",
+    "Group": ".group",
     "to_references": ".references",
     "write_references": ".references",
 }
@@ -158,6 +160,7 @@ __all__ = [
     "is_chunk",
     "Frame",
     "BloscArray",
+    "Group",
     "open",
     "errors",
     "open_file",

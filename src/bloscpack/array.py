@@ -32,6 +32,7 @@ from .containers.base import Compression, ContainerReader, GridReader, TableRead
 from .containers.registry import (
     by_extension,
     describe,
+    detect,
     detect_directory,
     detect_source,
     format_of,
@@ -48,9 +49,10 @@ from .errors import (
     BloscpackError,
     ReadOnlyError,
 )
+from .group import Group
 from .inputs import detect_buffer, map_file, open_file, open_path
 from .io.locks import shared_lock
-from .io.paths import PathLike
+from .io.paths import PathLike, is_stream
 from .io.sources import ByteSource, Directory
 from .journal import in_one_state, recover
 from .ndarray import check_text
@@ -598,7 +600,7 @@ READ_MODES = ("r", "rb")
 def open(
     source: PathLike | Any, mode: str = "r", *, storage_options: Mapping[str, Any] | None = None,
     verify: bool = True, columns: Sequence[str] | None = None, cache: Any = None,
-) -> BloscArray:  # fmt: skip
+) -> BloscArray | Group:  # fmt: skip
     """Open the Blosc container ``source`` as a read-only lazy :class:`BloscArray`.
 
     ``mode`` is ``"r"`` (or ``"rb"``), as ``open(path, "r")`` reads a file in h5py or
@@ -618,10 +620,71 @@ def open(
     (structured; ``columns`` picks fields), and single Blosc chunks.  ``.blp`` chunk digests
     are checked when a chunk is first read (which reads its compressed bytes whole);
     ``verify=False`` skips that, so that reading an item touches only the blocks it needs.
+
+    A local container of many arrays under keys (a python-blosc2 store: ``.b2z``, ``.b2d``,
+    ``.b2e``) opens as a read-only :class:`~bloscpack.group.Group`, a mapping of its keys to
+    such lazy arrays.
     """
     check_read_mode(source, mode)
-    return BloscArray(source, verify=verify, columns=columns, storage_options=storage_options,
-                      cache=cache)  # fmt: skip
+    group = _url_group(source, storage_options, cache)
+    if group is not None:
+        return group
+    try:
+        return BloscArray(source, verify=verify, columns=columns,
+                          storage_options=storage_options, cache=cache)  # fmt: skip
+    except ArgumentError:  # a store's format refuses to be one array: is it a store?
+        group = open_group(source, storage_options=storage_options)
+        if group is None:
+            raise
+        return group
+
+
+def open_group(source: Any, *, storage_options: Mapping[str, Any] | None = None,
+               cache: Any = None) -> Group | None:  # fmt: skip
+    """The container at the path or URL ``source`` as a :class:`~bloscpack.group.Group` when
+    its format holds groups of arrays; None for anything else (an array, bytes, a stream).
+    At a URL only a name with such a format's suffix is tried (no requests for the others)."""
+    group = _url_group(source, storage_options, cache)
+    if group is not None or not isinstance(source, (str, os.PathLike)):
+        return group
+    path = os.fspath(source)
+    if is_url(path):
+        local = local_path(path, storage_options)
+        if local is None:
+            return None
+        path = local
+    if is_stream(path):
+        return None  # read once, as an array (a stream cannot be a store)
+    try:
+        found = format_of(detect(path))
+    except BloscpackError:
+        return None
+    if not found.group:
+        return None
+    return Group(found.open_group(path), BloscArray)
+
+
+def _url_group(source: Any, storage_options: Mapping[str, Any] | None,
+               cache: Any) -> Group | None:  # fmt: skip
+    """The group at ``source`` when it is a URL (not a local ``file://`` one) whose name has
+    the suffix of a format of groups; None for anything else (nothing is fetched), or for
+    another container found there."""
+    if not isinstance(source, (str, os.PathLike)) or not is_url(os.fspath(source)):
+        return None
+    url = os.fspath(source)
+    named = by_extension(url)
+    if local_path(url, storage_options) is not None or named is None or not named.group:
+        return None
+    fmt, opened = open_url_input(url, storage_options, cache=cache)
+    try:
+        found = format_of(fmt or detect_source(opened))
+        if not found.group:
+            opened.close()
+            return None
+        return Group(found.open_group(opened), BloscArray)
+    except BaseException:
+        opened.close()
+        raise
 
 
 def check_read_mode(source: Any, mode: Any) -> None:
@@ -640,4 +703,4 @@ def check_read_mode(source: Any, mode: Any) -> None:
     )
 
 
-__all__ = ["READ_MODES", "BloscArray", "detect_buffer", "open"]
+__all__ = ["READ_MODES", "BloscArray", "detect_buffer", "open", "open_group"]

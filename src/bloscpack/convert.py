@@ -27,7 +27,7 @@ import math
 import os
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from .containers.base import (
     StoredMetadata,
     TableReader,
     check_chunk_nbytes,
+    nchunks_of,
 )
 from .containers.registry import detect
 from .containers.target import SLAB_NBYTES, WriterTarget, check_user_metadata, row_flat
@@ -54,6 +55,7 @@ from .errors import (
 )
 from .io.copies import sized_input
 from .io.paths import PathLike
+from .io.sources import ByteSource
 from .journal import in_one_state
 from .url import is_url
 
@@ -363,7 +365,11 @@ class _ArraySource(_Source):
 def open_source(path: Any, fmt: str) -> _Source:
     """The conversion source for the container ``path`` (or an opened source) in format
     ``fmt``."""
-    reader = registry.open_reader(path, fmt)
+    return source_of(registry.open_reader(path, fmt))
+
+
+def source_of(reader: ContainerReader | TableReader) -> _Source:
+    """The conversion source reading ``reader`` (which it then owns)."""
     try:
         if isinstance(reader, TableReader):
             return _TableSource(reader)
@@ -444,13 +450,21 @@ def convert(
     has written (they add up to the source's size).  ``dst`` may be a URL, configured by
     ``storage_options``, as for :func:`bloscpack.save`.
 
+    A container of many arrays (a python-blosc2 store) converts into another (``.b2z``,
+    ``.b2d``, ``.b2e``): every array read and written again with ``options``, the root
+    group's attributes kept (other groups' are dropped, and said so).
+
     Returns a report: ``{"format", "source_format", "copied_chunks",
     "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
     metadata the target could not hold.
     """
     fmt = target_format(dst, format)
+    target = registry.format_of(fmt)
 
     def read(src_path: Any, source_format: str | None = None) -> dict[str, Any]:
+        if target.group:
+            return _into_group(src_path, os.fspath(dst), target, overwrite, progress, options,
+                               source_format, storage_options)  # fmt: skip
         return _convert(src_path, os.fspath(dst), fmt, overwrite, copy_chunks, progress, options,
                         source_format, storage_options)  # fmt: skip
 
@@ -459,6 +473,64 @@ def convert(
             return read(opened, found)
     with sized_input(src) as src_path:
         return in_one_state(read, src_path)
+
+
+class _GroupArrays(Mapping[str, np.ndarray]):
+    """The arrays of an open container of many (a :class:`~bloscpack.containers.base.
+    GroupReader`) by key, each read whole when asked for (one at a time in memory)."""
+
+    def __init__(self, group: Any, progress: Callable[[int], None] | None) -> None:
+        self._group, self._progress = group, progress
+        self._keys = group.keys()
+        self.nchunks = 0
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        member = self._group.member(key)
+        whole = isinstance(member, (bytes, bytearray, memoryview))
+        opened = ByteSource(member) if whole else member
+        reader = registry.open_reader(opened, registry.detect_source(opened, whole=whole))
+        self.nchunks += nchunks_of(reader)
+        source = source_of(reader)
+        try:
+            rows = source.read_rows(0, source.nrows).reshape(source.spec.shape)
+        finally:
+            source.close()
+        if self._progress is not None:
+            self._progress(rows.nbytes)
+        return rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _into_group(src: Any, dst: str, target: registry.ContainerFormat, overwrite: bool,
+                progress: Callable[[int], None] | None, options: dict[str, Any],
+                source_format: str | None,
+                storage_options: Mapping[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """Convert a container of many arrays into a new one of ``target`` (a format that holds
+    groups): every array read and written in turn, the root group's attributes kept (the
+    other groups' are dropped, and said so)."""
+    found = registry.format_of(source_format or detect(src))
+    if not found.group:
+        raise UnsupportedError(
+            f"{dst}: converting one array ({found.description}) into a {target.description} is"
+            " not supported; save a dict of arrays to it (bloscpack.save)"
+        )
+    group = found.open_group(src)
+    try:
+        arrays = _GroupArrays(group, progress)
+        attrs = group.attrs("/")
+        dropped = [f"the attributes of group {name!r}: only the root's are kept"
+                   for name in group.groups() if name != "/"]  # fmt: skip
+        with registry.staged_container(dst, overwrite, target.name, storage_options) as build:
+            target.save_group(arrays, dst, build, metadata=attrs or None, **options)
+    finally:
+        group.close()
+    return {"format": target.name, "source_format": found.name, "copied_chunks": 0,
+            "recompressed_chunks": arrays.nchunks, "dropped": dropped}  # fmt: skip
 
 
 def write_new_array(array: np.ndarray, path: str, fmt: str, *,

@@ -26,6 +26,7 @@ from .errors import (
     UnmodelledFeature,
     UnsupportedError,
 )
+from .group import Group
 from .integrations.dask import is_dask_array, is_dask_dataframe, save_dask, sized
 from .integrations.dataarray import dataarray_values, is_dataarray, refuse_dataset
 from .integrations.pandas import is_dataframe, table_array
@@ -66,10 +67,17 @@ def save(
     temporary local file or directory, then uploaded (see the manual, "Remote data").  A
     dask array is written in parallel on the active scheduler, the same bytes as the computed
     array gives, and a dask DataFrame as its pandas DataFrame gives
-    (:func:`bloscpack.integrations.dask.save_dask`)."""
-    fmt = registry.output_format(path, format).name
-    _refuse_masked(array, path)
+    (:func:`bloscpack.integrations.dask.save_dask`).  A mapping of keys to arrays
+    (``{"x": a, "g/y": b}``) is saved as a python-blosc2 TreeStore (``.b2z``: a zip archive,
+    ``.b2d``: a directory; ``metadata``: its attributes) or EmbedStore (``.b2e``), each array
+    with ``options``."""
+    found = registry.output_format(path, format)
     refuse_dataset(array, path)
+    if found.group or isinstance(array, Mapping):
+        _save_group(found, array, path, overwrite, metadata, storage_options, options)
+        return
+    fmt = found.name
+    _refuse_masked(array, path)
     if is_dask_array(array) or is_dask_dataframe(array):
         array = sized(array, path)
         registry.check_array(fmt, array.dtype, array.shape, path)
@@ -81,6 +89,30 @@ def save(
         array, metadata = dataarray_values(array, metadata, path, lossy)
     array = table_array(array, path=path) if is_dataframe(array) else np.asanyarray(array)
     _write_staged(array, path, fmt, overwrite, metadata, False, options, storage_options)
+
+
+def _save_group(found: registry.ContainerFormat, arrays: Any, path: PathLike, overwrite: bool,
+                metadata: Mapping[str, Any] | None, storage_options: Mapping[str, Any] | None,
+                options: dict[str, Any]) -> None:  # fmt: skip
+    """A mapping of keys to arrays into a new container of a format that holds groups of
+    them (``found``), atomically; ``ArgumentError`` for one array to such a format, or a
+    mapping to another."""
+    name = os.fspath(path)
+    groups = ", ".join(f.extension for f in registry.every_format() if f.group)
+    if not isinstance(arrays, Mapping):
+        raise ArgumentError(f"{name}: {found.description} holds arrays by key: save a dict"
+                            " of them ({'x': a, 'g/y': b})")  # fmt: skip
+    if not found.group:
+        raise ArgumentError(f"{name}: a dict of arrays is saved to a store ({groups}), not to"
+                            f" {found.description}")  # fmt: skip
+    for value in arrays.values():
+        _refuse_masked(value, path)
+    nthreads = options.pop("nthreads", None)
+    with (
+        engine.threads(nthreads),
+        registry.staged_container(path, overwrite, found.name, storage_options) as build,
+    ):
+        found.save_group(arrays, name, build, metadata=metadata, **options)
 
 
 def _refuse_masked(array: Any, path: PathLike) -> None:
@@ -228,7 +260,8 @@ def load(path: PathLike | bytes | bytearray | memoryview | IO[bytes], *,
     """Load the array stored at ``path`` (a path or a URL, with ``storage_options`` and
     ``cache`` as for :func:`bloscpack.open`), whatever its format; or, as :func:`bloscpack.open`
     takes them, a single-file container held in bytes, a bytearray, a memoryview or a binary
-    file object (read from its current position).
+    file object (read from its current position).  A container of many arrays (a
+    python-blosc2 store) gives a dict of them by key.
 
     A python-blosc2 lazy expression file is refused (``UnmodelledFeature``) unless
     ``evaluate`` is true: then its expression is evaluated with numpy over its operands (see
@@ -275,7 +308,11 @@ def _evaluated(path: PathLike, storage_options: Mapping[str, Any] | None, cache:
 def _load(path: Any, fmt: str | None = None) -> np.ndarray:
     """The format's own ``load`` where it has one, else the whole lazy array (frames: raw
     bytes, or an array in their vlmetalayers; chunks)."""
-    array = registry.format_of(fmt or detect(path)).load(path)
+    found = registry.format_of(fmt or detect(path))
+    if found.group:  # a store: every array by key
+        with Group(found.open_group(path), BloscArray) as group:
+            return group.load()  # type: ignore[return-value]
+    array = found.load(path)
     if array is not None:
         return array
     with BloscArray(path) as lazy:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..containers import registry
-from ..containers.base import TableReader
+from ..containers.base import TableReader, nchunks_of
 from ..errors import BloscpackError, RemoteError
 from .console import EXIT_OK, STDIN_NAME, STDIO, Console
 from .files import _check_input, _size_of, _sized_input
@@ -100,10 +100,14 @@ def summarize(
     problem: Exception | None = None
     stored = _stored_size(path)
     nbytes = None
-    try:
-        reader = registry.open_reader(path, fmt, verify=False)
-    except (BloscpackError, OSError) as exc:
-        reader, problem = None, exc
+    reader = None
+    if found.group:
+        nbytes, problem = _group_facts(path, found, facts)
+    else:
+        try:
+            reader = registry.open_reader(path, fmt, verify=False)
+        except (BloscpackError, OSError) as exc:
+            problem = exc
     if reader is not None:
         with contextlib.closing(reader):
             nbytes, problem = _reader_facts(reader, facts)
@@ -123,6 +127,51 @@ def summarize(
     if report is not None:
         facts["checksums"] = _checksums(report)
     return [(label, facts[label]) for label in SUMMARY_LABELS if label in facts], problem
+
+
+#: Keys of a group named on its summary line, at most.
+SHOWN_KEYS = 5
+
+
+def _group_facts(path: Any, found: Any, facts: dict[str, str]
+                 ) -> tuple[int | None, Exception | None]:  # fmt: skip
+    """Fill in the array (the keys), size, chunks, codec and filters lines of a container of
+    many arrays (a store) from each array's reader; return the uncompressed size and the first
+    problem met."""
+    from ..io.sources import ByteSource
+
+    try:
+        group = found.open_group(path)
+    except (BloscpackError, OSError) as exc:
+        return None, exc
+    with contextlib.ExitStack() as stack:
+        stack.callback(group.close)
+        keys = group.keys()
+        shown = ", ".join(keys[:SHOWN_KEYS]) + (", ..." if len(keys) > SHOWN_KEYS else "")
+        facts["array"] = f"{_counted_arrays(len(keys))} by key" + (f": {shown}" if keys else "")
+        nbytes, readers = 0, []
+        try:
+            for key in keys:
+                member = group.member(key)
+                source = member if isinstance(member, ByteSource) else ByteSource(member)
+                fmt = registry.detect_source(source, whole=not isinstance(member, ByteSource))
+                reader = stack.enter_context(
+                    contextlib.closing(registry.open_reader(source, fmt, verify=False))
+                )
+                readers.append(reader)
+                description = reader.description
+                nbytes += math.prod(description.shape) * description.dtype.itemsize
+        except (BloscpackError, OSError) as exc:
+            return None, exc
+        nchunks = sum(nchunks_of(reader) for reader in readers)
+        facts["size"] = _bytes(nbytes)
+        facts["chunks"] = f"{nchunks} (in {_counted_arrays(len(keys))})"
+        remote = any(_remote(reader) for reader in readers)
+        return nbytes, _codec_facts(readers, nchunks, remote, facts)
+
+
+def _counted_arrays(n: int) -> str:
+    return f"{n} array{'' if n == 1 else 's'}"
 
 
 def format_summary(lines: list[tuple[str, str]]) -> str:
@@ -151,11 +200,19 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     facts["size"] = _bytes(nbytes)
     nchunks = sum(int(part.nchunks) for part in parts)
     facts["chunks"] = _chunk_text(parts, nchunks)
+    return nbytes, _codec_facts(parts, nchunks, _remote(reader), facts)
+
+
+def _codec_facts(parts: list[Any], nchunks: int, remote: bool,
+                 facts: dict[str, str]) -> Exception | None:  # fmt: skip
+    """Fill in the codec and filters lines from the chunk headers of the readers ``parts``
+    (``nchunks`` chunks in all; ``remote``: at a URL, where only the first is read); return
+    the first problem met."""
     codecs: Counter[str] = Counter()
     filters: Counter[str] = Counter()
     specials: Counter[str] = Counter()
     problem = None
-    limit = 1 if _remote(reader) else SCANNED_CHUNKS  # at a URL every header is a request
+    limit = 1 if remote else SCANNED_CHUNKS  # at a URL every header is a request
     try:
         for header in _chunk_headers(parts, limit):
             if header.special:
@@ -176,7 +233,7 @@ def _reader_facts(reader: Any, facts: dict[str, str]) -> tuple[int | None, Excep
     if special:
         facts["codec"] += f"; {special}"
     facts["filters"] = (_tally(filters) or "-") + scanned
-    return nbytes, problem
+    return problem
 
 
 def _remote(reader: Any) -> bool:

@@ -239,6 +239,36 @@ class ContainerReader(Protocol):
         ...
 
 
+class GroupReader(Protocol):
+    """An open container of many arrays, each under a ``/``-separated key (a store), as a
+    format with the ``group`` capability gives it (:meth:`ContainerFormat.open_group`)."""
+
+    format: str
+    name: str
+
+    def keys(self) -> list[str]:
+        """The keys of the arrays (each beginning with ``/``)."""
+        ...
+
+    def member(self, key: str) -> Any:
+        """What the reader of ``key``'s array opens (a
+        :class:`~bloscpack.io.ByteSource`, which the caller closes, or bytes);
+        ``KeyError`` for a key it does not hold."""
+        ...
+
+    def attrs(self, group: str = "/") -> dict[str, Any]:
+        """The attributes of ``group`` (``/``: the container's own)."""
+        ...
+
+    def groups(self) -> list[str]:
+        """The groups that have attributes (``/`` among them when the container has)."""
+        ...
+
+    def close(self) -> None:
+        """Release the input."""
+        ...
+
+
 def check_chunk_nbytes(reader: Any, index: int, nbytes: int) -> None:
     """Refuse a chunk ``index`` whose header announces ``nbytes`` where the layout needs
     another size (a reader with ``longer_last_ok`` may keep more in its last chunk)."""
@@ -386,6 +416,13 @@ class TableReader(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def nchunks_of(reader: ContainerReader | TableReader) -> int:
+    """The chunks ``reader`` holds (a table: those of all its columns)."""
+    if isinstance(reader, TableReader):
+        return sum(int(reader.column(name).nchunks) for name in reader.columns)
+    return int(reader.nchunks)
 
 
 class ChunkLayout(Protocol):
@@ -587,9 +624,10 @@ class ContainerFormat(ABC):
     else as unsigned ints), ``grid`` (chunks are boxes of an N-d grid), ``table`` (it holds
     tables by column), ``appendable`` (:meth:`append_rows` grows a container in place),
     ``checksummed`` (it stores digests of its chunks), ``streams`` (its data is written and
-    read as it arrives: :meth:`compress_file`, :meth:`write_stored`, :meth:`stream_size`);
-    declared options (``None``: the writer has no such path, or checks its options itself),
-    with their defaults and choices.
+    read as it arrives: :meth:`compress_file`, :meth:`write_stored`, :meth:`stream_size`),
+    ``group`` (a container holds many arrays under keys: :meth:`open_group`,
+    :meth:`save_group`); declared options (``None``: the writer has no such path, or checks
+    its options itself), with their defaults and choices.
     """
 
     name: ClassVar[str]
@@ -605,6 +643,7 @@ class ContainerFormat(ABC):
     appendable: ClassVar[bool] = False
     checksummed: ClassVar[bool] = False
     streams: ClassVar[bool] = False
+    group: ClassVar[bool] = False
 
     #: The options :meth:`open_writer` takes besides ``metadata`` (None: it checks them).
     writer_options: ClassVar[tuple[str, ...] | None] = None
@@ -684,6 +723,19 @@ class ContainerFormat(ABC):
     def open_table(self, source: Any, columns: Sequence[str]) -> TableReader:
         """Tables: the container ``source`` with only ``columns``, in that order."""
         raise ArgumentError(f"columns= selects ctable columns; this container is {self.name}")
+
+    def open_group(self, source: Any) -> GroupReader:
+        """Groups: the container ``source`` (a path, a :class:`~bloscpack.io.ByteSource` or a
+        :class:`~bloscpack.io.Directory`, which the reader then owns) as a
+        :class:`GroupReader`."""
+        raise ArgumentError(f"{self.name} containers hold one array, not a group of them")
+
+    def save_group(self, arrays: Mapping[str, np.ndarray], path: str, build: str,
+                   **options: Any) -> None:  # fmt: skip
+        """Groups: the ``arrays`` by key into a new container for ``path`` (whose suffix may
+        choose a layout) built at the staged ``build``, each written with ``options`` (as
+        :func:`bloscpack.save` takes them)."""
+        raise ArgumentError(f"{self.name} containers hold one array, not a group of them")
 
     def load(self, source: Any) -> np.ndarray | None:
         """The whole array, by a path faster than the reader's (None: there is none)."""
@@ -777,10 +829,9 @@ class ContainerFormat(ABC):
 #: outputs its methods are given included).
 __all__ = [
     "NUMPY_KEYS", "SNIFF_BYTES", "ArrayDescription", "ByteSource", "ChunkLayout", "ChunkSizes",
-    "ChunkSpan",
-    "ContainerFormat", "ContainerReader", "ContainerWriter", "Directory", "GridReader",
-    "PathLike", "ReaderBase", "StagedOutput", "StoredMetadata", "TableReader", "WriterBase",
-    "check_chunk_nbytes",
+    "ChunkSpan", "ContainerFormat", "ContainerReader", "ContainerWriter", "Directory",
+    "GridReader", "GroupReader", "PathLike", "ReaderBase", "StagedOutput", "StoredMetadata",
+    "TableReader", "WriterBase", "check_chunk_nbytes", "nchunks_of",
     "chunk_regions", "map_chunks", "stage_run", "write_array",
 ]  # fmt: skip
 

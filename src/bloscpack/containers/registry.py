@@ -32,6 +32,7 @@ from ..io.staging import StagedOutput
 from ..ndarray import check_writable
 from ..url import is_url, local_path
 from .b2nd.format import FORMAT as B2ND
+from .b2store.format import FORMAT as B2STORE
 from .base import (
     SNIFF_BYTES,
     ArrayDescription,
@@ -52,14 +53,15 @@ if TYPE_CHECKING:
 
 #: The formats built in, in the order they are listed; a Blosc chunk (read, never written,
 #: without magic bytes) last.
-BUILTIN: tuple[ContainerFormat, ...] = (BLP, B2FRAME, B2ND, SFRAME, BCOLZ, CHUNK)
+BUILTIN: tuple[ContainerFormat, ...] = (BLP, B2FRAME, B2ND, SFRAME, BCOLZ, B2STORE, CHUNK)
 #: The entry-point group through which another package adds a format: each entry point
 #: names a :class:`~bloscpack.containers.base.ContainerFormat` instance (its ``FORMAT``).
 ENTRY_POINTS = "bloscpack.formats"
 
 #: The formats built in that write arrays, by name.
 FORMATS: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if f.writable}
-#: The formats built in that are read but never written, by name: a Blosc chunk.
+#: The formats built in that never write an array, by name: a Blosc chunk (read only) and the
+#: python-blosc2 stores (which write groups of arrays).
 READ_ONLY: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if not f.writable}
 #: The format an output gets when neither ``format=`` nor its name says one.
 DEFAULT = BLP
@@ -146,9 +148,11 @@ def names() -> str:
 
 
 def _named(name: str, formats: Sequence[ContainerFormat]) -> ContainerFormat | None:
-    """The format of ``formats`` that writes and is called ``name`` (or an alias)."""
+    """The format of ``formats`` that writes (arrays, or groups of them) and is called ``name``
+    (or an alias)."""
     lowered = name.lower()
-    return next((f for f in formats if f.writable and lowered in (f.name, *f.aliases)), None)
+    return next((f for f in formats if (f.writable or f.group)
+                 and lowered in (f.name, *f.aliases)), None)  # fmt: skip
 
 
 def get(name: str) -> ContainerFormat:
@@ -208,9 +212,9 @@ def output_format(path: PathLike, format: str | None = None) -> ContainerFormat:
 
 def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) -> str:
     """Name of the format of ``path`` (a path or a URL; ``storage_options`` for its
-    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz``, ``chunk`` (one raw
-    Blosc chunk) or one another package adds.  File names do not matter, only bytes and
-    layout."""
+    filesystem): ``blp``, ``b2frame``, ``b2nd``, ``sframe``, ``bcolz``, ``b2store`` (a
+    python-blosc2 store), ``chunk`` (one raw Blosc chunk) or one another package adds.  File
+    names do not matter, only bytes and layout."""
     path = os.fspath(path)
     if is_url(path):
         with opened_url(path, storage_options) as (fmt, _):

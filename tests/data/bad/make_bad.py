@@ -17,6 +17,7 @@ import json
 import shutil
 import struct
 import sys
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,61 @@ def bcolz_storage(**changes: Any) -> Mutate:
         storage = json.loads((root / "meta/storage").read_text())
         storage.update(changes)
         (root / "meta/storage").write_text(json.dumps(storage))
+
+    return mutate
+
+
+#: The embed.b2e of an empty DictStore, as python-blosc2 4.14.1 writes it
+#: (``blosc2.DictStore("x.b2z", mode="w").close()``).
+EMBED_B2E = bytes.fromhex(
+    "9ea862326672616d6500d20000007ccf00000000000000f5a412005502d30000000000000000d30000000000"
+    "000000d200000001d200000000d200002000d10002d10002c3d8060000000000010500000000000000000093"
+    "cd0013de0001a6623264696374d20000006ddc0001c60000000a81a776657273696f6e01940193cd001bde00"
+    "01af6573746f72655f6d65746164617461d200000021dc0001c60000003c050107011c0000001c0000003c00"
+    "00000000000000010500000000000000000082a9656d6265645f6d617080ae63757272656e745f6f66667365"
+    "7400ce00000079d80000000000000000000000000000000000"
+)
+
+
+def b2z(*names: str) -> Mutate:
+    """Replace the file (an NDArray) by a python-blosc2 zip store (``.b2z``) holding it as each
+    member of ``names``, then ``embed.b2e``: stored members, fixed dates."""
+
+    def mutate(path: Path) -> None:
+        data = path.read_bytes()
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+            for name in (*names, "embed.b2e"):
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                archive.writestr(info, EMBED_B2E if name == "embed.b2e" else data)
+
+    return mutate
+
+
+def zip_end(path: Path) -> int:
+    """The offset of the end of central directory record of a zip without a comment."""
+    return path.stat().st_size - 22
+
+
+def end_entries(n: int) -> Mutate:
+    """Set the number of members the end record announces (on this disk and in all) to ``n``."""
+
+    def mutate(path: Path) -> None:
+        at = zip_end(path)
+        _patch(path, at + 8, "<H", n)
+        _patch(path, at + 10, "<H", n)
+
+    return mutate
+
+
+def central(k: int, offset: int, fmt: str, value: Any) -> Mutate:
+    """Pack ``value`` at ``offset`` of the zip's central directory entry ``k``."""
+
+    def mutate(path: Path) -> None:
+        data = path.read_bytes()
+        pos = struct.unpack_from("<I", data, zip_end(path) + 16)[0]
+        for _ in range(k):
+            pos += 46 + sum(struct.unpack_from("<3H", data, pos + 28))
+        _patch(path, pos + offset, fmt, value)
 
     return mutate
 
@@ -311,6 +367,31 @@ ENTRIES: list[tuple[str, str, str, str, Any, Mutate, str, str, dict[str, Any]]] 
     ("sframe_index_entry_huge.b2frame", "sframe", SFRAME, "index entry 0 (a chunk file id)",
      2**40, in_file("chunks.b2frame", index_entry(0, 2**40)), "FileNotFound",
      "chunk 0 is stored in 10000000000.chunk, which is missing", {}),
+    # python-blosc2 stores (zip archives of NDArray members)
+    ("store_member_outside.b2z", "b2store", B2ND,
+     "local header offset of the first member in the central directory", 1 << 30,
+     chained(b2z("x.b2nd"), central(0, 42, "<I", 1 << 30)), "FormatError",
+     "member 'x.b2nd': its local header at offset 1073741824 lies outside the archive's data",
+     {}),
+    ("store_members_overlap.b2z", "b2store", B2ND,
+     "local header offset of the second member (that of the first)", 0,
+     chained(b2z("a.b2nd", "b.b2nd"), central(1, 42, "<I", 0)), "FormatError",
+     "members 'a.b2nd' and 'b.b2nd' overlap", {}),
+    ("store_member_deflated.b2z", "b2store", B2ND,
+     "compression method of the first member (8: deflated)", 8,
+     chained(b2z("x.b2nd"), central(0, 10, "<H", 8)), "FormatError",
+     "member 'x.b2nd' is compressed (zip method 8); a store is read where its members lie", {}),
+    ("store_key_dotdot.b2z", "b2store", B2ND, "the name of the first member", "../x.b2nd",
+     b2z("../x.b2nd"), "FormatError",
+     "member name '../x.b2nd' is not a safe relative path", {}),
+    ("store_central_count.b2z", "b2store", B2ND,
+     "the number of members the end record announces (the directory holds 2)", 3,
+     chained(b2z("x.b2nd"), end_entries(3)), "FormatError",
+     "3 members cannot fit a central directory of 107 bytes", {}),
+    ("store_central_truncated.b2z", "b2store", B2ND,
+     "the file's length (cut in the central directory)", -30,
+     chained(b2z("x.b2nd"), lambda p: p.write_bytes(p.read_bytes()[:-30])), "FormatError",
+     "no end of central directory record: the zip archive is truncated or damaged", {}),
     # bcolz
     ("bcolz_sizes_shape_huge", "bcolz", BCOLZ, "meta/sizes shape[0]", 2**31 - 1,
      bcolz_sizes([2**31 - 1]), "IntegrityError",
