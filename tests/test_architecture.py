@@ -55,7 +55,7 @@ BREACHES = [
      "Stores: one per reader capability"),
     ("blosc/header.py", "bloscpack.remote", "The chunk format is pure"),
     ("array.py", "bloscpack.containers.bcolz", "Above the registry no module imports a format"),
-    ("inputs.py", "bloscpack.containers.frame.core",
+    ("inputs.py", "bloscpack.containers.schunk.core",
      "Above the registry no module imports a format"),
     ("dispatch.py", "bloscpack.containers.b2nd.meta",
      "Above the registry no module imports a format"),

@@ -21,10 +21,11 @@ from ...blosc.layout import validate_chunk
 from ...errors import BloscpackError, FormatError, NotAContainer, UnmodelledFeature
 from ...io.paths import PathLike
 from ...io.sources import ByteSource
-from ..frame import ContiguousFrame, vlmeta_items
-from ..frame.core import EDGE_READ
-from ..frame.params import CParams
-from ..frame.records import (
+from ..schunk.contiguous import ContiguousFrame
+from ..schunk.params import CParams
+from ..schunk.reader import vlmeta_items
+from ..schunk.records import (
+    EDGE_READ,
     HEADER_FIXED_LEN,
     MAX_METALAYERS,
     FrameHeader,
@@ -32,7 +33,7 @@ from ..frame.records import (
     parse_layers,
     sniff,
 )
-from ..frame.writer import FrameWriter
+from ..schunk.writer import FrameWriter
 
 #: The metalayer of each kind of store, and the python-blosc2 class that writes it.
 KINDS = {"b2embed": "EmbedStore", "b2dict": "DictStore", "b2tree": "TreeStore"}

@@ -13,7 +13,7 @@ from ...errors import ArgumentError, BloscpackError, UnsupportedError
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ..base import ContainerFormat, ContainerReader, GroupReader
-from ..frame.format import is_frame
+from ..schunk.format import is_frame
 from .archive import is_zip
 
 #: The members :meth:`B2StoreFormat.sniff_dir` reads.

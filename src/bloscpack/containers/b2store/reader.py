@@ -17,8 +17,8 @@ from ...errors import BloscpackError, FormatError, NotAContainer, UnmodelledFeat
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory, as_directory, open_member
 from ..b2nd import FORMAT as B2ND
-from ..frame.reader import unopened_report
-from ..frame.reader import verify as frame_verify
+from ..schunk.reader import unopened_report
+from ..schunk.reader import verify as frame_verify
 from .archive import MemberSource, check_name, crc_of, is_zip, read_members
 from .embed import KINDS, EmbeddedFrames, read_attrs
 
