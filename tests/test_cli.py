@@ -316,6 +316,8 @@ BAD_VALUES = [
      "argument --clevel: --clevel must be 0 <= n <= 9, got 11"),
     (["convert", "--codec", "snappy", "x", "y"], f"argument --codec: {CODEC_CHOICE}"),
     (["convert", "--format", "zip", "x", "y"], f"argument --format: {FORMAT_CHOICE}"),
+    (["refs", "--zarr-format", "4", "x"],
+     "argument --zarr-format: invalid choice: 4 (choose from 2, 3)"),
 ]  # fmt: skip
 
 
