@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # imported when first used (module __getattr__ below): blpk s
     from .dispatch import detect, info, load, save, verify
     from .integrations.dask import to_dask, to_dask_dataframe
     from .integrations.pandas import read_table
-    from .references import to_references, write_references
+    from .references import to_references, verify_references, write_references
 
 #: The module each public name comes from, imported when the name is first used.
 _SOURCES = {
@@ -106,6 +106,7 @@ _SOURCES = {
     "to_dask_dataframe": ".integrations.dask",
     "read_table": ".integrations.pandas",
     "to_references": ".references",
+    "verify_references": ".references",
     "write_references": ".references",
 }
 
@@ -165,6 +166,7 @@ __all__ = [
     "to_dask",
     "to_dask_dataframe",
     "to_references",
+    "verify_references",
     "write_references",
     *_error_names,
     "BloscArgs",
