@@ -487,5 +487,5 @@ def test_blpk_refs_verify(tmp_path):
         f" {old['mtime']} -> {new['mtime']}\n"
     )
     proc = blpk("refs", "--verify", "refs.json", "-o", "x.json", cwd=tmp_path)
-    assert (proc.returncode, proc.stderr) == (
-        1, "blpk: error: --verify checks references: -o and --zarr-format do not apply\n")  # fmt: skip
+    said = "blpk: error: --verify checks references: -o and --zarr-format do not apply\n"
+    assert (proc.returncode, proc.stderr) == (1, said)

@@ -76,8 +76,9 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
     return {"version": 1, "refs": refs, "bloscpack": {"source": _source(name), "files": files}}
 
 
-def verify_references(refs: Mapping[str, Any] | PathLike, *,
-                      storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def verify_references(
+    refs: Mapping[str, Any] | PathLike, *, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Whether the files that the references ``refs`` (a dict from :func:`to_references`, or
     the path of its JSON) describe are still as they were: ``{"ok": bool, "source": ...,
     "files": <number checked>, "changed": {file: {what: [recorded, now]}}}``, ``what`` being
@@ -109,7 +110,7 @@ def verify_references(refs: Mapping[str, Any] | PathLike, *,
     for file in now.keys() - recorded.keys():
         changed[file] = {"exists": [False, True]}
     return {"ok": not changed, "source": source, "files": len(recorded),
-            "changed": dict(sorted(changed.items()))}
+            "changed": dict(sorted(changed.items()))}  # fmt: skip
 
 
 def _loaded(refs: Mapping[str, Any] | PathLike) -> Mapping[str, Any]:
