@@ -489,3 +489,13 @@ def test_blpk_refs_verify(tmp_path):
     proc = blpk("refs", "--verify", "refs.json", "-o", "x.json", cwd=tmp_path)
     said = "blpk: error: --verify checks references: -o and --zarr-format do not apply\n"
     assert (proc.returncode, proc.stderr) == (1, said)
+
+
+def test_a_container_gone_from_its_url_is_reported(s3_write_server):
+    url, so = s3_write_server.url("gone.blp"), s3_write_server.storage_options
+    bloscpack.save(ARRAY, url, storage_options=so)
+    refs = bloscpack.to_references(url, storage_options=so)
+    s3_write_server.filesystem().rm(url.removeprefix("s3://"))
+    gone = {url: {"exists": [True, False]}}
+    assert bloscpack.verify_references(refs, storage_options=so) == {
+        "ok": False, "source": url, "files": 1, "changed": gone}  # fmt: skip

@@ -149,9 +149,10 @@ def _stamps(name: str, storage_options: Mapping[str, Any] | None,
             base = name.rstrip("/")
             return {f"{base}/{path[len(root.rstrip('/')) + 1:]}": _remote_stamp(info)
                     for path, info in sorted(found.items())}  # fmt: skip
-        if not fs.exists(root):
-            raise FileNotFound(f"{name}: no such file or directory")
-        return {name: _remote_stamp(fs.info(root))}
+        try:
+            return {name: _remote_stamp(fs.info(root))}
+        except FileNotFoundError:
+            raise FileNotFound(f"{name}: no such file or directory") from None
 
 
 def _local_stamps(path: str, listed: bool) -> dict[str, dict[str, Any]]:
