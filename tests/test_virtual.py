@@ -5,6 +5,7 @@ references it writes, give what bloscpack.load gives."""
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -106,3 +107,13 @@ def test_containers_at_urls(s3_write_server, case):
         warnings.simplefilter("ignore", ResourceWarning)
         dataset = loaded(url, registry, storage_options=so)
     np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+
+
+def test_without_virtualizarr_the_extra_is_named(tmp_path, monkeypatch):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    monkeypatch.setitem(sys.modules, "virtualizarr.manifests", None)  # (an import of it fails)
+    url = (tmp_path / "a.blp").as_uri()
+    message = (f"{url}: the VirtualiZarr parser needs virtualizarr"
+               " (pip install 'bloscpack[virtual]')")  # fmt: skip
+    with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
+        BloscpackParser()(url, local())
