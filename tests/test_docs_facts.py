@@ -42,7 +42,7 @@ SIGNATURE = re.compile(r"`(\w+)\(([^`]*)\)`")
 #: Functions whose every parameter with a default the table must list.
 MAIN_FUNCTIONS = (
     "save", "load", "open", "detect", "info", "verify", "convert", "dispatch.compress_file",
-    "to_dask", "to_dask_dataframe", "read_table", "to_references",
+    "to_dask", "to_dask_dataframe", "read_table", "to_references", "verify_references",
 )  # fmt: skip
 
 
@@ -248,6 +248,16 @@ def usage_examples(statement: Statement, cwd: Path) -> int:
                       code("c", "--no-such-option", "in.raw", cwd=cwd), code(cwd=cwd))  # fmt: skip
 
 
+def refs_verify(statement: Statement, cwd: Path) -> int:
+    """``blpk refs --verify`` of fresh references (a statement of exit 0), or of references
+    whose container was appended to since (any other)."""
+    bloscpack.save(np.arange(1000.0), cwd / "v.blp", overwrite=True)
+    assert code("refs", "-f", "v.blp", "-o", "v.json", cwd=cwd) == 0
+    if statement.code:
+        bloscpack.append(cwd / "v.blp", np.arange(10.0))
+    return code("refs", "--verify", "v.json", cwd=cwd)
+
+
 def lazy_expression_codes(cwd: Path) -> int:
     """``blpk d``, ``info``, ``verify`` and ``convert`` of a lazy expression python-blosc2
     saved (refused by name)."""
@@ -287,6 +297,10 @@ CASES: list[tuple[str, str, Callable[..., int]]] = [
     ("cli.md", "these formats are directories",
      lambda s, w: code("c", "--format", "bcolz", "in.raw", "-", cwd=w)),
     # docs/errors.md
+    ("cli.md", "one line `ok`", refs_verify),
+    ("cli.md", "do not go with it", lambda s, w: code("refs", "--verify", "a.blp", "-o", "x",
+                                                     cwd=w)),
+    ("zarr-references.md", "one line, `ok`", refs_verify),
     ("errors.md", "The CLI prints that line", lambda s, w: code("d", "-f", "cut.blp", "x", cwd=w)),
     ("errors.md", "`blpk verify --strict` fail such files",
      lambda s, w: code("t", "--strict", "grid.b2nd", cwd=w)),

@@ -365,3 +365,137 @@ def test_a_missing_codec_package_names_the_extra(tmp_path, monkeypatch, module, 
     monkeypatch.setitem(sys.modules, module, None)  # (an import of it fails)
     message = f"{said}, which is not installed (pip install 'bloscpack[virtual]')"
     refusal(tmp_path / name, re.escape(message))
+
+
+# --- staleness ----------------------------------------------------------------------------
+
+
+def test_references_record_every_file_of_the_container(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY, path, chunklen=1000)
+    record = bloscpack.to_references(path)["bloscpack"]
+    files = sorted(str(p) for p in path.rglob("*") if p.is_file())
+    assert record["source"] == str(path) and sorted(record["files"]) == files
+    status = (path / "data" / "__0.blp").stat()
+    stamp = record["files"][str(path / "data" / "__0.blp")]
+    assert stamp["size"] == status.st_size
+    assert stamp["mtime"].endswith("+00:00")
+    assert bloscpack.verify_references(bloscpack.to_references(path)) == {
+        "ok": True, "source": str(path), "files": len(files), "changed": {}}  # fmt: skip
+
+
+def _append(path: Path) -> None:
+    with open(path, "ab") as fh:
+        fh.write(b"\0")
+
+
+def _touch(path: Path) -> None:
+    status = path.stat()
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))
+
+
+def _rewrite(path: Path) -> None:
+    status, data = path.stat(), path.read_bytes()
+    path.write_bytes(data[:8] + bytes([data[8] ^ 1]) + data[9:])
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 2 * 10**9))
+
+
+@pytest.mark.parametrize("change", [_append, _touch, _rewrite])
+@pytest.mark.parametrize("case", ["blp", "b2nd", "bcolz"])
+def test_a_changed_file_is_reported_with_what_changed(tmp_path, case, change):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    refs = bloscpack.to_references(path)
+    bloscpack.write_references(refs, tmp_path / "refs.json")
+    file = path / "data" / "__0.blp" if case == "bcolz" else path
+    before = refs["bloscpack"]["files"][str(file)]
+    change(file)
+    report = bloscpack.verify_references(tmp_path / "refs.json")
+    assert report == bloscpack.verify_references(refs)
+    assert not report["ok"] and list(report["changed"]) == [str(file)]
+    what = report["changed"][str(file)]
+    if change is _append:
+        assert list(what) == ["size", "mtime"]
+        assert what["size"] == [before["size"], before["size"] + 1]
+    else:  # a touch, a rewrite of the same size
+        assert list(what) == ["mtime"]
+    assert what["mtime"][0] == before["mtime"] and what["mtime"][1] > before["mtime"]
+
+
+def test_files_gone_or_new_in_the_container_are_reported(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY, path, chunklen=1000)
+    refs = bloscpack.to_references(path)
+    (path / "data" / "__3.blp").unlink()
+    (path / "data" / "__99.blp").write_bytes(b"")
+    assert bloscpack.verify_references(refs)["changed"] == {
+        str(path / "data" / "__3.blp"): {"exists": [True, False]},
+        str(path / "data" / "__99.blp"): {"exists": [False, True]},
+    }
+
+
+def test_references_without_a_record_are_refused(tmp_path):
+    path = tmp_path / "a.blp"
+    bloscpack.save(ARRAY, path)
+    refs = bloscpack.to_references(path)
+    del refs["bloscpack"]
+    with pytest.raises(ArgumentError, match=re.escape(
+            "references: no record of the referenced files (references made by"
+            " bloscpack.to_references hold one)")):  # fmt: skip
+        bloscpack.verify_references(refs)
+    (tmp_path / "bad.json").write_text("[")
+    with pytest.raises(ArgumentError, match=f"^{re.escape(str(tmp_path))}/bad.json: not JSON"):
+        bloscpack.verify_references(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("case", ["blp", "bcolz"])
+def test_stale_references_at_urls(s3_write_server, case):
+    name, options = OWN[case]
+    url, so = s3_write_server.url(f"stale-{name}"), s3_write_server.storage_options
+    bloscpack.save(ARRAY, url, storage_options=so, **options)
+    refs = bloscpack.to_references(url, storage_options=so)
+    file = f"{url}/data/__0.blp" if case == "bcolz" else url
+    stamp = refs["bloscpack"]["files"][file]
+    assert set(stamp) == {"size", "mtime", "etag"} and stamp["etag"]
+    assert bloscpack.verify_references(refs, storage_options=so)["ok"]
+    fs = s3_write_server.filesystem()
+    key = file.removeprefix("s3://")
+    data = fs.cat_file(key)
+    fs.pipe_file(key, data[:8] + bytes([data[8] ^ 1]) + data[9:])
+    fs.invalidate_cache()
+    report = bloscpack.verify_references(refs, storage_options=so)
+    assert not report["ok"] and list(report["changed"]) == [file]
+    assert "etag" in report["changed"][file] and "size" not in report["changed"][file]
+
+
+def test_blpk_refs_verify(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp", chunk_size=1000 * 3 * 8)
+    assert blpk("refs", "a.blp", "-o", "refs.json", cwd=tmp_path).returncode == 0
+    proc = blpk("refs", "--verify", "refs.json", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == f"blpk: refs.json: ok ({tmp_path / 'a.blp'}: 1 file unchanged)\n"
+    before = bloscpack.to_references(tmp_path / "a.blp")["bloscpack"]["files"]
+    _append(tmp_path / "a.blp")
+    now = bloscpack.to_references(tmp_path / "a.blp")["bloscpack"]["files"]
+    (old,), (new,) = before.values(), now.values()
+    proc = blpk("refs", "--verify", "refs.json", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "")
+    assert proc.stdout == (
+        f"blpk: refs.json: STALE ({tmp_path / 'a.blp'}: 1 of 1 file changed)\n"
+        f"blpk:   {tmp_path / 'a.blp'}: size {old['size']} -> {new['size']}, mtime"
+        f" {old['mtime']} -> {new['mtime']}\n"
+    )
+    proc = blpk("refs", "--verify", "refs.json", "-o", "x.json", cwd=tmp_path)
+    said = "blpk: error: --verify checks references: -o and --zarr-format do not apply\n"
+    assert (proc.returncode, proc.stderr) == (1, said)
+
+
+def test_a_container_gone_from_its_url_is_reported(s3_write_server):
+    url, so = s3_write_server.url("gone.blp"), s3_write_server.storage_options
+    bloscpack.save(ARRAY, url, storage_options=so)
+    refs = bloscpack.to_references(url, storage_options=so)
+    s3_write_server.filesystem().rm(url.removeprefix("s3://"))
+    gone = {url: {"exists": [True, False]}}
+    assert bloscpack.verify_references(refs, storage_options=so) == {
+        "ok": False, "source": url, "files": 1, "changed": gone}  # fmt: skip

@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # imported when first used (module __getattr__ below): blpk s
     from .group import Group
     from .integrations.dask import to_dask, to_dask_dataframe
     from .integrations.pandas import read_table
-    from .references import to_references, write_references
+    from .references import to_references, verify_references, write_references
 
 #: The module each public name comes from, imported when the name is first used.
 _SOURCES = {
@@ -108,6 +108,7 @@ _SOURCES = {
     "read_table": ".integrations.pandas",
     "Group": ".group",
     "to_references": ".references",
+    "verify_references": ".references",
     "write_references": ".references",
 }
 
@@ -168,6 +169,7 @@ __all__ = [
     "to_dask",
     "to_dask_dataframe",
     "to_references",
+    "verify_references",
     "write_references",
     *_error_names,
     "BloscArgs",

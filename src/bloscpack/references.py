@@ -20,6 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from .containers.base import (
 )
 from .errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
 from .io.paths import PathLike
-from .url import is_url
+from .url import filesystem, is_url, local_path, remote_errors
 
 #: The zarr compressor ids of the two chunk formats, by Blosc format version.
 CODEC_IDS = {1: "blosc", 2: "imagecodecs_blosc2"}
@@ -68,7 +69,125 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
                            zarr_format)  # fmt: skip
         else:
             _add_array(refs, "data", fmt, reader, name, "", zarr_format)
-    return {"version": 1, "refs": refs}
+    files = _stamps(name, storage_options)
+    for value in refs.values():  # (a referenced file outside the container's, if any)
+        if isinstance(value, list) and value[0] not in files:
+            files.update(_stamps(value[0], storage_options, listed=False))
+    return {"version": 1, "refs": refs, "bloscpack": {"source": _source(name), "files": files}}
+
+
+def verify_references(
+    refs: Mapping[str, Any] | PathLike, *, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Whether the files that the references ``refs`` (a dict from :func:`to_references`, or
+    the path of its JSON) describe are still as they were: ``{"ok": bool, "source": ...,
+    "files": <number checked>, "changed": {file: {what: [recorded, now]}}}``, ``what`` being
+    ``size``, ``mtime``, ``etag``, or ``exists`` (a file gone, or new in the container)."""
+    loaded = _loaded(refs)
+    record = loaded.get("bloscpack")
+    name = os.fspath(refs) if not isinstance(refs, Mapping) else "references"
+    if not isinstance(record, Mapping) or not isinstance(record.get("files"), Mapping):
+        raise ArgumentError(f"{name}: no record of the referenced files (references made by"
+                            " bloscpack.to_references hold one)")  # fmt: skip
+    recorded: Mapping[str, Any] = record["files"]
+    source = str(record["source"])
+    try:
+        now = _stamps(source, storage_options)
+    except FileNotFound:
+        now = {}
+    changed: dict[str, dict[str, list[Any]]] = {}
+    for file, stamp in recorded.items():
+        if file not in now:
+            try:
+                now.update(_stamps(file, storage_options, listed=False))
+            except FileNotFound:
+                changed[file] = {"exists": [True, False]}
+                continue
+        differ = {key: [stamp.get(key), now[file].get(key)] for key in ("size", "mtime", "etag")
+                  if stamp.get(key) != now[file].get(key)}  # fmt: skip
+        if differ:
+            changed[file] = differ
+    for file in now.keys() - recorded.keys():
+        changed[file] = {"exists": [False, True]}
+    return {"ok": not changed, "source": source, "files": len(recorded),
+            "changed": dict(sorted(changed.items()))}  # fmt: skip
+
+
+def _loaded(refs: Mapping[str, Any] | PathLike) -> Mapping[str, Any]:
+    """The reference dict ``refs``, or the one in the JSON file ``refs`` names."""
+    if isinstance(refs, Mapping):
+        return refs
+    try:
+        with open(refs, encoding="utf-8") as fh:
+            loaded = json.load(fh)
+    except OSError as exc:
+        raise FileNotFound(f"{os.fspath(refs)}: cannot read references: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ArgumentError(f"{os.fspath(refs)}: not JSON references ({exc})") from None
+    if not isinstance(loaded, dict):
+        raise ArgumentError(f"{os.fspath(refs)}: not JSON references (no object)")
+    return loaded
+
+
+def _source(name: str) -> str:
+    """The container ``name`` as its references name it: an absolute path, or the URL."""
+    return name if is_url(name) else os.path.abspath(name)
+
+
+def _stamps(name: str, storage_options: Mapping[str, Any] | None,
+            listed: bool = True) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """The size, modification time (ISO 8601, UTC) and ETag (where the store gives one) of
+    the file ``name``, or (``listed``) of every file of the directory ``name``, by the names
+    the references give them (absolute paths, URLs)."""
+    local = name if not is_url(name) else local_path(name, storage_options)
+    if local is not None:
+        return _local_stamps(os.path.abspath(local), listed)
+    with remote_errors(name):
+        fs, root = filesystem(name, storage_options)
+        if listed and fs.isdir(root):
+            found = fs.find(root, detail=True)
+            base = name.rstrip("/")
+            return {f"{base}/{path[len(root.rstrip('/')) + 1:]}": _remote_stamp(info)
+                    for path, info in sorted(found.items())}  # fmt: skip
+        try:
+            return {name: _remote_stamp(fs.info(root))}
+        except FileNotFoundError:
+            raise FileNotFound(f"{name}: no such file or directory") from None
+
+
+def _local_stamps(path: str, listed: bool) -> dict[str, dict[str, Any]]:
+    """:func:`_stamps` of a local file or directory."""
+    if listed and os.path.isdir(path):
+        files = sorted(os.path.join(folder, file) for folder, _, names in os.walk(path)
+                       for file in names)  # fmt: skip
+    else:
+        files = [path]
+    stamps = {}
+    for file in files:
+        try:
+            status = os.stat(file)
+        except OSError:
+            raise FileNotFound(f"{file}: no such file or directory") from None
+        ns = status.st_mtime_ns
+        when = datetime.fromtimestamp(ns // 10**9, UTC).replace(microsecond=ns // 1000 % 10**6)
+        stamps[file] = {"size": status.st_size, "mtime": when.isoformat("T", "microseconds")}
+    return stamps
+
+
+def _remote_stamp(info: Mapping[str, Any]) -> dict[str, Any]:
+    """The size, modification time and ETag of an object, from its fsspec ``info``."""
+    stamp: dict[str, Any] = {"size": info.get("size")}
+    when = next((info[key] for key in ("LastModified", "mtime", "updated", "last_modified")
+                 if info.get(key) is not None), None)  # fmt: skip
+    if isinstance(when, datetime):
+        when = when.astimezone(UTC).isoformat("T", "microseconds")
+    elif isinstance(when, int | float):
+        when = datetime.fromtimestamp(when, UTC).isoformat("T", "microseconds")
+    stamp["mtime"] = None if when is None else str(when)
+    etag = info.get("ETag", info.get("etag"))
+    if etag is not None:
+        stamp["etag"] = str(etag)
+    return stamp
 
 
 @contextlib.contextmanager

@@ -507,7 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
         "refs",
         "byte-range references to a container's chunks (kerchunk JSON)",
         "Describe the container <src> as a zarr (format 2) store whose chunks are byte ranges of"
-        " its\nfiles (kerchunk references, version 1), for zarr and xarray to read it in place.",
+        " its\nfiles (kerchunk references, version 1), for zarr and xarray to read it in place."
+        "\nWith --verify, <src> is a references JSON file: say whether the files it describes"
+        "\nare still as they were (exit 1 if not).",
     )
     refs.add_argument("src", metavar="<src>", help="the container (a local file or directory)")
     refs.add_argument(
@@ -517,6 +519,10 @@ def build_parser() -> argparse.ArgumentParser:
     refs.add_argument(
         "--zarr-format", type=int, choices=(2, 3), default=2,
         help="zarr format of the arrays described (default: 2; 3: Blosc1 chunks only)",
+    )  # fmt: skip
+    refs.add_argument(
+        "--verify", action="store_true",
+        help="<src> is references JSON: check the size and modification time of its files",
     )  # fmt: skip
 
     demo = one(

@@ -1,11 +1,12 @@
-"""``blpk refs``: byte-range references to a container's chunks, as kerchunk JSON."""
+"""``blpk refs``: byte-range references to a container's chunks, as kerchunk JSON; with
+``--verify``, whether the files of written references are still as they were."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from .console import EXIT_OK, STDIO, Console
+from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, CLIError, Console
 from .files import _check_input, _check_output
 from .options import storage_options
 
@@ -15,6 +16,8 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     :func:`bloscpack.to_references`) to ``-o`` or stdout."""
     from ..references import to_references, write_references
 
+    if args.verify:
+        return _verify(args, console)
     _check_input(args.src)
     options = {"zarr_format": args.zarr_format, "storage_options": storage_options(args)}
     if args.output in (None, STDIO):
@@ -29,3 +32,25 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
         f"{args.src} -> {args.output}: {len(chunks)} chunks referenced, {inlined} of them inlined"
     )
     return EXIT_OK
+
+
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    """``refs --verify``: one line for the references ``args.src``, ``ok`` or ``STALE``
+    followed by one line per changed file; exit 1 when stale."""
+    from ..references import verify_references
+
+    if args.output is not None or args.zarr_format != 2:
+        raise CLIError("--verify checks references: -o and --zarr-format do not apply")
+    _check_input(args.src, "references file")
+    report = verify_references(args.src, storage_options=storage_options(args))
+    count = f"{report['files']} file" + ("" if report["files"] == 1 else "s")
+    if report["ok"]:
+        console.result(f"{args.src}: ok ({report['source']}: {count} unchanged)")
+        return EXIT_OK
+    changed = report["changed"]
+    print(f"{PROG}: {args.src}: STALE ({report['source']}: {len(changed)} of {count} changed)",
+          file=console.out)  # fmt: skip
+    for file, what in changed.items():
+        said = ", ".join(f"{key} {old} -> {new}" for key, (old, new) in what.items())
+        print(f"{PROG}:   {file}: {said}", file=console.out)
+    return EXIT_ERROR

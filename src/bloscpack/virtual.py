@@ -1,0 +1,90 @@
+"""A VirtualiZarr parser (the optional extra ``virtual``): ``virtualizarr.open_virtual_dataset(url,
+parser=BloscpackParser(), registry=...)`` describes any container as virtual zarr arrays whose
+chunks are byte ranges of its files, ready to be written as kerchunk references or to icechunk.
+
+The parser converts :func:`~bloscpack.references.to_references` (zarr format 2) with
+VirtualiZarr's kerchunk translator.  Blosc1 chunks are read by the ``numcodecs.blosc`` codec,
+Blosc2 chunks by ``numcodecs.imagecodecs_blosc2``, which :func:`register_codecs` makes known
+to zarr.  VirtualiZarr's manifests hold no chunk data (VirtualiZarr 2.5), only byte ranges, so a
+container with a chunk that references hold inline (a short last chunk, a special chunk of a
+frame) is refused by name."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import UnsupportedError
+from .references import to_references
+
+#: How to install what the parser needs.
+EXTRA = "pip install 'bloscpack[virtual]'"
+
+
+class BloscpackParser:
+    """A VirtualiZarr parser of every container: ``skip_variables`` are left out (a ctable's
+    columns, by name), ``storage_options`` reach the container at a URL."""
+
+    def __init__(self, skip_variables: Iterable[str] | None = None,
+                 storage_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+        self.skip_variables = list(skip_variables or ())
+        self.storage_options = storage_options
+
+    def __call__(self, url: str, registry: Any) -> Any:
+        """The ``ManifestStore`` of the container at ``url`` (``file:///...``, ``s3://...``;
+        ``registry``: the ObjectStoreRegistry that reads its chunks)."""
+        try:
+            from virtualizarr.manifests import ManifestStore
+            from virtualizarr.parsers.kerchunk.translator import manifestgroup_from_kerchunk_refs
+            from virtualizarr.types.kerchunk import KerchunkStoreRefs
+        except ImportError:
+            raise UnsupportedError(f"{url}: the VirtualiZarr parser needs virtualizarr ({EXTRA})"
+                                   ) from None  # fmt: skip
+        register_codecs()
+        refs = to_references(url, storage_options=self.storage_options)
+        group = manifestgroup_from_kerchunk_refs(
+            KerchunkStoreRefs({"version": 1, "refs": _manifest_refs(refs["refs"], url)}),
+            skip_variables=self.skip_variables,
+        )
+        return ManifestStore(group=group, registry=registry)
+
+
+def _manifest_refs(refs: Mapping[str, Any], url: str) -> dict[str, Any]:
+    """``refs`` as VirtualiZarr's translator reads them: the compressor as the one filter (it
+    reads filters and codec lists), no inlined chunk (refused)."""
+    converted = dict(refs)
+    for key, value in refs.items():
+        if key.endswith("/.zarray"):
+            zarray = json.loads(value)
+            zarray["filters"], zarray["compressor"] = [zarray["compressor"]], None
+            converted[key] = json.dumps(zarray)
+        elif isinstance(value, str) and value.startswith("base64:"):
+            raise UnsupportedError(
+                f"{url}: chunk {key} is held inline (a short last chunk or a special chunk),"
+                " which VirtualiZarr's manifests cannot hold (bloscpack.to_references and"
+                " fsspec's reference filesystem read it)"
+            )
+    return converted
+
+
+def register_codecs() -> None:
+    """Make imagecodecs' Blosc2 codec known to numcodecs (``imagecodecs_blosc2``) and, wrapped,
+    to zarr format 3 (``numcodecs.imagecodecs_blosc2``), as VirtualiZarr names it."""
+    try:
+        import numcodecs
+        import zarr.registry
+        from imagecodecs.numcodecs import Blosc2
+        from zarr.codecs.numcodecs import _NumcodecsBytesBytesCodec
+    except ImportError as exc:
+        raise UnsupportedError(f"reading Blosc2 chunks through zarr needs {exc.name} ({EXTRA})"
+                               ) from None  # fmt: skip
+
+    class ImagecodecsBlosc2(_NumcodecsBytesBytesCodec, codec_name="imagecodecs_blosc2"):
+        """imagecodecs' Blosc2 codec as a zarr format 3 codec."""
+
+    numcodecs.register_codec(Blosc2)
+    try:
+        zarr.registry.get_codec_class("numcodecs.imagecodecs_blosc2")
+    except KeyError:  # (not yet registered, by this or by imagecodecs' own package)
+        zarr.registry.register_codec("numcodecs.imagecodecs_blosc2", ImagecodecsBlosc2)

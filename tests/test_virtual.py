@@ -1,0 +1,119 @@
+"""The VirtualiZarr parser: open_virtual_dataset describes every container as virtual zarr
+arrays whose chunks are byte ranges of its files, and what it loads, and the kerchunk
+references it writes, give what bloscpack.load gives."""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.errors import UnsupportedError
+
+pytest_plugins = ["s3_server"]  # s3_write_server: moto's S3 server on loopback
+
+virtualizarr = pytest.importorskip("virtualizarr")
+xr = pytest.importorskip("xarray")
+pytest.importorskip("imagecodecs.numcodecs")
+from obspec_utils.registry import ObjectStoreRegistry  # noqa: E402
+from obstore.store import LocalStore, S3Store  # noqa: E402
+
+from bloscpack.virtual import BloscpackParser  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+
+DATA = Path(__file__).parent / "data"
+#: 10,000 rows: whole chunks of 1,000 rows in every layout (no chunk held inline).
+ARRAY = np.arange(10_000 * 3, dtype="<f8").reshape(10_000, 3) / 7
+FORMATS = {
+    "blp": ("a.blp", {"chunk_size": 1000 * 3 * 8}),
+    "b2frame": ("a.b2frame", {"chunk_size": 1000 * 3 * 8}),
+    "sframe": ("a.b2sframe", {"chunk_size": 1000 * 3 * 8, "format": "sframe"}),
+    "b2nd": ("a.b2nd", {"chunks": (1000, 3), "blocks": (250, 3)}),
+    "b2nd sparse": ("s.b2nd", {"chunks": (1000, 3), "blocks": (250, 3), "sparse": True}),
+    "bcolz": ("a.bcolz", {"chunklen": 1000}),
+}
+
+
+def local() -> ObjectStoreRegistry:
+    return ObjectStoreRegistry({"file://": LocalStore()})
+
+
+def loaded(url: str, registry: ObjectStoreRegistry, **options) -> xr.Dataset:
+    """The dataset of the container at ``url`` with every variable loaded."""
+    parser = BloscpackParser(**options)
+    virtual = virtualizarr.open_virtual_dataset(url, registry=registry, parser=parser)
+    names = list(virtual.data_vars)
+    return virtualizarr.open_virtual_dataset(url, registry=registry, parser=parser,
+                                             loadable_variables=names)  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(FORMATS))
+def test_open_virtual_dataset_loads_what_load_reads(tmp_path, case):
+    name, options = FORMATS[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    assert virtual["data"].dims == ("dim_0", "dim_1") and virtual["data"].shape == (10_000, 3)
+    entry = virtual["data"].data.manifest.dict()["0.0"]
+    file, offset, length = bloscpack.to_references(path)["refs"]["data/0.0"]
+    assert entry == {"path": Path(file).as_uri(), "offset": offset, "length": length}
+    np.testing.assert_array_equal(loaded(path.as_uri(), local())["data"].values, ARRAY)
+    # the kerchunk references VirtualiZarr writes, read by xarray through fsspec
+    refs = virtual.vz.to_kerchunk(format="dict")
+    again = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+    np.testing.assert_array_equal(again["data"].values, ARRAY)
+
+
+def test_a_ctable_is_one_variable_per_column(tmp_path):
+    table = np.zeros(4000, [("a", "<i8"), ("b", "<f4"), ("c", "<u2")])
+    table["a"], table["b"], table["c"] = np.arange(4000), np.arange(4000) / 3, 7
+    bloscpack.save(table, tmp_path / "t.bcolz", chunklen=1000)
+    dataset = loaded((tmp_path / "t.bcolz").as_uri(), local(), skip_variables=["c"])
+    assert sorted(dataset.data_vars) == ["a", "b"]
+    for column in ("a", "b"):
+        assert dataset[column].dims == ("dim_0",)
+        np.testing.assert_array_equal(dataset[column].values, table[column])
+
+
+def test_a_chunk_held_inline_is_refused_by_name(tmp_path):
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(ARRAY[:9_999], path, chunklen=1000)
+    message = (f"{path.as_uri()}: chunk data/9.0 is held inline (a short last chunk or a special"
+               " chunk), which VirtualiZarr's manifests cannot hold (bloscpack.to_references and"
+               " fsspec's reference filesystem read it)")  # fmt: skip
+    with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
+        virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                          parser=BloscpackParser())  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ["blp", "sframe", "bcolz"])
+def test_containers_at_urls(s3_write_server, case):
+    name, options = FORMATS[case]
+    url, so = s3_write_server.url(name), s3_write_server.storage_options
+    bloscpack.save(ARRAY, url, storage_options=so, **options)
+    store = S3Store(s3_write_server.bucket, endpoint=s3_write_server.endpoint,
+                    access_key_id="testing", secret_access_key="testing", region="us-east-1",
+                    client_options={"allow_http": True})  # fmt: skip
+    registry = ObjectStoreRegistry({f"s3://{s3_write_server.bucket}": store})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        dataset = loaded(url, registry, storage_options=so)
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+
+
+def test_without_virtualizarr_the_extra_is_named(tmp_path, monkeypatch):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    monkeypatch.setitem(sys.modules, "virtualizarr.manifests", None)  # (an import of it fails)
+    url = (tmp_path / "a.blp").as_uri()
+    message = (f"{url}: the VirtualiZarr parser needs virtualizarr"
+               " (pip install 'bloscpack[virtual]')")  # fmt: skip
+    with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
+        BloscpackParser()(url, local())
