@@ -226,7 +226,7 @@ class Preamble:
                 f"{self.name}: the header announces an offsets section but an unknown number of"
                 " chunks (-1), so the section's size is unknown"
             )
-        slots = offsets_slots(header)
+        slots = header.nchunks + header.max_app_chunks
         if slots > (self.size - pos) // 8:
             raise TruncatedError(
                 f"{self.name}: offsets section of {slots} entries at offset {pos} needs"
@@ -279,11 +279,6 @@ def decode_metadata_header(raw: Buffer, name: str) -> MetadataHeader:
             f" max_meta_size {header.max_meta_size}"
         )
     return header
-
-
-def offsets_slots(header: BloscpackHeader) -> int:
-    """Entries of the offsets section ``header`` announces (``nchunks`` known)."""
-    return header.nchunks + header.max_app_chunks
 
 
 def outside_error(name: str, index: int, offset: int, chunks_start: int, size: int

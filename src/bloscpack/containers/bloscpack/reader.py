@@ -296,16 +296,6 @@ class BloscpackReader:
             return self.chunks_start
         return int((table.offsets + table.cbytes).max()) + self.checksum.size
 
-    def expected_nbytes(self, index: int, nchunks: int) -> int | None:
-        """The uncompressed size the header prescribes for chunk ``index`` (None if unknown)."""
-        header = self.header
-        last = index == nchunks - 1
-        if last and header.nchunks != -1 and header.last_chunk != -1:
-            return header.last_chunk
-        if not last and header.chunk_size != -1:
-            return header.chunk_size
-        return None
-
     @consistent_read
     def check_sizes(self) -> int:
         """Check every chunk's uncompressed size against the header; return the total."""
@@ -326,7 +316,7 @@ class BloscpackReader:
         locations = self.locations()
         total = 0
         for loc in locations:
-            expected = self.expected_nbytes(loc.index, len(locations))
+            expected = self.header.expected_nbytes(loc.index, len(locations))
             check_chunk_nbytes(self.name, self.header, loc.index, loc.nbytes, expected)
             total += loc.nbytes
         return total

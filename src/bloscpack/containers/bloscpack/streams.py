@@ -17,7 +17,6 @@ from .preamble import (
     decode_header,
     decode_metadata_header,
     metadata_section_length,
-    offsets_slots,
 )
 from .reader import (
     BloscpackReader,
@@ -32,12 +31,12 @@ _STREAM_PIECE = 1 << 20  # a size read from a stream is trusted only as far as b
 
 
 class Reader:
-    """Chunks of a container as one stream of bytes, with one decoded chunk cached."""
+    """Chunks of a container as one stream of bytes, with one decoded chunk cached; its
+    header, metadata and checks are those of ``reader``."""
 
-    name: str
-    metadata: Any
-
-    def __init__(self) -> None:
+    def __init__(self, reader: BloscpackReader) -> None:
+        self.reader = reader
+        self.name = reader.name
         self._cache = bytearray()
         self._cache_index = -1
         self._cache_start = 0
@@ -106,18 +105,22 @@ class Reader:
                 break
         return filled
 
+    @property
+    def metadata(self) -> Any:
+        """The container's metadata (None if it has none)."""
+        return self.reader.metadata
+
     def close(self) -> None:
         self._cache = bytearray()
         self._cache_index = -1
+        self.reader.close()
 
 
 class RandomReader(Reader):
     """Random access through a :class:`BloscpackReader`."""
 
     def __init__(self, reader: BloscpackReader) -> None:
-        super().__init__()
-        self.reader = reader
-        self.name = reader.name
+        super().__init__(reader)
         header = reader.header
         self._uniform = (
             header.offsets
@@ -131,10 +134,6 @@ class RandomReader(Reader):
             self.size = header.chunk_size * (header.nchunks - 1) + header.last_chunk
         else:
             self.size = -1  # known after the chunk headers are walked
-
-    @property
-    def metadata(self) -> Any:
-        return self.reader.metadata
 
     def _table(self) -> list[int]:
         """Start positions of the chunks, from one walk over their headers."""
@@ -185,18 +184,13 @@ class RandomReader(Reader):
         self._check_chunk(index, len(out))
         self.reader.decompress_chunk_into(index, out)
 
-    def close(self) -> None:
-        super().close()
-        self.reader.close()
-
 
 class StreamReader(Reader):
     """Sequential reading from a non-seekable binary stream (a pipe)."""
 
     def __init__(self, fp: IO[bytes], name: str) -> None:
-        super().__init__()
-        self.fp, self.name = fp, name
-        self.reader = BloscpackReader(ByteSource(_read_preamble(fp, name), name=name))
+        super().__init__(BloscpackReader(ByteSource(_read_preamble(fp, name), name=name)))
+        self.fp = fp
         self.nchunks = self.reader.header.nchunks
         self._next_index = 0
         self._short_chunk: int | None = None  # a chunk shorter than chunk_size (nchunks -1)
@@ -207,10 +201,6 @@ class StreamReader(Reader):
         self._current: tuple[int, int, int] | None = None  # (index, start, nbytes)
         self._pending: ChunkLocation | None = None  # the current chunk, until it is decoded
         self._pending_chunk = memoryview(b"")
-
-    @property
-    def metadata(self) -> Any:
-        return self.reader.metadata
 
     def remaining(self, position: int) -> None:
         return None
@@ -273,7 +263,7 @@ class StreamReader(Reader):
         shorter than ``chunk_size``."""
         header = self.reader.header
         if self.nchunks != -1:
-            expected = self.reader.expected_nbytes(index, self.nchunks)
+            expected = header.expected_nbytes(index, self.nchunks)
         elif self._short_chunk is not None:  # a chunk follows a short one
             index, nbytes, expected = self._short_chunk, self._short_nbytes, header.chunk_size
         else:
@@ -281,10 +271,6 @@ class StreamReader(Reader):
         check_chunk_nbytes(self.name, header, index, nbytes, expected)
         if self.nchunks == -1 and nbytes != header.chunk_size:
             self._short_chunk, self._short_nbytes = index, nbytes
-
-    def close(self) -> None:
-        super().close()
-        self.reader.close()
 
 
 def _read_stream(
@@ -318,7 +304,8 @@ def _read_preamble(fp: IO[bytes], name: str) -> bytearray:
         rest = metadata_section_length(meta_header) - METADATA_HEADER_LENGTH
         preamble += _read_stream(fp, rest, name, "metadata section")
     if header.offsets and header.nchunks >= 0:
-        preamble += _read_stream(fp, 8 * offsets_slots(header), name, "offsets section")
+        slots = header.nchunks + header.max_app_chunks
+        preamble += _read_stream(fp, 8 * slots, name, "offsets section")
     return preamble
 
 
