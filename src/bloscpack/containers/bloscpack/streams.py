@@ -1,6 +1,8 @@
 """The decoded bytes of a ``.blp`` container as one stream, for :class:`~.file.BloscFile`:
 random access through a :class:`~.reader.BloscpackReader` (:class:`RandomReader`), or chunk
-by chunk from a stream that cannot seek (:class:`StreamReader`), one decoded chunk cached."""
+by chunk from a stream that cannot seek (:class:`StreamReader`), one decoded chunk cached.
+Both check what they read with the functions of :mod:`.reader` and :mod:`.preamble`, so an
+input's defect has the message :func:`~.reader.load` gives (but for where a stream ends)."""
 
 from __future__ import annotations
 
