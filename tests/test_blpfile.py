@@ -152,6 +152,32 @@ def test_corpus_broken_files(name, error, message):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bad/blp_chunk_blocksize_0.blp",
+        "bad/blp_chunk_bstart.blp",
+        "bad/blp_chunk_typesize_0.blp",
+        "bad/blp_chunk_nbytes_2g.blp",
+        "bad/blp_chunk_size_2g.blp",
+        "bad/blp_meta_comp_size_huge.blp",
+        "bloscpack/bad_chunk_data.blp",
+        "bloscpack/bad_format_version.blp",
+    ],
+)
+def test_a_defect_has_the_message_of_load_through_a_file_and_a_pipe(name):
+    path = DATA / name
+    with pytest.raises(errors.BloscpackError) as loaded:
+        bloscpack.load(path)
+    expected = str(loaded.value).removeprefix(f"{path}: ")
+    with pytest.raises(type(loaded.value)) as info:
+        bloscpack.BloscFile(path).read()
+    assert str(info.value) == f"{path}: {expected}"
+    with pytest.raises(type(loaded.value)) as info:
+        bloscpack.BloscFile(io.BufferedReader(Pipe(path.read_bytes()))).read()
+    assert str(info.value) == f"<pipe>: {expected}"
+
+
 #: Runs in a subprocess under a 512 MiB address-space limit: a BloscFile read of the file
 #: ``argv[1]``, then ``load``; each prints its exception class and message.
 HEADER_CLAIM = """

@@ -78,7 +78,7 @@ from .preamble import (
     encode_offsets,
     metadata_section_length,
 )
-from .reader import reading
+from .reader import check_digest, reading
 from .writer import check_blosc_args, compress_chunk
 
 # --- append -------------------------------------------------------------------------------
@@ -151,13 +151,8 @@ class _Layout:
             self.name,
             f"digest of {what}",
         )
+        check_digest(self.checksum, chunk, digest, self.name, self.last_index)
         validate_chunk(chunk)
-        computed = self.checksum(chunk)
-        if computed != digest:
-            raise ChecksumMismatch(
-                f"{self.name}: checksum mismatch in chunk {self.last_index}, expected:"
-                f" {digest!r}, received: {computed!r}"
-            )
         return chunk, self.last_pos + cbytes + self.checksum.size
 
 

@@ -160,6 +160,16 @@ class BloscpackHeader(MutableMappingObject):
         """Slots in the offsets section (``nchunks + max_app_chunks``), None if unknown."""
         return self.nchunks + self.max_app_chunks if self.nchunks >= 0 else None
 
+    def expected_nbytes(self, index: int, nchunks: int) -> int | None:
+        """The uncompressed size this header prescribes for chunk ``index`` of ``nchunks``
+        (None if unknown)."""
+        last = index == nchunks - 1
+        if last and self.nchunks != -1 and self.last_chunk != -1:
+            return self.last_chunk
+        if not last and self.chunk_size != -1:
+            return self.chunk_size
+        return None
+
     def encode(self) -> bytes:
         """The 32 header bytes."""
         return _BLOSCPACK_HEADER.pack(

@@ -181,11 +181,7 @@ class Preamble:
         if head != MAGIC:
             raise _not_blp(self.name, head)
         raw = source.read(0, BLOSCPACK_HEADER_LENGTH, "bloscpack header")
-        try:
-            self.header = BloscpackHeader.decode(raw)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        check_format_version(self.header, self.name)
+        self.header = decode_header(raw, self.name)
         self.checksum: Hash = self.header.checksum_impl
         pos = BLOSCPACK_HEADER_LENGTH
         self.metadata_header: MetadataHeader | None = None
@@ -203,15 +199,7 @@ class Preamble:
 
     def _read_metadata(self, pos: int, verify: bool) -> int:
         raw = self.source.read(pos, METADATA_HEADER_LENGTH, "metadata header")
-        try:
-            header = MetadataHeader.decode(raw)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: {exc}") from None
-        if header.meta_comp_size > header.max_meta_size:
-            raise FormatError(
-                f"{self.name}: metadata meta_comp_size {header.meta_comp_size} exceeds its"
-                f" max_meta_size {header.max_meta_size}"
-            )
+        header = decode_metadata_header(raw, self.name)
         length = metadata_section_length(header)
         if self.source.remote:  # the metadata and the offsets after it in one round
             offsets = 8 * max(self.header.nchunks, 0) if self.header.offsets else 0
@@ -266,6 +254,31 @@ class Preamble:
                 f"{self.name}: the offsets do not increase: chunk {i} at offset"
                 f" {int(offsets[i])} follows chunk {i - 1} at offset {int(offsets[i - 1])}"
             )
+
+
+def decode_header(raw: Buffer, name: str) -> BloscpackHeader:
+    """The bloscpack header of ``name`` from its 32 bytes ``raw``, checked (format version
+    included)."""
+    try:
+        header = BloscpackHeader.decode(raw)
+    except BloscpackError as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    check_format_version(header, name)
+    return header
+
+
+def decode_metadata_header(raw: Buffer, name: str) -> MetadataHeader:
+    """The metadata header of ``name`` from its 32 bytes ``raw``, checked."""
+    try:
+        header = MetadataHeader.decode(raw)
+    except BloscpackError as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+    if header.meta_comp_size > header.max_meta_size:
+        raise FormatError(
+            f"{name}: metadata meta_comp_size {header.meta_comp_size} exceeds its"
+            f" max_meta_size {header.max_meta_size}"
+        )
+    return header
 
 
 def outside_error(name: str, index: int, offset: int, chunks_start: int, size: int

@@ -48,6 +48,7 @@ from ..base import (
     StoredMetadata,
 )
 from .checksums import Hash
+from .header import BloscpackHeader
 from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -91,7 +92,6 @@ class BloscpackReader:
     def __init__(self, source: SourceLike, *, verify_metadata: bool = True) -> None:
         self._owns_source = not isinstance(source, ByteSource)
         if not isinstance(source, (ByteSource, bytes, bytearray, memoryview)):
-
             recover(source)
         self.source = source if isinstance(source, ByteSource) else ByteSource(source)
         try:
@@ -173,21 +173,9 @@ class BloscpackReader:
             raise TruncatedError(
                 f"{self.name}: chunk {index} at offset {offset}: the input ends at {self.size}"
             )
-        try:
-            chunk_header = ChunkHeader.parse(self.source.peek(offset, CHUNK_HEADER_PEEK))
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: chunk {index} at offset {offset}: {exc}") from None
+        raw = self.source.peek(offset, CHUNK_HEADER_PEEK)
+        chunk_header = parse_chunk_header(raw, self.name, index, offset)
         cbytes = chunk_header.cbytes
-        if not 0 <= chunk_header.nbytes <= MAX_BUFFERSIZE:
-            raise ChunkError(
-                f"{self.name}: chunk {index} at offset {offset}: nbytes {chunk_header.nbytes}"
-                " out of range"
-            )
-        if cbytes < chunk_header.size:
-            raise ChunkError(
-                f"{self.name}: chunk {index} at offset {offset}: cbytes {cbytes} is smaller than"
-                f" its {chunk_header.size}-byte header"
-            )
         location = ChunkLocation(index, offset, cbytes, chunk_header.nbytes, self.checksum.size)
         if location.end > self.size:
             raise TruncatedError(
@@ -308,16 +296,6 @@ class BloscpackReader:
             return self.chunks_start
         return int((table.offsets + table.cbytes).max()) + self.checksum.size
 
-    def expected_nbytes(self, index: int, nchunks: int) -> int | None:
-        """The uncompressed size the header prescribes for chunk ``index`` (None if unknown)."""
-        header = self.header
-        last = index == nchunks - 1
-        if last and header.nchunks != -1 and header.last_chunk != -1:
-            return header.last_chunk
-        if not last and header.chunk_size != -1:
-            return header.chunk_size
-        return None
-
     @consistent_read
     def check_sizes(self) -> int:
         """Check every chunk's uncompressed size against the header; return the total."""
@@ -338,18 +316,8 @@ class BloscpackReader:
         locations = self.locations()
         total = 0
         for loc in locations:
-            expected = self.expected_nbytes(loc.index, len(locations))
-            if expected is not None and loc.nbytes != expected:
-                raise IntegrityError(
-                    f"{self.name}: chunk {loc.index} holds {loc.nbytes} bytes, the header"
-                    f" prescribes {expected} (chunk_size {self.header.chunk_size},"
-                    f" last_chunk {self.header.last_chunk})"
-                )
-            if self.header.chunk_size != -1 and loc.nbytes > self.header.chunk_size:
-                raise IntegrityError(
-                    f"{self.name}: chunk {loc.index} holds {loc.nbytes} bytes, more than the"
-                    f" chunk_size {self.header.chunk_size}"
-                )
+            expected = self.header.expected_nbytes(loc.index, len(locations))
+            check_chunk_nbytes(self.name, self.header, loc.index, loc.nbytes, expected)
             total += loc.nbytes
         return total
 
@@ -379,13 +347,8 @@ class BloscpackReader:
     def _read_location(self, loc: ChunkLocation, verify: bool) -> memoryview:
         chunk = self.source.read(loc.offset, loc.cbytes, f"chunk {loc.index}")
         if verify and loc.digest_size:
-            stored = bytes(self.source.read(loc.digest_offset, loc.digest_size, "digest"))
-            computed = self.checksum(chunk)
-            if stored != computed:
-                raise ChecksumMismatch(
-                    f"{self.name}: Checksum mismatch detected in chunk {loc.index}"
-                    f" ({self.checksum.name}), expected: {stored!r}, received: {computed!r}"
-                )
+            stored = self.source.read(loc.digest_offset, loc.digest_size, "digest")
+            check_digest(self.checksum, chunk, stored, self.name, loc.index)
         return chunk
 
     @consistent_read
@@ -683,6 +646,51 @@ def decompress_exactly(chunk: Buffer, out: Buffer, loc: ChunkLocation, name: str
     return n
 
 
+def parse_chunk_header(raw: Buffer, name: str, index: int, offset: int) -> ChunkHeader:
+    """The Blosc header of chunk ``index`` at ``offset`` of ``name``, parsed from ``raw`` (its
+    first bytes) and checked: ``nbytes`` in range, ``cbytes`` no smaller than the header."""
+    try:
+        header = ChunkHeader.parse(raw)
+    except BloscpackError as exc:
+        raise type(exc)(f"{name}: chunk {index} at offset {offset}: {exc}") from None
+    if not 0 <= header.nbytes <= MAX_BUFFERSIZE:
+        raise ChunkError(
+            f"{name}: chunk {index} at offset {offset}: nbytes {header.nbytes} out of range"
+        )
+    if header.cbytes < header.size:
+        raise ChunkError(
+            f"{name}: chunk {index} at offset {offset}: cbytes {header.cbytes} is smaller than"
+            f" its {header.size}-byte header"
+        )
+    return header
+
+
+def check_chunk_nbytes(name: str, header: BloscpackHeader, index: int, nbytes: int,
+                       expected: int | None) -> None:  # fmt: skip
+    """Refuse chunk ``index`` holding ``nbytes`` unless it is the ``expected`` size (when
+    known) and no larger than the ``header``'s chunk size."""
+    if expected is not None and nbytes != expected:
+        raise IntegrityError(
+            f"{name}: chunk {index} holds {nbytes} bytes, the header prescribes {expected}"
+            f" (chunk_size {header.chunk_size}, last_chunk {header.last_chunk})"
+        )
+    if header.chunk_size != -1 and nbytes > header.chunk_size:
+        raise IntegrityError(
+            f"{name}: chunk {index} holds {nbytes} bytes, more than the chunk_size"
+            f" {header.chunk_size}"
+        )
+
+
+def check_digest(checksum: Hash, chunk: Buffer, stored: Buffer, name: str, index: int) -> None:
+    """Refuse stored chunk ``index`` unless its digest is ``stored``."""
+    computed = checksum(chunk)
+    if bytes(stored) != computed:
+        raise ChecksumMismatch(
+            f"{name}: Checksum mismatch detected in chunk {index} ({checksum.name}),"
+            f" expected: {bytes(stored)!r}, received: {computed!r}"
+        )
+
+
 def _located(exc: BloscpackError, name: str, loc: ChunkLocation) -> BloscpackError:
     """``exc`` again, its message starting with the input's name and the chunk's place."""
     return type(exc)(f"{name}: chunk {loc.index} at offset {loc.offset}: {exc}")
@@ -695,7 +703,6 @@ def reading(source: SourceLike, *, verify_metadata: bool = True) -> Iterator[Blo
     library (which waits for the block to end) is seen entirely or not at all."""
     with contextlib.ExitStack() as stack:
         if isinstance(source, (str, os.PathLike)):
-
             recover(source)
             source = stack.enter_context(ByteSource(source))
         if isinstance(source, ByteSource):

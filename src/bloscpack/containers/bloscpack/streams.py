@@ -1,6 +1,8 @@
 """The decoded bytes of a ``.blp`` container as one stream, for :class:`~.file.BloscFile`:
 random access through a :class:`~.reader.BloscpackReader` (:class:`RandomReader`), or chunk
-by chunk from a stream that cannot seek (:class:`StreamReader`), one decoded chunk cached."""
+by chunk from a stream that cannot seek (:class:`StreamReader`), one decoded chunk cached.
+Both check what they read with the functions of :mod:`.reader` and :mod:`.preamble`, so an
+input's defect has the message :func:`~.reader.load` gives (but for where a stream ends)."""
 
 from __future__ import annotations
 
@@ -8,30 +10,35 @@ import bisect
 import io
 from typing import IO, Any
 
-from ... import engine
-from ...blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK, ChunkHeader
-from ...errors import BloscpackError, ChecksumMismatch, ChunkError, IntegrityError, TruncatedError
+from ...blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK
+from ...errors import IntegrityError, TruncatedError
 from ...io.sources import ByteSource
-from .header import (
-    BLOSCPACK_HEADER_LENGTH,
-    METADATA_HEADER_LENGTH,
-    BloscpackHeader,
-    MetadataHeader,
-    sniff,
+from .header import BLOSCPACK_HEADER_LENGTH, METADATA_HEADER_LENGTH, sniff
+from .preamble import (
+    Preamble,
+    decode_header,
+    decode_metadata_header,
+    metadata_section_length,
 )
-from .preamble import Preamble, metadata_section_length
-from .reader import BloscpackReader
+from .reader import (
+    BloscpackReader,
+    ChunkLocation,
+    check_chunk_nbytes,
+    check_digest,
+    decompress_exactly,
+    parse_chunk_header,
+)
 
 _STREAM_PIECE = 1 << 20  # a size read from a stream is trusted only as far as bytes arrive
 
 
 class Reader:
-    """Chunks of a container as one stream of bytes, with one decoded chunk cached."""
+    """Chunks of a container as one stream of bytes, with one decoded chunk cached; its
+    header, metadata and checks are those of ``reader``."""
 
-    name: str
-    metadata: Any
-
-    def __init__(self) -> None:
+    def __init__(self, reader: BloscpackReader) -> None:
+        self.reader = reader
+        self.name = reader.name
         self._cache = bytearray()
         self._cache_index = -1
         self._cache_start = 0
@@ -100,18 +107,22 @@ class Reader:
                 break
         return filled
 
+    @property
+    def metadata(self) -> Any:
+        """The container's metadata (None if it has none)."""
+        return self.reader.metadata
+
     def close(self) -> None:
         self._cache = bytearray()
         self._cache_index = -1
+        self.reader.close()
 
 
 class RandomReader(Reader):
     """Random access through a :class:`BloscpackReader`."""
 
     def __init__(self, reader: BloscpackReader) -> None:
-        super().__init__()
-        self.reader = reader
-        self.name = reader.name
+        super().__init__(reader)
         header = reader.header
         self._uniform = (
             header.offsets
@@ -125,10 +136,6 @@ class RandomReader(Reader):
             self.size = header.chunk_size * (header.nchunks - 1) + header.last_chunk
         else:
             self.size = -1  # known after the chunk headers are walked
-
-    @property
-    def metadata(self) -> Any:
-        return self.reader.metadata
 
     def _table(self) -> list[int]:
         """Start positions of the chunks, from one walk over their headers."""
@@ -173,41 +180,29 @@ class RandomReader(Reader):
 
     def _check_chunk(self, index: int, nbytes: int) -> None:
         location = self.reader.locate(index)
-        if location.nbytes != nbytes:
-            raise IntegrityError(
-                f"{self.name}: chunk {index} holds {location.nbytes} bytes, the header prescribes"
-                f" {nbytes} (chunk_size {self.reader.header.chunk_size},"
-                f" last_chunk {self.reader.header.last_chunk})"
-            )
+        check_chunk_nbytes(self.name, self.reader.header, index, location.nbytes, nbytes)
 
     def _decode(self, index: int, out: memoryview) -> None:
         self._check_chunk(index, len(out))
         self.reader.decompress_chunk_into(index, out)
-
-    def close(self) -> None:
-        super().close()
-        self.reader.close()
 
 
 class StreamReader(Reader):
     """Sequential reading from a non-seekable binary stream (a pipe)."""
 
     def __init__(self, fp: IO[bytes], name: str) -> None:
-        super().__init__()
-        self.fp, self.name = fp, name
-        self.reader = BloscpackReader(ByteSource(_read_preamble(fp, name), name=name))
+        super().__init__(BloscpackReader(ByteSource(_read_preamble(fp, name), name=name)))
+        self.fp = fp
         self.nchunks = self.reader.header.nchunks
         self._next_index = 0
         self._short_chunk: int | None = None  # a chunk shorter than chunk_size (nchunks -1)
         self._short_nbytes = 0
         self._end = 0  # position after the last chunk read
+        self._offset = self.reader.chunks_start  # where the next chunk starts in the container
         self._eof = False
         self._current: tuple[int, int, int] | None = None  # (index, start, nbytes)
-        self._raw: memoryview | None = None  # the current chunk, until it is decoded
-
-    @property
-    def metadata(self) -> Any:
-        return self.reader.metadata
+        self._pending: ChunkLocation | None = None  # the current chunk, until it is decoded
+        self._pending_chunk = memoryview(b"")
 
     def remaining(self, position: int) -> None:
         return None
@@ -222,27 +217,23 @@ class StreamReader(Reader):
             chunk = self._next_chunk()
             if chunk is None:
                 break
-            header, self._raw = chunk
-            index, start = self._next_index, self._end
+            self._pending, self._pending_chunk = chunk
+            start, nbytes = self._end, self._pending.nbytes
             self._next_index += 1
-            self._end += header.nbytes
-            if header.nbytes and position < self._end:
-                self._current = (index, start, header.nbytes)
+            self._end += nbytes
+            if nbytes and position < self._end:
+                self._current = (self._pending.index, start, nbytes)
                 return self._current
         return None
 
     def _decode(self, index: int, out: memoryview) -> None:
-        if self._raw is None or self._current is None or self._current[0] != index:
+        if self._pending is None or self._pending.index != index:
             raise io.UnsupportedOperation(f"{self.name}: cannot go back in a stream")
-        try:
-            n = engine.decompress_into(self._raw, out)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: chunk {index}: {exc}") from None
-        if n != len(out):
-            raise IntegrityError(f"{self.name}: chunk {index} decoded to {n} bytes, not {len(out)}")
-        self._raw = None
+        decompress_exactly(self._pending_chunk, out, self._pending, self.name)
+        self._pending, self._pending_chunk = None, memoryview(b"")
 
-    def _next_chunk(self) -> tuple[ChunkHeader, memoryview] | None:
+    def _next_chunk(self) -> tuple[ChunkLocation, memoryview] | None:
+        """The next chunk's location and stored bytes (digest verified); None at the end."""
         index = self._next_index
         if index == self.nchunks:
             self._eof = True
@@ -257,49 +248,31 @@ class StreamReader(Reader):
             return None
         if head[0] >= 3 and head[2] & EXTENDED_MARK == EXTENDED_MARK:
             head += _read_stream(self.fp, BLOSC2_HEADER_SIZE - len(head), self.name, "chunk")
-        try:
-            header = ChunkHeader.parse(head)
-        except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: chunk {index}: {exc}") from None
-        if header.cbytes < len(head):
-            raise ChunkError(
-                f"{self.name}: chunk {index}: cbytes {header.cbytes} is smaller than its header"
-            )
+        header = parse_chunk_header(head, self.name, index, self._offset)
         self._check_nbytes(index, header.nbytes)
         what = f"the rest of chunk {index} ({header.cbytes} bytes)"
         head += _read_stream(self.fp, header.cbytes - len(head), self.name, what)
         checksum = self.reader.checksum
         digest = _read_stream(self.fp, checksum.size, self.name, f"chunk {index} digest")
-        if checksum.size and checksum(head) != digest:
-            raise ChecksumMismatch(
-                f"{self.name}: Checksum mismatch detected in chunk {index} ({checksum.name}),"
-                f" expected: {bytes(digest)!r}, received: {checksum(head)!r}"
-            )
-        return header, memoryview(head)
+        if checksum.size:
+            check_digest(checksum, head, digest, self.name, index)
+        location = ChunkLocation(index, self._offset, header.cbytes, header.nbytes, checksum.size)
+        self._offset = location.end
+        return location, memoryview(head)
 
     def _check_nbytes(self, index: int, nbytes: int) -> None:
         """The header's sizes; in a stream of unknown length only the last chunk may be
         shorter than ``chunk_size``."""
         header = self.reader.header
         if self.nchunks != -1:
-            expected = self.reader.expected_nbytes(index, self.nchunks)
+            expected = header.expected_nbytes(index, self.nchunks)
         elif self._short_chunk is not None:  # a chunk follows a short one
             index, nbytes, expected = self._short_chunk, self._short_nbytes, header.chunk_size
         else:
             expected = None
-        too_big = header.chunk_size != -1 and nbytes > header.chunk_size
-        if too_big or (expected is not None and nbytes != expected):
-            raise IntegrityError(
-                f"{self.name}: chunk {index} holds {nbytes} bytes, the header prescribes"
-                f" {expected if expected is not None else header.chunk_size}"
-                f" (chunk_size {header.chunk_size}, last_chunk {header.last_chunk})"
-            )
+        check_chunk_nbytes(self.name, header, index, nbytes, expected)
         if self.nchunks == -1 and nbytes != header.chunk_size:
             self._short_chunk, self._short_nbytes = index, nbytes
-
-    def close(self) -> None:
-        super().close()
-        self.reader.close()
 
 
 def _read_stream(
@@ -326,16 +299,10 @@ def _read_preamble(fp: IO[bytes], name: str) -> bytearray:
     preamble = _read_stream(fp, BLOSCPACK_HEADER_LENGTH, name, "bloscpack header", short_ok=True)
     if len(preamble) < BLOSCPACK_HEADER_LENGTH or not sniff(bytes(preamble[:4])):
         Preamble(ByteSource(preamble, name=name))  # raises the reader's error
-    try:
-        header = BloscpackHeader.decode(preamble)
-    except BloscpackError as exc:
-        raise type(exc)(f"{name}: {exc}") from None
+    header = decode_header(preamble, name)
     if header.metadata:
         preamble += _read_stream(fp, METADATA_HEADER_LENGTH, name, "metadata header")
-        try:
-            meta_header = MetadataHeader.decode(preamble[BLOSCPACK_HEADER_LENGTH:])
-        except BloscpackError as exc:
-            raise type(exc)(f"{name}: {exc}") from None
+        meta_header = decode_metadata_header(preamble[BLOSCPACK_HEADER_LENGTH:], name)
         rest = metadata_section_length(meta_header) - METADATA_HEADER_LENGTH
         preamble += _read_stream(fp, rest, name, "metadata section")
     if header.offsets and header.nchunks >= 0:

@@ -239,7 +239,8 @@ class BloscpackWriter:
         """Count the next chunk (``nbytes`` uncompressed, ``cbytes`` stored), whose bytes
         and digest the caller writes next; return its position."""
         index = len(self.offsets)
-        expected = self._expected_nbytes(index)
+        nchunks = self.header.nchunks
+        expected = None if nchunks == -1 else self.header.expected_nbytes(index, nchunks)
         if expected is not None and nbytes != expected:
             raise ArgumentError(
                 f"chunk {index} holds {nbytes} bytes, the header prescribes {expected}"
@@ -251,12 +252,6 @@ class BloscpackWriter:
         self.offsets.append(position)
         self.last_nbytes = nbytes
         return position
-
-    def _expected_nbytes(self, index: int) -> int | None:
-        header = self.header
-        if header.nchunks == -1:
-            return None
-        return header.last_chunk if index == header.nchunks - 1 else header.chunk_size
 
     def close(self) -> None:
         """Fill in the offsets (and, for a stream, the real chunk count); leave ``fp`` at the
@@ -397,12 +392,7 @@ class BlpTarget(Target):
         opts = take_options(options, self.OPTIONS, self.fmt)
         self.opts = opts
         spec = source.spec
-        self.args = BloscArgs.from_options(
-            opts["cname"], opts["codec"], clevel=opts["clevel"], shuffle=opts["shuffle"],
-            blosc_version=opts["blosc_version"], filters=opts["filters"],
-            filters_meta=opts["filters_meta"], use_dict=opts["use_dict"],
-            blocksize=opts["blocksize"],
-        )  # fmt: skip
+        self.args = blosc_args_of(opts)
         itemsize = spec.dtype.itemsize
         self.args.typesize = nd.chunk_typesize(spec.dtype, self.args.blosc_version)
         if not source.meta.is_array and source.meta.typesize:  # raw bytes keep their typesize
@@ -649,6 +639,17 @@ def pack_npy_file(
         )
 
 
+def blosc_args_of(options: Mapping[str, Any]) -> BloscArgs:
+    """The chunks' compression that the options of :func:`save_blp` in ``options`` ask for
+    (each of them named; other keys are ignored)."""
+    return BloscArgs.from_options(
+        options["cname"], options["codec"], clevel=options["clevel"], shuffle=options["shuffle"],
+        blosc_version=options["blosc_version"], filters=options["filters"],
+        filters_meta=options["filters_meta"], use_dict=options["use_dict"],
+        blocksize=options["blocksize"],
+    )  # fmt: skip
+
+
 def save_blp(
     array: Any,
     path: PathLike,
@@ -675,10 +676,7 @@ def save_blp(
     ``filters_meta``, ``use_dict`` and item sizes above 255 as the chunks' typesize.
     ``codec`` is an alias of ``cname`` (default blosclz).
     """
-    blosc_args = BloscArgs.from_options(
-        cname, codec, clevel=clevel, shuffle=shuffle, blosc_version=blosc_version,
-        filters=filters, filters_meta=filters_meta, use_dict=use_dict, blocksize=blocksize,
-    )  # fmt: skip
+    blosc_args = blosc_args_of(locals())
     bloscpack_args = BloscpackArgs(
         offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks
     )
@@ -720,11 +718,7 @@ class BlpWriter(WriterBase):
                  options: dict[str, Any], metadata: Any = None) -> None:  # fmt: skip
         kw = save_options("blp", save_blp, options)
         super().__init__(output)
-        blosc_args = BloscArgs.from_options(
-            kw["cname"], kw["codec"], clevel=kw["clevel"], shuffle=kw["shuffle"],
-            blosc_version=kw["blosc_version"], filters=kw["filters"],
-            filters_meta=kw["filters_meta"], use_dict=kw["use_dict"], blocksize=kw["blocksize"],
-        )  # fmt: skip
+        blosc_args = blosc_args_of(kw)
         bloscpack_args = BloscpackArgs(offsets=kw["offsets"], checksum=kw["checksum"],
                                        max_app_chunks=kw["max_app_chunks"])  # fmt: skip
         dtype = description.dtype
