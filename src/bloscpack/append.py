@@ -5,6 +5,7 @@ callable: ``bloscpack.append(path, data)`` appends to every format that grows
 
 import sys
 
+from ._compat016 import other_names
 from .containers.bloscpack.append import (  # noqa: F401 - the names this module exported
     JOURNAL_SUFFIX,
     KILL_AFTER_ENV,
@@ -16,16 +17,8 @@ from .containers.bloscpack.append import (  # noqa: F401 - the names this module
     recover,
 )
 
-
-def __getattr__(name: str) -> object:
-    """The other names of 0.16's module (:mod:`bloscpack._compat016.append`), imported when first
-    used."""
-    from ._compat016 import append as compat
-
-    try:
-        return getattr(compat, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+#: 0.16's other names of this module (from :mod:`bloscpack._compat016.append`, when first used).
+__getattr__ = other_names(__name__, "append")
 
 
 # Called, this module is the append of every format that grows (bloscpack.dispatch.append).

@@ -1,6 +1,7 @@
 """Kept for compatibility (bloscpack 0.16's module path): the ``.blp`` argument objects,
 chunking and sizes now live in :mod:`bloscpack.containers.bloscpack.args`."""
 
+from ._compat016 import other_names
 from .containers.bloscpack.args import (  # noqa: F401 - the names this module defined
     BLOSC2_ARGS,
     BLOSC_ARGS,
@@ -40,13 +41,5 @@ from .containers.bloscpack.args import (  # noqa: F401 - the names this module d
     reverse_pretty,
 )
 
-
-def __getattr__(name: str) -> object:
-    """The other names of 0.16's module (:mod:`bloscpack._compat016.args`), imported when first
-    used."""
-    from ._compat016 import args as compat
-
-    try:
-        return getattr(compat, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+#: 0.16's other names of this module (from :mod:`bloscpack._compat016.args`, when first used).
+__getattr__ = other_names(__name__, "args")

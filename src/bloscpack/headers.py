@@ -1,6 +1,7 @@
 """Kept for compatibility (bloscpack 0.16's module path): the ``.blp`` headers now live in
 :mod:`bloscpack.containers.bloscpack.header`."""
 
+from ._compat016 import other_names
 from .containers.bloscpack.header import (  # noqa: F401 - the names this module defined
     BLOSCPACK_HEADER_LENGTH,
     FORMAT_VERSION,
@@ -18,13 +19,5 @@ from .containers.bloscpack.header import (  # noqa: F401 - the names this module
     sniff,
 )
 
-
-def __getattr__(name: str) -> object:
-    """The other names of 0.16's module (:mod:`bloscpack._compat016.headers`), imported when first
-    used."""
-    from ._compat016 import headers as compat
-
-    try:
-        return getattr(compat, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+#: 0.16's other names of this module (from :mod:`bloscpack._compat016.headers`, when first used).
+__getattr__ = other_names(__name__, "headers")

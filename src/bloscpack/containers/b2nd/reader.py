@@ -38,7 +38,7 @@ from ..schunk.contiguous import ContiguousFrame
 from ..schunk.core import EDGE_READ, opening_ranges
 from ..schunk.edit import FrameBase
 from ..schunk.features import refuse_unmodelled
-from ..schunk.reader import frame_compression, unopened_report, vlmeta_items
+from ..schunk.reader import CoreChunks, frame_compression, unopened_report, vlmeta_items
 from ..schunk.records import (
     HEADER_FIXED_LEN,
     MARKER_KINDS,
@@ -515,7 +515,7 @@ class B2ndArray:
         )
 
 
-class B2ndReader(GridReader):
+class B2ndReader(CoreChunks, GridReader):
     """A b2nd array as a :class:`~bloscpack.containers.base.GridReader`: ``grid`` and
     ``array`` (the :class:`B2ndArray`) for N-d reads; its chunks, in frame order, hold the
     padded chunk boxes (blocks in C order, items in C order inside a block)."""
@@ -531,19 +531,6 @@ class B2ndReader(GridReader):
         self.sizes = ChunkSizes.uniform(grid.chunk_nbytes, grid.nchunks * grid.chunk_nbytes)
         self.description = ArrayDescription(array.dtype, array.shape, "C", array.chunks,
                                             array.blocks)  # fmt: skip
-
-    def stored_chunk(self, index: int) -> memoryview | bytes:
-        return self.core.read_chunk(index)
-
-    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
-        return self.core.read_chunk_items(index, lo, hi)
-
-    def prefetch(self, indices: Sequence[int]) -> None:
-        self.core.prefetch(indices)
-
-    @property
-    def remote(self) -> bool:
-        return bool(self.core.at_url)
 
     def compression(self) -> Compression:
         return frame_compression(self.core)

@@ -70,7 +70,27 @@ def frame_compression(core: Any) -> Compression:
     return Compression(CODEC_NAMES.get(cparams.codec, f"codec {cparams.codec}"), cparams.clevel)
 
 
-class FrameReader(ReaderBase):
+class CoreChunks:
+    """The chunk reads of a reader over an open frame, its ``core`` (what the frame formats'
+    readers share)."""
+
+    core: Any
+
+    def stored_chunk(self, index: int) -> memoryview | bytes:
+        return self.core.read_chunk(index)
+
+    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
+        return self.core.read_chunk_items(index, lo, hi)
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        self.core.prefetch(indices)
+
+    @property
+    def remote(self) -> bool:
+        return bool(self.core.at_url)
+
+
+class FrameReader(CoreChunks, ReaderBase):
     """A contiguous or sparse frame through the container protocol (``format`` ``b2frame`` or
     ``sframe``): its chunks, special entries synthesized; numpy metadata in its vlmetalayers
     (as :func:`bloscpack.save` writes them) make it an array, else its bytes are 1-d uint8."""
@@ -114,19 +134,6 @@ class FrameReader(ReaderBase):
 
     def _vlmeta(self) -> dict[str, Any]:
         return {name: value for name, (_, value) in vlmeta_items(self.core).items()}
-
-    def stored_chunk(self, index: int) -> memoryview | bytes:
-        return self.core.read_chunk(index)
-
-    def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
-        return self.core.read_chunk_items(index, lo, hi)
-
-    def prefetch(self, indices: Sequence[int]) -> None:
-        self.core.prefetch(indices)
-
-    @property
-    def remote(self) -> bool:
-        return bool(self.core.at_url)
 
     def metadata(self) -> dict[str, Any]:
         """The numpy metadata when the vlmetalayers hold it, else all vlmetalayers."""
