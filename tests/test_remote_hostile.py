@@ -5,6 +5,7 @@ correct result) within the memory budget of :mod:`test_memory_budget`."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -101,9 +102,11 @@ def _shown(exc: BaseException) -> str:
     return "\n".join(seen)
 
 
-def test_credentials_never_appear_in_messages_reprs_or_stderr(root: Path):
+def test_credentials_never_appear_in_messages_reprs_or_stderr(root: Path, caplog):
     import bloscpack
     from bloscpack.errors import RemoteError
+
+    caplog.set_level(logging.DEBUG)  # the log lines of every library, fsspec's included
 
     with http_server(str(root)) as server:
         plain = server.url
@@ -129,6 +132,8 @@ def test_credentials_never_appear_in_messages_reprs_or_stderr(root: Path):
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
             assert done.returncode in (1, 2), done.stderr
             shown.append(done.stdout + done.stderr)
+    assert any("fsspec" in record.name for record in caplog.records)
+    shown.append(caplog.text)
     text = "\n".join(shown)
     hidden = plain.replace("http://", "http://user:***@")
     assert f"{hidden}/missing.blp?token=***&x=1: not found" in text

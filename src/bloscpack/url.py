@@ -8,6 +8,7 @@ never import it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -76,11 +77,35 @@ def is_url(name: Any) -> bool:
     return isinstance(name, str) and ("://" in name or "::" in name)
 
 
+#: The loggers of the libraries that reach URLs for this one: their records are shown
+#: redacted, as this library's messages are.
+REMOTE_LOGGERS = (
+    "fsspec", "fsspec.http", "fsspec.asyn", "fsspec.reference", "s3fs", "gcsfs", "adlfs",
+    "aiohttp.client", "aiohttp.access", "aiohttp.internal", "botocore", "urllib3.connectionpool",
+)  # fmt: skip
+
+
+class _Redacted(logging.Filter):
+    """Passes every record, its message :func:`redact`-ed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        shown = redact(message)
+        if shown != message:
+            record.msg, record.args = shown, None
+        return True
+
+
+_REDACTED = _Redacted()
+
+
 def _fsspec() -> Any:
     try:
         import fsspec
     except ImportError:
         raise UnsupportedError(f"reading or writing URLs needs fsspec: {EXTRA}") from None
+    for name in REMOTE_LOGGERS:  # once each: a logger keeps one copy of a filter
+        logging.getLogger(name).addFilter(_REDACTED)
     return fsspec
 
 
