@@ -153,3 +153,25 @@ def test_names_kept_twice_and_names_that_are_no_strings_are_refused(tmp_path):
                                  " keeps names as strings): rename it (da.rename('...'))"
                                  )  # fmt: skip
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["t.b2z", "t.b2d"])
+def test_a_python_blosc2_store_is_a_dataset_of_its_arrays(tmp_path, name):
+    """One variable per array, named by its key, each with dimensions of its own; lazy, and
+    chunked as stored with ``chunks={}``; the store's attributes are the dataset's."""
+    path = tmp_path / name
+    arrays = {"/x": np.arange(100, dtype="<i8"), "/g/y": VALUES[:40, :30].copy()}
+    with blosc2.TreeStore(str(path), mode="w", threshold=0) as store:
+        for key, value in arrays.items():
+            store[key] = blosc2.asarray(value, chunks=(10,) * value.ndim,
+                                        blocks=(5,) * value.ndim)  # fmt: skip
+        store.vlmeta["title"] = "two arrays"
+    ds = xr.open_dataset(path, engine="bloscpack")
+    assert sorted(ds.data_vars) == ["g/y", "x"]
+    assert ds["g/y"].dims == ("g/y_dim_0", "g/y_dim_1") and ds["x"].dims == ("x_dim_0",)
+    assert ds.attrs == {"title": "two arrays"}
+    np.testing.assert_array_equal(ds["g/y"][5:9, 3:7].values, arrays["/g/y"][5:9, 3:7])
+    chunked = xr.open_dataset(path, engine="bloscpack", chunks={}, drop_variables=["x"])
+    assert list(chunked.data_vars) == ["g/y"]
+    assert chunked["g/y"].chunks == ((10, 10, 10, 10), (10, 10, 10))
+    np.testing.assert_array_equal(chunked["g/y"].values, arrays["/g/y"])

@@ -138,6 +138,7 @@ class BloscArray:
 
     _parent: BloscArray | None = None  # the array a derived view (a ctable column) reads from
     _summary: tuple[Compression, int | None] | None = None  # see _compression()
+    group: Any = None  # the store (a Group) the array is one of, kept alive with it
 
     def __init__(self, source: Any, *, verify: bool = True,
                  columns: Sequence[str] | None = None,
@@ -521,8 +522,10 @@ class BloscArray:
             self._mapping = None
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        try:  # noqa: SIM105 (contextlib may be gone at interpreter exit)
             self.close()
+        except Exception:  # noqa: S110
+            pass
 
     def __enter__(self) -> BloscArray:
         return self

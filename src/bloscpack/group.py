@@ -43,6 +43,7 @@ class Group(Mapping[str, Any]):
         key = self._key(key)
         member = self._reader.member(key)
         array = self._open_array(member)
+        array.group = self  # the store it reads through lives as long as the array
         with self._lock:
             self._opened.add(array)
         return array
@@ -84,6 +85,13 @@ class Group(Mapping[str, Any]):
         for array in opened:
             array.close()
         self._reader.close()
+
+    def __del__(self) -> None:
+        # no array it gave is left (each keeps its group): the store's files can go
+        try:  # noqa: SIM105 (contextlib may be gone at interpreter exit)
+            self._reader.close()
+        except Exception:  # noqa: S110
+            pass
 
     def __enter__(self) -> Self:
         return self

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..array import BloscArray
+from ..array import open as open_container
+from ..errors import ArgumentError
 from ..io.sources import file_identity
 from ..url import is_url
 
@@ -28,8 +30,8 @@ def identity(path: str) -> tuple[int, ...]:
 
 
 def opened(path: str, column: str | None, storage_options: Any = None) -> BloscArray:
-    """The lazy array of ``path`` (``column`` of a table; a URL read with
-    ``storage_options``), opened once per process.  Arrays
+    """The lazy array of ``path`` (``column``: that column of a table, or the array of that key
+    of a store; a URL read with ``storage_options``), opened once per process.  Arrays
     replaced in the cache (the file changed, or too many are open) are not closed here: tasks
     may still be reading them; they close when the last of those lets them go."""
     key = (path, column)
@@ -39,8 +41,10 @@ def opened(path: str, column: str | None, storage_options: Any = None) -> BloscA
         if found is not None and found[0] == version:
             _OPEN.move_to_end(key)
             return found[1]
-    array = BloscArray(path, storage_options=storage_options)
+    array = open_container(path, storage_options=storage_options)
     lazy = array if column is None else array[column]
+    if not isinstance(lazy, BloscArray):
+        raise ArgumentError(f"{path}: a store of many arrays: name one of its keys")
     with _OPEN_LOCK:
         found = _OPEN.get(key)
         if found is not None and found[0] == version:  # another thread was first
@@ -54,8 +58,8 @@ def opened(path: str, column: str | None, storage_options: Any = None) -> BloscA
 
 class ContainerSlices:
     """What a dask graph or an xarray variable reads: the container at ``path`` (or one
-    column of a table), by path alone: it pickles as its path, shape and dtype, and opens the
-    container on first read in each process."""
+    column of a table, or one array of a store), by path alone: it pickles as its path, shape
+    and dtype, and opens the container on first read in each process."""
 
     def __init__(self, path: str, column: str | None, shape: tuple[int, ...],
                  dtype: np.dtype, storage_options: Any = None) -> None:  # fmt: skip

@@ -7,7 +7,8 @@ names come from the metadata entry ``_ARRAY_DIMENSIONS`` (the name zarr gives th
 xarray) and the variable's name from ``_ARRAY_NAME``, which :func:`bloscpack.save` writes for
 a ``DataArray`` with its attributes; without them they are ``dim_0``, ``dim_1``, ... and the
 file's name without its suffix.  A ctable's columns become variables sharing its one
-dimension.
+dimension; a python-blosc2 store's arrays become variables named by their keys (``g/x``),
+each with dimensions of its own (``g/x_dim_0``, ...) unless its metadata names them.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
 from ..array import BloscArray
+from ..array import open as open_container_at
 from ..containers.registry import by_extension, detect
 from ..errors import ArgumentError, BloscpackError
+from ..group import Group
 from ..url import is_url
 from .dask import storage_chunks
 from .dataarray import DIMENSIONS, NAME
@@ -73,7 +76,9 @@ def open_container(path: str, drop_variables: Iterable[str] = (),
     """The container at ``path`` (a path, or a URL read with ``storage_options``) as a lazy
     :class:`xarray.Dataset`."""
     dropped = {drop_variables} if isinstance(drop_variables, str) else set(drop_variables)
-    with BloscArray(path, storage_options=storage_options) as lazy:
+    with open_container_at(path, storage_options=storage_options) as lazy:
+        if isinstance(lazy, Group):
+            return _store_dataset(path, lazy, dropped, storage_options)
         attrs = lazy.attrs
         name = attrs.pop(NAME, None)
         variables = {}
@@ -92,6 +97,24 @@ def open_container(path: str, drop_variables: Iterable[str] = (),
             variables[name] = _variable(path, None, lazy, _dimensions(attrs, lazy.ndim), attrs,
                                         storage_options)  # fmt: skip
     return Dataset(variables)
+
+
+def _store_dataset(path: str, group: Group, dropped: set[str],
+                   storage_options: Any) -> Dataset:  # fmt: skip
+    """A store's arrays as the variables of one dataset, named by their keys (``g/x``), with
+    their own dimensions (``g/x_dim_0``, ...) unless their metadata names them."""
+    variables = {}
+    for key in group:
+        name = key.lstrip("/")
+        if name in dropped or key in dropped:
+            continue
+        with group[key] as lazy:
+            attrs = lazy.attrs
+            attrs.pop(NAME, None)
+            dims = (_dimensions(attrs, lazy.ndim) if DIMENSIONS in attrs
+                    else tuple(f"{name}_dim_{i}" for i in range(lazy.ndim)))  # fmt: skip
+            variables[name] = _variable(path, key, lazy, dims, attrs, storage_options)
+    return Dataset(variables, attrs=group.attrs)
 
 
 class BloscpackBackendEntrypoint(BackendEntrypoint):

@@ -182,8 +182,10 @@ class SparseFrame(FrameBase):
             self._lock.close(lambda: os.close(fd))
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        try:  # noqa: SIM105 (contextlib may be gone at interpreter exit)
             self._release_dir()
+        except Exception:  # noqa: S110
+            pass
 
     @classmethod
     def create(
