@@ -455,3 +455,29 @@ def test_closing_the_group_closes_the_arrays_it_gave(tmp_path: Path):
         array[0]
     with bloscpack.open(path) as again:
         assert repr(again) == f"<Group {str(path)!r} (b2store): 1 arrays>"
+
+
+def test_a_directory_of_containers_converts_into_a_store(tmp_path: Path):
+    """Each container of any format under the directory becomes the array of its path without
+    its suffix (a container directory is one container); other files are left out, said so;
+    python-blosc2 opens the store."""
+    src = tmp_path / "many"
+    (src / "sub").mkdir(parents=True)
+    bloscpack.save(np.arange(10), src / "a.b2nd", chunks=(5,), blocks=(5,))
+    bloscpack.save(np.ones((3, 4)), src / "sub" / "b.blp")
+    bloscpack.save(np.arange(5.0), src / "sub" / "c.bcolz")
+    bloscpack.save(np.arange(7), src / "d.b2nd", sparse=True)
+    (src / "notes.txt").write_text("not a container")
+    report = bloscpack.convert(src, tmp_path / "m.b2z")
+    assert (report["source_format"], report["dropped"]) == (
+        "directory", ["file 'notes.txt': not a container, left out"])
+    expected = {"/a": np.arange(10), "/d": np.arange(7), "/sub/b": np.ones((3, 4)),
+                "/sub/c": np.arange(5.0)}  # fmt: skip
+    _assert_equal(bloscpack.load(tmp_path / "m.b2z"), expected)
+    tree = blosc2.TreeStore(str(tmp_path / "m.b2z"), mode="r")
+    assert {key: tree[key][:].tolist() for key in expected} == {
+        key: value.tolist() for key, value in expected.items()}
+    bloscpack.save(np.arange(3), src / "a.blp")
+    with pytest.raises(ArgumentError, match="both give the key '/a'"):
+        bloscpack.convert(src, tmp_path / "n.b2z")
+    assert not (tmp_path / "n.b2z").exists()

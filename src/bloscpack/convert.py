@@ -51,6 +51,7 @@ from .containers.target import SLAB_NBYTES, WriterTarget, check_user_metadata, r
 from .errors import (
     ArgumentError,
     IntegrityError,
+    NotAContainer,
     UnsupportedError,
 )
 from .io.copies import sized_input
@@ -452,7 +453,9 @@ def convert(
 
     A container of many arrays (a python-blosc2 store) converts into another (``.b2z``,
     ``.b2d``, ``.b2e``): every array read and written again with ``options``, the root
-    group's attributes kept (other groups' are dropped, and said so).
+    group's attributes kept (other groups' are dropped, and said so).  So does a directory of
+    containers (:func:`containers_in`: ``a/b.b2nd`` is the key ``/a/b``; other files are left
+    out, and said so); a ``.b2d`` store is itself a directory of ``.b2nd`` files.
 
     Returns a report: ``{"format", "source_format", "copied_chunks",
     "recompressed_chunks", "dropped"}``, where ``dropped`` lists, one sentence each, the
@@ -513,6 +516,9 @@ def _into_group(src: Any, dst: str, target: registry.ContainerFormat, overwrite:
     """Convert a container of many arrays into a new one of ``target`` (a format that holds
     groups): every array read and written in turn, the root group's attributes kept (the
     other groups' are dropped, and said so)."""
+    if source_format is None and isinstance(src, str) and _is_plain_directory(src):
+        return _directory_into_group(src, dst, target, overwrite, progress, options,
+                                     storage_options)  # fmt: skip
     found = registry.format_of(source_format or detect(src))
     if not found.group:
         raise UnsupportedError(
@@ -531,6 +537,94 @@ def _into_group(src: Any, dst: str, target: registry.ContainerFormat, overwrite:
         group.close()
     return {"format": target.name, "source_format": found.name, "copied_chunks": 0,
             "recompressed_chunks": arrays.nchunks, "dropped": dropped}  # fmt: skip
+
+
+def _is_plain_directory(path: str) -> bool:
+    """A local directory that is no container (a directory of containers, maybe)."""
+    if not os.path.isdir(path):
+        return False
+    try:
+        detect(path)
+    except NotAContainer:
+        return True
+    return False
+
+
+def containers_in(directory: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """The containers under ``directory`` by key (``/a/b`` for ``a/b.b2nd``: the path without
+    its format's suffix) as ``(path, format)``, and, one sentence each, the files that are
+    none (left out).  A container directory (sparse, bcolz) is one container; hidden names
+    are skipped; two containers with one key are refused."""
+    found: dict[str, tuple[str, str]] = {}
+    left_out: list[str] = []
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in [*sorted(dirs), *sorted(files)]:
+            if name.startswith("."):
+                continue
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, directory).replace(os.sep, "/")
+            try:
+                fmt = detect(path)
+            except NotAContainer:
+                if name in files:
+                    left_out.append(f"file {relative!r}: not a container, left out")
+                continue
+            if name in dirs:
+                dirs.remove(name)  # a container directory: its members are no containers
+            suffix = registry.format_of(fmt).extension
+            key = "/" + (relative[: -len(suffix)] if suffix and relative.endswith(suffix)
+                         else relative)  # fmt: skip
+            if key in found:
+                raise ArgumentError(f"{directory}: {found[key][0]!r} and {path!r} both give the"
+                                    f" key {key!r}")  # fmt: skip
+            found[key] = (path, fmt)
+    return found, left_out
+
+
+class _DirectoryArrays(Mapping[str, np.ndarray]):
+    """The arrays of the containers under a directory by key, each read whole when asked
+    for (one at a time in memory)."""
+
+    def __init__(self, containers: Mapping[str, tuple[str, str]],
+                 progress: Callable[[int], None] | None) -> None:  # fmt: skip
+        self._containers, self._progress = containers, progress
+        self.nchunks = 0
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        path, fmt = self._containers[key]
+        reader = registry.open_reader(path, fmt)
+        self.nchunks += nchunks_of(reader)
+        source = source_of(reader)
+        try:
+            rows = source.read_rows(0, source.nrows).reshape(source.spec.shape)
+        finally:
+            source.close()
+        if self._progress is not None:
+            self._progress(rows.nbytes)
+        return rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._containers)
+
+    def __len__(self) -> int:
+        return len(self._containers)
+
+
+def _directory_into_group(src: str, dst: str, target: registry.ContainerFormat,
+                          overwrite: bool, progress: Callable[[int], None] | None,
+                          options: dict[str, Any],
+                          storage_options: Mapping[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """The containers under the directory ``src`` (:func:`containers_in`) into a new store of
+    ``target``, each under its key."""
+    containers, left_out = containers_in(src)
+    if not containers:
+        raise NotAContainer(f"{src}: a directory holding no container")
+    arrays = _DirectoryArrays(containers, progress)
+    with registry.staged_container(dst, overwrite, target.name, storage_options) as build:
+        target.save_group(arrays, dst, build, **options)
+    return {"format": target.name, "source_format": "directory", "copied_chunks": 0,
+            "recompressed_chunks": arrays.nchunks, "dropped": left_out}  # fmt: skip
 
 
 def write_new_array(array: np.ndarray, path: str, fmt: str, *,
