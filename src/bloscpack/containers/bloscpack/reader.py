@@ -48,6 +48,7 @@ from ..base import (
     StoredMetadata,
 )
 from .checksums import Hash
+from .order import OrderRecord, read_record
 from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -117,6 +118,10 @@ class BloscpackReader:
         self._locations: list[ChunkLocation] | None = None
         self._located: dict[int, ChunkLocation] = {}
         self._table: _ChunkTable | None = None
+        self._order: list[bytes] | None | bool = False  # the order record's tags, once read
+        #: Whether verified chunk reads check the order record: a local file's end is read
+        #: with its head, a URL's would cost a request (``verify`` checks it everywhere).
+        self.check_order = not self.source.remote
 
     @property
     def offsets(self) -> list[int]:
@@ -386,7 +391,38 @@ class BloscpackReader:
                     f"{self.name}: Checksum mismatch detected in chunk {loc.index}"
                     f" ({self.checksum.name}), expected: {stored!r}, received: {computed!r}"
                 )
+            tags = self.order_tags() if self.check_order else None
+            if tags is not None and not stored.startswith(tags[loc.index]):
+                raise IntegrityError(
+                    f"{self.name}: chunk {loc.index} is not where it was written: its digest"
+                    " differs from the order record after the last chunk (chunks swapped or"
+                    " moved)"
+                )
         return chunk
+
+    def order_record(self) -> OrderRecord | None:
+        """The order record (:mod:`.order`) at the end of the file, if there is one (and its
+        end can be read: a server may claim more bytes than it holds)."""
+        if not self.checksum.size:
+            return None
+        try:
+            return read_record(self.source, self.size)
+        except BloscpackError:
+            return None
+
+    def order_tags(self) -> list[bytes] | None:
+        """The tags of the file's order record (each chunk's digest's first bytes), where it
+        has an intact one of its current state."""
+        if self._order is False:
+            record = self.order_record()
+            self._order = None
+            if (
+                record is not None
+                and record.tags is not None
+                and record.describes(self.nchunks, self.data_end, self.checksum.size)
+            ):
+                self._order = record.tags
+        return self._order  # type: ignore[return-value]
 
     @consistent_read
     def iter_chunks(self) -> Iterator[tuple[ChunkLocation, memoryview]]:
