@@ -57,6 +57,13 @@ CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk head
 _MIN_CHUNK = 16
 
 
+#: The most a Blosc chunk adds to the bytes it holds (a Blosc2 header: its data memcpyed).
+_MAX_OVERHEAD = 32
+#: What is prefetched of a remote chunk whose size nothing bounds (``chunk_size`` -1); a
+#: larger chunk is read on when located.
+_PREFETCH_GUESS = 1 << 20
+
+
 class ChunkLocation(NamedTuple):
     """Where chunk ``index`` is stored and what its Blosc header says."""
 
@@ -208,17 +215,22 @@ class BloscpackReader:
 
     def prefetch(self, indices: Sequence[int]) -> None:
         """Fetch chunks ``indices`` (with their digests) of a remote input at once: each from
-        its offset to the next chunk's; nothing for a local one or without offsets."""
+        its offset to the next chunk's, at most as far as a chunk of ``chunk_size`` reaches
+        (the last one's end is the size the server declares, which may be a lie); nothing for
+        a local one or without offsets."""
         offsets = self._offsets
         if not self.source.remote or not len(offsets):
             return
         stored = np.unique(offsets)
         ends = np.append(stored[1:], self.size)
+        chunk_size = self.header.chunk_size
+        most = chunk_size + _MAX_OVERHEAD if chunk_size >= 0 else _PREFETCH_GUESS
         ranges = []
         for i in indices:
             if 0 <= i < len(offsets):
                 at = int(offsets[i])
-                ranges.append((at, int(ends[np.searchsorted(stored, at)]) - at))
+                end = int(ends[np.searchsorted(stored, at)])
+                ranges.append((at, min(end - at, most + self.checksum.size)))
         self.source.prefetch(ranges)
 
     @consistent_read
