@@ -11,9 +11,10 @@ import socket
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
@@ -65,11 +66,34 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     latency = 0.0
     #: Statuses to answer for a path (one per request, first to last) before serving it.
     failures: dict[str, list[int]]
+    #: Answers every request instead, when set: ``respond(method, Range header or None, the
+    #: file's bytes)`` gives the status, the headers and the body (a fuzzed server).
+    respond: Callable[[str, str | None, bytes], tuple[int, list[tuple[str, str]], bytes]] | None
+    respond = None
 
     def log_message(self, *args: object) -> None:
         pass
 
+    def _respond(self, method: str) -> None:
+        """The answer :attr:`respond` makes up; the connection is closed after it."""
+        path = os.path.join(self.root, self.path.split("?")[0].lstrip("/"))
+        data = open(path, "rb").read() if os.path.isfile(path) else b""  # noqa: SIM115
+        assert self.respond is not None
+        status, headers, body = self.respond(method, self.headers.get("Range"), data)
+        self.counter.add(len(body), f"{status} {self.headers.get('Range', 'whole')}")
+        self.close_connection = True
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        with suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(body if method == "GET" else b"")
+
     def do_GET(self) -> None:  # noqa: N802
+        if self.respond is not None:
+            self._respond("GET")
+            return
         since = time.perf_counter()
         if self.latency:
             time.sleep(self.latency)
@@ -140,6 +164,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     self.counter.extra += 1 << 20
 
     def do_HEAD(self) -> None:  # noqa: N802
+        if self.respond is not None:
+            self._respond("HEAD")
+            return
         path = os.path.join(self.root, self.path.lstrip("/"))
         self.counter.add(0, "HEAD")
         if not os.path.isfile(path):
@@ -163,19 +190,23 @@ class HttpServer:
 @contextmanager
 def http_server(root: str, ranges: bool = True, latency: float = 0.0, truncate: bool = False,
                 failures: dict[str, list[int]] | None = None, declare: int | None = None,
-                extra: int = 0, trickle: float = 0.0) -> Iterator[HttpServer]:  # fmt: skip
+                extra: int = 0, trickle: float = 0.0,
+                respond: Callable[..., Any] | None = None) -> Iterator[HttpServer]:  # fmt: skip
     """Serve the files under ``root`` over HTTP on loopback (``ranges=False``: a server that
     ignores ``Range``; ``truncate``: one that cuts the bodies of ranges after the first bytes
     short; ``failures``: statuses answered first for some paths; ``declare``: an object size
     answers declare instead of the true one (``Content-Range``, and the ``Content-Length`` of
     whole bodies); ``extra``: zero bytes sent after the body
     of every ranged answer, until the client hangs up; ``trickle``: seconds between the bytes
-    of every body, ``latency``: before every answer), counting requests and bytes."""
+    of every body, ``latency``: before every answer; ``respond``: a function that makes up
+    every answer, :attr:`_Handler.respond`), counting requests and bytes."""
     counter = Counter()
     handler = type("Handler", (_Handler,), {"root": root, "ranges": ranges, "counter": counter,
                                             "latency": latency, "truncate": truncate,
                                             "failures": failures or {}, "declare": declare,
-                                            "extra": extra, "trickle": trickle})  # fmt: skip
+                                            "extra": extra, "trickle": trickle,
+                                            "respond": respond and staticmethod(respond),
+                                            })  # fmt: skip
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -761,11 +761,10 @@ def test_random_access_reads_only_what_it_needs_from_a_file_object(decompression
 
 
 def test_file_object_source_overrides_every_byte_source_method():
-    from bloscpack.containers.bloscpack.sources import _FileObjectSource
-    from bloscpack.io.sources import ByteSource
+    from bloscpack.io.sources import ByteSource, FileObjectSource
 
     public = {name for name in vars(ByteSource) if not name.startswith("_")}
-    assert public <= set(vars(_FileObjectSource))
+    assert public <= set(vars(FileObjectSource))
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -781,3 +780,26 @@ def test_whole_chunk_reads_go_straight_into_the_buffer(tmp_path, decompressions,
     assert buffer.tobytes() == PAYLOAD[1000:4000]
     assert [n for n, _ in decompressions] == [1000] * 3
     assert all(np.shares_memory(np.asarray(out), buffer) for _, out in decompressions)
+
+
+#: Runs in a subprocess under a 512 MiB address-space limit: ``argv[1]`` (a .blp followed by a
+#: 1 GiB hole) opened as a file object by BloscFile and by open(); prints what each reads.
+FILE_OBJECT_HOLE = """
+import resource, sys, bloscpack
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+with open(sys.argv[1], "rb") as fh:
+    print(bloscpack.BloscFile(fh).read(5))
+with open(sys.argv[1], "rb") as fh, bloscpack.open(fh) as array:
+    print(array[2:5].tolist(), array.shape, array.info()["format"])
+"""
+
+
+def test_a_file_object_too_large_to_map_is_read_with_positioned_reads(tmp_path):
+    """A file object whose file cannot be mapped whole (ENOMEM) reads only what is asked."""
+    bloscpack.save(np.arange(100, dtype=np.uint8), tmp_path / "x.blp")
+    with open(tmp_path / "x.blp", "r+b") as fh:
+        fh.truncate(fh.seek(0, io.SEEK_END) + (1 << 30))
+    done = subprocess.run([sys.executable, "-c", FILE_OBJECT_HOLE, "x.blp"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, "b'\\x00\\x01\\x02\\x03\\x04'\n[2, 3, 4] (100,) blp\n", "")  # fmt: skip

@@ -1,6 +1,6 @@
 """A short run of every fuzz harness in ``fuzz/`` (about 10,000 inputs in all, fixed seeds):
-mutated corpus files raise only errors of bloscpack's tree, never another exception, a hang
-or a large allocation."""
+mutated corpus files (and, for ``remote``, mutated answers of an HTTP server serving them) raise
+only errors of bloscpack's tree, never another exception, a hang or a large allocation."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ pytest.importorskip("atheris")
 
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 #: Inputs per harness (the frame harnesses are the slowest per input).
-RUNS = {"chunk": 2500, "blp": 2000, "frame": 1000, "b2nd": 2000, "sframe": 1500, "bcolz": 1500}
+RUNS = {"chunk": 2500, "blp": 2000, "frame": 1000, "b2nd": 2000, "sframe": 1500, "bcolz": 1500,
+        "remote": 300}  # fmt: skip
 
 
 @pytest.mark.timeout(240)

@@ -182,8 +182,11 @@ class BloscArray:
         elif hasattr(source, "read"):
             self.path = None
             opened, self._mapping = map_file(source)
-            self._view = opened
-            fmt = detect_buffer(opened)
+            if isinstance(opened, memoryview):
+                self._view = opened
+                fmt = detect_buffer(opened)
+            else:  # a file too large to map: read where asked
+                fmt = None
         else:
             raise TypeError(
                 f"open() takes a path, a binary file object or bytes, not {type(source).__name__}"
@@ -304,7 +307,8 @@ class BloscArray:
             with opened_url(self.url, options.get("storage_options"),
                             cache=options.get("cache")) as (fmt, again):  # fmt: skip
                 return {"format": fmt, **format_of(fmt).info(again)}
-        return {"format": self.format, **format_of(self.format).info(self._view)}
+        source = self._view if self._view is not None else self._source
+        return {"format": self.format, **format_of(self.format).info(source)}
 
     def to_dask(self, chunks: Any = None) -> Any:
         """The container as a ``dask.array.Array`` (a ctable: a dict of one per column), as

@@ -7,11 +7,12 @@ from __future__ import annotations
 import io
 import mmap
 import os
+import stat
 from typing import Any
 
 from .containers.registry import detect, detect_source
 from .errors import FileNotFound
-from .io.sources import ByteSource
+from .io.sources import ByteSource, FileObjectSource
 
 Buffer = Any  # any object exporting the buffer protocol
 
@@ -43,16 +44,21 @@ def detect_buffer(data: Buffer) -> str:
     return detect_source(ByteSource(data), whole=True)
 
 
-def map_file(fileobj: Any) -> tuple[memoryview, Any]:
+def map_file(fileobj: Any) -> tuple[memoryview | ByteSource, Any]:
     """The bytes of a binary file object from its current position: memory-mapped when it is
-    a real file, else read into memory.  Returns (view, the mapping or None)."""
+    a real file (read with positioned reads where it cannot be mapped, a file too large for
+    the address space), else read into memory.  Returns (view or source, the mapping or None)."""
     if isinstance(fileobj, io.TextIOBase):
         raise TypeError("open() needs a file object opened in binary mode")
+    regular = False
     try:
         fd = fileobj.fileno()
         start = fileobj.tell()
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
         mapping = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     except (AttributeError, OSError, ValueError):
+        if regular:
+            return FileObjectSource(fileobj, "<file object>"), None
         data = fileobj.read()
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError("open() needs a file object opened in binary mode") from None

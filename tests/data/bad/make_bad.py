@@ -18,6 +18,7 @@ import shutil
 import struct
 import sys
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,26 @@ def blp_meta(field_offset: int, value: int) -> Mutate:
 def blp_offset(k: int, value: int) -> Mutate:
     """Offset entry ``k`` of a ``.blp`` without metadata."""
     return at(32 + 8 * k, "<q", value)
+
+
+def blp_swap_with_order_record(i: int, j: int) -> Mutate:
+    """Give a ``.blp`` without metadata (4-byte digests, offsets) an order record, then swap
+    chunks ``i`` and ``j`` (of the same size) together with their digests."""
+
+    def mutate(path: Path) -> None:
+        data = bytearray(path.read_bytes())
+        (nchunks,) = struct.unpack_from("<q", data, 16)
+        offsets = struct.unpack_from(f"<{nchunks}q", data, 32)
+        spans = [(at, at + struct.unpack_from("<i", data, at + 12)[0] + 4) for at in offsets]
+        tags = b"".join(data[end - 4 : end] for _, end in spans)
+        head = struct.pack("<qqI", nchunks, len(data), 4)
+        crc = zlib.crc32(tags + head) & 0xFFFFFFFF
+        data += tags + head + struct.pack("<I8s", crc, b"BLPORDER")
+        (a, b), (c, d) = spans[i], spans[j]
+        data[a:b], data[c:d] = data[c:d], data[a:b]
+        path.write_bytes(data)
+
+    return mutate
 
 
 def bcolz_sizes(shape: list[int]) -> Mutate:
@@ -263,6 +284,10 @@ ENTRIES: list[tuple[str, str, str, str, Any, Mutate, str, str, dict[str, Any]]] 
      "chunk 1 at offset 1099511627776 lies outside the chunk area [208, 535)", {}),
     ("blp_offset_negative.blp", "blp", BLP, "offsets[0]", -5,
      blp_offset(0, -5), "FormatError", "chunk 0 at offset -5 lies outside the chunk area", {}),
+    ("blp_chunks_swapped.blp", "blp", "bloscpack/api_bytes_maxapp0.blp",
+     "chunks 0 and 1 (443 bytes each) swapped with their digests, in a file with an order record",
+     [0, 1], blp_swap_with_order_record(0, 1), "IntegrityError",
+     "chunk 0 is not where it was written", {}),
     ("blp_meta_size_huge.blp", "blp", BLP_META, "meta_size of the metadata header", 2**31,
      blp_meta(12, 2**31), "FormatError", "its header says meta_size 2147483648", {}),
     ("blp_max_meta_size_huge.blp", "blp", BLP_META, "max_meta_size of the metadata header",

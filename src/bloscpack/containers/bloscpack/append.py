@@ -32,6 +32,7 @@ from ...blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
 from ...blosc.layout import validate_chunk
 from ...errors import (
     ArgumentError,
+    BloscpackError,
     ChecksumMismatch,
     FormatError,
     NotAContainer,
@@ -78,8 +79,8 @@ from .preamble import (
     encode_offsets,
     metadata_section_length,
 )
-from .reader import check_digest, reading
-from .writer import check_blosc_args, compress_chunk
+from .reader import BloscpackReader, check_digest, reading
+from .writer import add_order_record, check_blosc_args, compress_chunk
 
 # --- append -------------------------------------------------------------------------------
 
@@ -350,10 +351,30 @@ def append(
 
     When ``orig_file`` holds a numpy array, the bytes must be whole rows of it (C order): its
     first axis grows, and its metadata says so.  ``new_file`` may also be a numpy array, of the
-    file's dtype and trailing shape."""
+    file's dtype and trailing shape.  A file with an order record (``order_record=True``)
+    gets one for its new state."""
     orig_file = local_output(orig_file, "append to")
     if is_stream(orig_file):
         raise ArgumentError(f"{os.fspath(orig_file)}: not a regular file, cannot be appended to")
+    ordered = _has_order_record(orig_file)
+    added = _append_to(orig_file, new_file, blosc_args, metadata)
+    if ordered:  # the append truncated the record after the old last chunk
+        add_order_record(orig_file)
+    return added
+
+
+def _has_order_record(path: PathLike) -> bool:
+    """Whether the ``.blp`` file ``path`` ends in an intact order record of its state (False
+    for a file the append then refuses)."""
+    try:
+        with BloscpackReader(path) as reader:
+            return reader.order_tags() is not None
+    except BloscpackError:
+        return False
+
+
+def _append_to(orig_file: PathLike, new_file: PathLike | np.ndarray,
+               blosc_args: Mapping[str, Any] | None, metadata: Any) -> int:  # fmt: skip
     if isinstance(new_file, np.ndarray):
         with open(orig_file, "rb") as head:
             _check_magic(head.read(4), os.fspath(orig_file))

@@ -27,9 +27,10 @@ class BloscpackFormat(ContainerFormat):
     appendable = True
     checksummed = True
     streams = True
-    save_options = ("chunk_size", *args.BLOSC_ARGS[1:], "codec", *args.BLOSCPACK_ARGS,
-                    *args.BLOSC2_ARGS, "metadata_args")  # fmt: skip
-    compress_file_options = (*save_options, "typesize", "metadata")
+    _options = ("chunk_size", *args.BLOSC_ARGS[1:], "codec", *args.BLOSCPACK_ARGS,
+                *args.BLOSC2_ARGS, "metadata_args")  # fmt: skip
+    save_options = (*_options, "order_record")
+    compress_file_options = (*_options, "typesize", "metadata")
     option_defaults = {
         "typesize": args.DEFAULT_TYPESIZE, "clevel": args.DEFAULT_CLEVEL,
         "cname": args.DEFAULT_CNAME, "chunk_size": args.DEFAULT_CHUNK_SIZE,

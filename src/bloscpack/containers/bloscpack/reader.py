@@ -49,12 +49,20 @@ from ..base import (
 )
 from .checksums import Hash
 from .header import BloscpackHeader
+from .order import OrderRecord, read_record
 from .preamble import OFFSET, Preamble, decode_metadata, outside_error
 
 Buffer = Any  # any object exporting the buffer protocol
 SourceLike = ByteSource | PathLike | bytes | bytearray | memoryview
 CHUNK_HEADER_PEEK = 32  # enough for a Blosc1 (16 B) or Blosc2 (32 B) chunk header
 _MIN_CHUNK = 16
+
+
+#: The most a Blosc chunk adds to the bytes it holds (a Blosc2 header: its data memcpyed).
+_MAX_OVERHEAD = 32
+#: What is prefetched of a remote chunk whose size nothing bounds (``chunk_size`` -1); a
+#: larger chunk is read on when located.
+_PREFETCH_GUESS = 1 << 20
 
 
 class ChunkLocation(NamedTuple):
@@ -117,6 +125,10 @@ class BloscpackReader:
         self._locations: list[ChunkLocation] | None = None
         self._located: dict[int, ChunkLocation] = {}
         self._table: _ChunkTable | None = None
+        self._order: list[bytes] | None | bool = False  # the order record's tags, once read
+        #: Whether verified chunk reads check the order record: a local file's end is read
+        #: with its head, a URL's would cost a request (``verify`` checks it everywhere).
+        self.check_order = not self.source.remote
 
     @property
     def offsets(self) -> list[int]:
@@ -191,17 +203,22 @@ class BloscpackReader:
 
     def prefetch(self, indices: Sequence[int]) -> None:
         """Fetch chunks ``indices`` (with their digests) of a remote input at once: each from
-        its offset to the next chunk's; nothing for a local one or without offsets."""
+        its offset to the next chunk's, at most as far as a chunk of ``chunk_size`` reaches
+        (the last one's end is the size the server declares, which may be a lie); nothing for
+        a local one or without offsets."""
         offsets = self._offsets
         if not self.source.remote or not len(offsets):
             return
         stored = np.unique(offsets)
         ends = np.append(stored[1:], self.size)
+        chunk_size = self.header.chunk_size
+        most = chunk_size + _MAX_OVERHEAD if chunk_size >= 0 else _PREFETCH_GUESS
         ranges = []
         for i in indices:
             if 0 <= i < len(offsets):
                 at = int(offsets[i])
-                ranges.append((at, int(ends[np.searchsorted(stored, at)]) - at))
+                end = int(ends[np.searchsorted(stored, at)])
+                ranges.append((at, min(end - at, most + self.checksum.size)))
         self.source.prefetch(ranges)
 
     @consistent_read
@@ -347,9 +364,40 @@ class BloscpackReader:
     def _read_location(self, loc: ChunkLocation, verify: bool) -> memoryview:
         chunk = self.source.read(loc.offset, loc.cbytes, f"chunk {loc.index}")
         if verify and loc.digest_size:
-            stored = self.source.read(loc.digest_offset, loc.digest_size, "digest")
+            stored = bytes(self.source.read(loc.digest_offset, loc.digest_size, "digest"))
             check_digest(self.checksum, chunk, stored, self.name, loc.index)
+            tags = self.order_tags() if self.check_order else None
+            if tags is not None and not stored.startswith(tags[loc.index]):
+                raise IntegrityError(
+                    f"{self.name}: chunk {loc.index} is not where it was written: its digest"
+                    " differs from the order record after the last chunk (chunks swapped or"
+                    " moved)"
+                )
         return chunk
+
+    def order_record(self) -> OrderRecord | None:
+        """The order record (:mod:`.order`) at the end of the file, if there is one (and its
+        end can be read: a server may claim more bytes than it holds)."""
+        if not self.checksum.size:
+            return None
+        try:
+            return read_record(self.source, self.size)
+        except BloscpackError:
+            return None
+
+    def order_tags(self) -> list[bytes] | None:
+        """The tags of the file's order record (each chunk's digest's first bytes), where it
+        has an intact one of its current state."""
+        if self._order is False:
+            record = self.order_record()
+            self._order = None
+            if (
+                record is not None
+                and record.tags is not None
+                and record.describes(self.nchunks, self.data_end, self.checksum.size)
+            ):
+                self._order = record.tags
+        return self._order  # type: ignore[return-value]
 
     @consistent_read
     def iter_chunks(self) -> Iterator[tuple[ChunkLocation, memoryview]]:

@@ -117,13 +117,14 @@ def verify(path: SourceLike) -> dict[str, Any]:
             return report
         report["nchunks"] = len(locations)
         problems.extend(_layout_problems(reader, locations))
-        problems.extend(_trailing_problems(reader, report["notes"]))
-        report["notes"].extend(_header_notes(reader, locations))
         report["verifiable"] = reader.checksum.size > 0  # digests of every chunk are stored
+        reader.check_order = True
         try:
             report["bad_chunks"] = _chunk_problems(reader, locations)
         except BloscpackError as exc:
             problems.append(str(exc))
+        problems.extend(_trailing_problems(reader, report["notes"]))
+        report["notes"].extend(_header_notes(reader, locations))
         problems.extend(_array_problems(reader, locations))
     report["ok"] = not problems and not report["bad_chunks"]
     return report
@@ -167,11 +168,22 @@ def _header_notes(reader: BloscpackReader, locations: list[ChunkLocation]) -> li
 
 
 def _trailing_problems(reader: BloscpackReader, notes: list[str]) -> list[str]:
-    """Bytes after the last chunk: a whole Blosc chunk there is data the header does not
-    count (a problem); anything else is what bloscpack 0.16's append leaves (a note)."""
+    """Bytes after the last chunk: an order record (:mod:`.order`, which the chunk reads
+    check); a whole Blosc chunk there is data the header does not count (a problem);
+    anything else is what bloscpack 0.16's append leaves (a note)."""
     end, size = reader.data_end, reader.size
     if end >= size:
         return []
+    record = reader.order_record()
+    if record is not None:
+        where = f"the order record after the last chunk (offset {end})"
+        if not record.describes(reader.nchunks, end, reader.checksum.size):
+            notes.append(
+                f"{size - end} bytes after the last chunk end in an order record of another"
+                " state of the file: not used (bloscpack 0.16's append leaves it stale)"
+            )
+            return []
+        return [f"{where} is damaged (CRC mismatch)"] if record.tags is None else []
     try:
         header = validate_chunk(reader.source.read(end, size - end, "trailing bytes"))
     except BloscpackError:

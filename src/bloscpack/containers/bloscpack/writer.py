@@ -56,6 +56,7 @@ from .args import (
 )
 from .checksums import get_checksum
 from .header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader, MetadataHeader, header_typesize
+from .order import encode_record, tag_size
 from .preamble import OFFSET, encode_offsets, metadata_section, replacement_metadata_section
 from .reader import BloscpackReader
 
@@ -295,6 +296,31 @@ def seekable(fp: IO[bytes]) -> bool:
         return False
 
 
+def check_order_record(order_record: bool, checksum: str | None) -> None:
+    """Refuse ``order_record=True`` for chunks without digests."""
+    if order_record and get_checksum(checksum).size == 0:
+        raise ArgumentError("order_record=True needs chunk digests (a checksum other than None)")
+
+
+def add_order_record(path: PathLike) -> None:
+    """Write the order record (:mod:`.order`) after the last chunk of the ``.blp`` file
+    ``path``, replacing whatever follows it; the file must store chunk digests."""
+    with BloscpackReader(path) as reader:
+        size = tag_size(reader.checksum.size)
+        if not size:
+            raise ArgumentError(
+                f"{reader.name}: an order record needs chunk digests (a checksum other than None)"
+            )
+        tags = [reader.digest(loc.index)[:size] for loc in reader.locations()]
+        end = reader.data_end
+    with open(path, "r+b") as fh:
+        fh.seek(end)
+        fh.write(encode_record(tags, end, size))
+        fh.truncate()
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 # --- rewriting metadata in place --------------------------------------------------------
 
 
@@ -385,6 +411,7 @@ class BlpTarget(Target):
         "codec": None, "checksum": DEFAULT_CHECKSUM, "offsets": True,
         "max_app_chunks": DEFAULT_MAX_APP_CHUNKS, "blosc_version": 1, "filters": None,
         "filters_meta": None, "use_dict": False, "blocksize": 0, "metadata_args": None,
+        "order_record": False,
     }  # fmt: skip
 
     def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
@@ -413,6 +440,7 @@ class BlpTarget(Target):
         self.nchunks, self.chunk_size, self.last_chunk = calculate_nchunks(
             source.nbytes, chunk_size
         )
+        check_order_record(opts["order_record"], opts["checksum"])
         self.metadata = self._metadata()
         kept_metalayers(source, self.dropped, 0, False)
 
@@ -448,6 +476,8 @@ class BlpTarget(Target):
                 lambda data: writer.write_chunk(compress_chunk(data, self.args)),
             )
             writer.close()
+        if self.opts["order_record"]:
+            add_order_record(path)
 
 
 ConversionTarget = BlpTarget
@@ -668,20 +698,28 @@ def save_blp(
     use_dict: bool = False,
     blocksize: int = 0,
     metadata_args: MetadataArgs | None = None,
+    order_record: bool = False,
 ) -> None:
     """Save a numpy array to the ``.blp`` file ``path``.
 
     Blosc1 chunks (readable by bloscpack 0.16) unless ``blosc_version=2``, which also allows
     ``filters`` (e.g. ``['delta', 'shuffle']``, ``'trunc_prec'``, ``'bytedelta'``),
     ``filters_meta``, ``use_dict`` and item sizes above 255 as the chunks' typesize.
-    ``codec`` is an alias of ``cname`` (default blosclz).
+    ``codec`` is an alias of ``cname`` (default blosclz).  ``order_record``: also record
+    which digest each chunk position holds (:mod:`.order`), so that ``verify`` finds chunks
+    swapped or moved.
     """
     blosc_args = blosc_args_of(locals())
     bloscpack_args = BloscpackArgs(
         offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks
     )
+    check_order_record(order_record, checksum)
+    if order_record and hasattr(path, "write"):
+        raise ArgumentError("order_record=True needs a path to write to, not a file object")
     write_file(path, lambda out: pack_ndarray(array, out, chunk_size, blosc_args, bloscpack_args,
                                               metadata_args))  # fmt: skip
+    if order_record:
+        add_order_record(path)
 
 
 @dataclass(frozen=True)
@@ -730,6 +768,8 @@ class BlpWriter(WriterBase):
         if metadata is not None:  # as BlpTarget stores it
             stored.update(writer_user(metadata, "blp", lambda source, dropped: json_user(
                 source, BLP_METADATA, dropped, NUMPY_KEYS)))  # fmt: skip
+        check_order_record(kw["order_record"], kw["checksum"])
+        self._order_record = kw["order_record"] and output.path
         self._fh = open(output.path, "xb")  # noqa: SIM115 (open until commit or abort)
         try:
             self._writer = new_writer(size, self._fh, chunk_size, stored,
@@ -754,6 +794,8 @@ class BlpWriter(WriterBase):
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._fh.close()
+        if self._order_record:
+            add_order_record(self._order_record)
 
     def _discard(self) -> None:
         self._fh.close()
