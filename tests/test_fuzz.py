@@ -22,8 +22,12 @@ RUNS = {"chunk": 2500, "blp": 2000, "frame": 1000, "b2nd": 2000, "sframe": 1500,
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("kind", RUNS)
 def test_fuzz_harness_finds_nothing(kind, tmp_path):
+    # an input of the remote harness may wait out the HTTP timeouts it sets (10 s in all)
+    # on a loaded machine: it gets more time than libFuzzer's 20 s
+    timeout = 60 if kind == "remote" else 20
     harness = [sys.executable, str(FUZZ / f"fuzz_{kind}.py"), f"-runs={RUNS[kind]}", "-seed=1",
-               "-rss_limit_mb=1024", "-timeout=20", f"-artifact_prefix={tmp_path}/"]  # fmt: skip
+               "-rss_limit_mb=1024", f"-timeout={timeout}",
+               f"-artifact_prefix={tmp_path}/"]  # fmt: skip
     done = subprocess.run(
         # libFuzzer's -rss_limit_mb reads the peak RSS, which Linux carries over from the
         # process a program is started from: start the harness from a small shell, not from
