@@ -111,3 +111,31 @@ def test_bloscpack_016_reads_and_appends_to_a_file_with_a_record(bloscpack016, t
         " the file: not used (bloscpack 0.16's append leaves it stale)"
     ])  # fmt: skip
     assert bloscpack.load(path).tolist() == DATA[:3500].tolist() + [7] * 100
+
+
+def test_blpk_writes_the_record_with_order_record(tmp_path):
+    """``blpk c --order-record`` and ``blpk convert --order-record`` write the record that
+    ``save`` writes; ``blpk verify`` then names swapped chunks; other formats, and files
+    without digests, are refused before anything is written."""
+    from test_cli import blpk
+
+    DATA.tofile(tmp_path / "raw")
+    done = blpk("c", "-z", "1024", "--order-record", "raw", "c.blp", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with reading(tmp_path / "c.blp") as reader:
+        record = reader.order_record()
+        assert record is not None and record.nchunks == 4 and record.tags is not None
+    bloscpack.save(DATA, tmp_path / "plain.b2nd")
+    done = blpk("convert", "--order-record", "plain.b2nd", "v.blp", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "v.blp").read_bytes().endswith(b"BLPORDER")
+    swapped(tmp_path / "c.blp", tmp_path / "bad.blp", 1, 2)
+    done = blpk("verify", "bad.blp", cwd=tmp_path)
+    assert done.returncode == 1 and "chunk 1 is not where it was written" in done.stdout
+    done = blpk("c", "--format", "b2nd", "--order-record", "raw", "x.b2nd", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--order-record applies to --format blp only" in done.stderr
+    done = blpk("c", "-k", "None", "--order-record", "raw", "y.blp", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "order_record=True needs chunk digests" in done.stderr
+    assert not (tmp_path / "x.b2nd").exists() and not (tmp_path / "y.blp").exists()

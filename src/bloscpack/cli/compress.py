@@ -35,7 +35,8 @@ from .files import (
 from .options import storage_options
 
 #: Flags that set one format's own options, and the option (also the parsed argument's name).
-_OWN_FLAGS = (("-k", "checksum"), ("-o", "offsets"), ("--max-app-chunks", "max_app_chunks"))
+_OWN_FLAGS = (("-k", "checksum"), ("-o", "offsets"), ("--max-app-chunks", "max_app_chunks"),
+              ("--order-record", "order_record"))  # fmt: skip
 
 
 def cmd_compress(args: argparse.Namespace, console: Console) -> int:

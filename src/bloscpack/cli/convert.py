@@ -45,6 +45,8 @@ def cmd_convert(args: argparse.Namespace, console: Console) -> int:
         options["codec"] = args.codec
     if args.max_app_chunks is not None:
         options["max_app_chunks"] = args.max_app_chunks
+    if args.order_record:
+        options["order_record"] = True
     with contextlib.ExitStack() as stack:
         src = _sized_input(stack, console, args.src)
         remote = storage_options(args)

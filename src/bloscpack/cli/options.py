@@ -387,6 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
             help="offset slots reserved for appends (default: 10 x nchunks)",
         )
         group.add_argument(
+            "--order-record", action="store_true", default=None,
+            help="blp: record the order of the chunks' digests after the last chunk,\n"
+            "so that verify and reads find chunks swapped or moved",
+        )  # fmt: skip
+        group.add_argument(
             "--format",
             type=_format_name,
             metavar=FORMAT_METAVAR,
@@ -500,6 +505,10 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument(
         "--max-app-chunks", metavar="<n>", type=_non_negative, default=None,
         help="blp: offset slots reserved for appends (default: 10 x nchunks)",
+    )  # fmt: skip
+    convert.add_argument(
+        "--order-record", action="store_true",
+        help="blp: record the order of the chunks' digests (see compress)",
     )  # fmt: skip
     convert.add_argument("--json", action="store_true", help="print the report as JSON")
 

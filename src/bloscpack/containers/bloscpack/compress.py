@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any
 
+from ...errors import ArgumentError
 from ...io.paths import PathLike, is_stream
 from ...io.sources import ByteSource
 from ..target import check_user_metadata
@@ -23,7 +24,15 @@ from .args import (
 from .file import BloscFile
 from .reader import reading
 from .sinks import WriteOptions
-from .writer import file_chunks, pack, pack_npy_file, seekable, write_file
+from .writer import (
+    add_order_record,
+    check_order_record,
+    file_chunks,
+    pack,
+    pack_npy_file,
+    seekable,
+    write_file,
+)
 
 #: :func:`compress_file` reads a stream a whole chunk at a time (compressed straight from the
 #: buffer) up to this chunk size, 1 MiB at a time above it.
@@ -50,6 +59,7 @@ def compress_file(
     blocksize: int = 0,
     metadata: Any = None,
     metadata_args: MetadataArgs | Mapping[str, Any] | None = None,
+    order_record: bool = False,
 ) -> None:
     """The bytes of ``src`` into a new ``.blp`` container at ``dst``, compressed chunk by chunk
     as they are read (memory stays flat).  ``src`` is a path or a binary stream read to its
@@ -59,13 +69,26 @@ def compress_file(
     ``dst`` is a path (replaced atomically) or a binary stream written at its position (one
     that cannot seek gets no offsets section).  Every option is checked before anything is
     read; they mean what they mean for :func:`save_blp`, ``typesize`` being the item size of
-    the bytes."""
-    given = {
+    the bytes; ``order_record`` (a path ``dst`` only) also records the chunks' order."""
+    check_order_record(order_record, checksum)
+    recorded = None
+    if order_record:
+        if not isinstance(dst, (str, os.PathLike)):
+            raise ArgumentError("order_record=True needs a path to write to, not a stream")
+        recorded = os.fspath(dst)
+    _compress(src, dst, chunk_size, metadata, metadata_args, {
         "typesize": typesize, "clevel": clevel, "shuffle": shuffle, "cname": cname,
         "codec": codec, "checksum": checksum, "offsets": offsets,
         "max_app_chunks": max_app_chunks, "blosc_version": blosc_version, "filters": filters,
         "filters_meta": filters_meta, "use_dict": use_dict, "blocksize": blocksize,
-    }  # fmt: skip
+    })  # fmt: skip
+    if recorded is not None:
+        add_order_record(recorded)
+
+
+def _compress(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], chunk_size: Any,
+              metadata: Any, metadata_args: Any, given: dict[str, Any]) -> None:  # fmt: skip
+    """:func:`compress_file` of the ``given`` options."""
     given = {name: value for name, value in given.items() if value is not None}
     path = os.fspath(src) if isinstance(src, (str, os.PathLike)) else None
     npy = path is not None and path.endswith(".npy")

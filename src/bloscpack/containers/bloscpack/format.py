@@ -30,7 +30,7 @@ class BloscpackFormat(ContainerFormat):
     _options = ("chunk_size", *args.BLOSC_ARGS[1:], "codec", *args.BLOSCPACK_ARGS,
                 *args.BLOSC2_ARGS, "metadata_args")  # fmt: skip
     save_options = (*_options, "order_record")
-    compress_file_options = (*_options, "typesize", "metadata")
+    compress_file_options = (*_options, "typesize", "metadata", "order_record")
     option_defaults = {
         "typesize": args.DEFAULT_TYPESIZE, "clevel": args.DEFAULT_CLEVEL,
         "cname": args.DEFAULT_CNAME, "chunk_size": args.DEFAULT_CHUNK_SIZE,
