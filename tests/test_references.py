@@ -91,6 +91,48 @@ def test_zarr_reads_what_load_reads_in_place(tmp_path, case):
     assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("case", list(OWN))
+def test_the_pad_codec_references_a_short_last_chunk_by_byte_range(tmp_path, case, zarr_format):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    if zarr_format == 3 and case not in ("blp", "bcolz"):
+        return  # (Blosc2 chunks: zarr format 2 only, as with the stock codecs)
+    refs = bloscpack.to_references(path, codec="bloscpack", zarr_format=zarr_format)
+    assert refs["bloscpack"]["codec"] == "bloscpack"
+    assert bloscpack.to_references(path)["bloscpack"]["codec"] == "stock"
+    assert inlined(refs) == []
+    last = "data/10.0" if zarr_format == 2 else "data/c/10/0"
+    file, offset, length = refs["refs"][last]
+    with registry.open_reader(str(path), bloscpack.detect(path)) as reader:
+        assert Path(file).read_bytes()[offset : offset + length] == bytes(reader.stored_chunk(10))
+    pad = {"nbytes": 1000 * 3 * 8}
+    if zarr_format == 2:
+        assert json.loads(refs["refs"]["data/.zarray"])["filters"] == [
+            {"id": "bloscpack_pad", **pad}]  # fmt: skip
+    else:
+        codecs = json.loads(refs["refs"]["data/zarr.json"])["codecs"]
+        assert [codec["name"] for codec in codecs] == ["bytes", "numcodecs.bloscpack_pad", "blosc"]
+        assert codecs[1]["configuration"] == pad
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=zarr_format)  # fmt: skip
+    assert_same(opened[...], bloscpack.load(path))
+
+
+def test_the_pad_codec_pads_with_zeros_and_refuses_more_than_a_chunk():
+    from bloscpack.zarr_codecs import Pad
+
+    codec = numcodecs.get_codec({"id": "bloscpack_pad", "nbytes": 6})
+    assert isinstance(codec, Pad) and codec.get_config() == {"id": "bloscpack_pad", "nbytes": 6}
+    assert bytes(codec.decode(b"abc")) == b"abc\0\0\0"
+    assert bytes(codec.encode(b"abcdef")) == b"abcdef"
+    with pytest.raises(ValueError, match="^bloscpack_pad: 7 bytes decoded, more than the 6 of a"
+                       " chunk$"):  # fmt: skip
+        codec.decode(b"abcdefg")
+
+
 @pytest.mark.parametrize("case", ["blp", "sframe", "b2nd", "bcolz"])
 def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, case):
     name, options = OWN[case]
@@ -198,10 +240,11 @@ FRAMES = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("codec", ["stock", "bloscpack"])
 @pytest.mark.parametrize("name", BCOLZ)
-def test_bcolz_directories_bcolz_wrote(name):
+def test_bcolz_directories_bcolz_wrote(name, codec):
     path = DATA / "bcolz" / name
-    refs = bloscpack.to_references(path)
+    refs = bloscpack.to_references(path, codec=codec)
     got, expected = zarr_arrays(refs), bloscpack.load(path)
     if not name.startswith("ct_"):
         assert list(got) == ["data"]
@@ -210,13 +253,18 @@ def test_bcolz_directories_bcolz_wrote(name):
         assert list(got) == list(expected.dtype.names)
         for column in expected.dtype.names:
             assert_same(got[column], expected[column])
-    assert len(inlined(refs)) <= len(got)  # at most one chunk per array
+    # at most one chunk per array (a leftover), none with the pad codec
+    assert len(inlined(refs)) <= (len(got) if codec == "stock" else 0)
 
 
+@pytest.mark.parametrize("codec", ["stock", "bloscpack"])
 @pytest.mark.parametrize("name", FRAMES)
-def test_frames_python_blosc2_wrote(name):
+def test_frames_python_blosc2_wrote(name, codec):
     path = DATA / "blosc2" / name
-    assert_same(zarr_arrays(bloscpack.to_references(path))["data"], bloscpack.load(path))
+    refs = bloscpack.to_references(path, codec=codec)
+    assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
+    if name == "frames/several_short_last.b2frame":
+        assert len(inlined(refs)) == (1 if codec == "stock" else 0)
 
 
 @pytest.mark.parametrize("name", [
@@ -308,7 +356,7 @@ def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
     for option, message in [
         ({"zarr_format": 4}, "zarr_format=4: references are zarr format 2 or 3"),
         ({"inline": "all"}, "inline='all': only 'leftover' (a short last chunk) is inlined"),
-        ({"codec": "bloscpack"}, "codec='bloscpack': only the 'stock' codecs are referenced"),
+        ({"codec": "own"}, "codec='own': the codecs are 'stock' or 'bloscpack'"),
     ]:
         with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$"):
             bloscpack.to_references(path, **option)
