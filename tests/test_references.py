@@ -324,6 +324,54 @@ def test_b2nd_chunks_stored_block_by_block_are_refused():
         " divide the first"))  # fmt: skip
 
 
+B2ND_BLOCK_MAJOR = ["f2d_float64.b2nd", "i3d_int16.b2nd", "sparse_float64.b2nd",
+                    "many_chunks_int32.b2nd", "full7_f8.b2nd", "zeros_f8.b2nd"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", B2ND_BLOCK_MAJOR)
+def test_b2nd_blocks_one_after_another_are_put_in_c_order_by_the_blocks_codec(name):
+    path = DATA / "b2nd" / name
+    refs = bloscpack.to_references(path, codec="bloscpack")
+    expected = bloscpack.load(path)
+    assert_same(zarr_arrays(refs)["data"], expected)
+    array = blosc2.open(str(path))
+    in_order = array.blocks[1:] == array.chunks[1:] and not array.chunks[0] % array.blocks[0]
+    filters = json.loads(refs["refs"]["data/.zarray"])["filters"]
+    reordered = [] if in_order else ["bloscpack_blocks"]
+    assert [f["id"] for f in filters] == ["bloscpack_pad", *reordered]
+
+
+def test_b2nd_blocks_python_blosc2_wrote_by_default_or_across_rows(tmp_path):
+    """Default blocks depend on the machine: whichever they are, the values are load's."""
+    array = np.arange(600 * 700, dtype="<f4").reshape(600, 700) / 3
+    blosc2.asarray(array, urlpath=str(tmp_path / "d.b2nd"), mode="w")
+    blosc2.asarray(array, chunks=(200, 300), blocks=(50, 70), urlpath=str(tmp_path / "p.b2nd"),
+                   mode="w")  # fmt: skip
+    for name in ("d.b2nd", "p.b2nd"):
+        refs = bloscpack.to_references(tmp_path / name, codec="bloscpack")
+        assert inlined(refs) == []
+        assert_same(zarr_arrays(refs)["data"], array)
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert zarray["filters"][1] == {"id": "bloscpack_blocks", "chunks": [200, 300],
+                                    "blocks": [50, 70], "itemsize": 4}  # fmt: skip
+
+
+def test_the_blocks_codec_is_the_b2nd_layout_both_ways():
+    """Chunk (5, 4) of blocks (2, 3), padded to (6, 6): blocks in C order, items in each."""
+    from bloscpack.zarr_codecs import Blocks
+
+    codec = numcodecs.get_codec({"id": "bloscpack_blocks", "chunks": [5, 4], "blocks": [2, 3],
+                                 "itemsize": 1})  # fmt: skip
+    assert isinstance(codec, Blocks)
+    chunk = np.arange(1, 21, dtype="u1").reshape(5, 4)
+    stored = bytes(codec.encode(chunk))
+    assert stored[:12] == bytes([1, 2, 3, 5, 6, 7, 4, 0, 0, 8, 0, 0])
+    assert len(stored) == 36 and bytes(codec.decode(stored)) == chunk.tobytes()
+    with pytest.raises(ValueError, match="^bloscpack_blocks: 35 bytes decoded, the blocks hold"
+                       " 36$"):  # fmt: skip
+        codec.decode(stored[:35])
+
+
 def test_snappy_chunks_are_refused():
     folder = DATA / "snappy" / "bcolz-zipline-1.13.0_cblosc-1.21.7dev_snappy-1.1.9" / "bcolz"
     refusal(

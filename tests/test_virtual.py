@@ -9,6 +9,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import blosc2
 import numpy as np
 import pytest
 
@@ -113,6 +114,20 @@ def test_bcolz_leftovers_bcolz_wrote(name):
     assert any(isinstance(value, str) and value.startswith("base64:") for value in stock.values())
     got = loaded(path.as_uri(), local())["data"].values
     np.testing.assert_array_equal(got, bloscpack.load(path))
+
+
+@pytest.mark.parametrize("name", ["b2nd/f2d_float64.b2nd", "b2nd/i3d_int16.b2nd", "peer"])
+def test_b2nd_blocks_one_after_another_are_read_through_the_blocks_codec(tmp_path, name):
+    if name == "peer":
+        path = tmp_path / "peer.b2nd"
+        array = np.arange(600 * 700, dtype="<f4").reshape(600, 700) / 3
+        blosc2.asarray(array, chunks=(200, 300), blocks=(50, 70), urlpath=str(path), mode="w")
+    else:
+        path = DATA / name
+    got = loaded(path.as_uri(), local())["data"].values
+    np.testing.assert_array_equal(got, bloscpack.load(path))
+    with pytest.raises(UnsupportedError, match="not in C order"):
+        loaded(path.as_uri(), local(), codec="stock")
 
 
 def test_a_chunk_held_inline_is_refused_by_name(tmp_path):

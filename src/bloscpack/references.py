@@ -236,8 +236,8 @@ def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
                name: str, prefix: str, zarr_format: int, padded: bool) -> None:  # fmt: skip
     """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
-    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with the pad
-    filter, a short chunk referenced by byte range)."""
+    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with bloscpack's
+    filters, a short chunk referenced by byte range, b2nd blocks put in C order)."""
     described = reader.description
     dtype, shape = described.dtype, described.shape
     where = name if not prefix else f"{name}: column {key!r}"
@@ -260,8 +260,18 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         else:
             counts = (*(1,) * (len(shape) - 1), reader.nchunks)
     keys = list(chunk_keys(counts, zarr_format)) if math.prod(shape) else []
-    full = math.prod(chunks) * dtype.itemsize
-    spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
+    full = stored = math.prod(chunks) * dtype.itemsize
+    filters = [{"id": "bloscpack_pad", "nbytes": full}] if padded else []
+    grid = reader.grid if isinstance(reader, GridReader) else None
+    if padded and grid is not None and not grid.decodes_in_c_order:
+        # b2nd blocks one after another, the chunk padded to whole blocks
+        stored = grid.chunk_nbytes
+        filters.append({"id": "bloscpack_blocks", "chunks": list(chunks),
+                        "blocks": list(grid.blocks), "itemsize": dtype.itemsize})  # fmt: skip
+        scanned = registry.format_of(fmt).scan(reader, block_major=True)  # type: ignore[call-arg]
+    else:
+        scanned = registry.format_of(fmt).scan(reader)
+    spans = list(scanned)[: len(keys)]
     version = _one_version(spans, where)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
@@ -270,7 +280,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
             pad = {"name": "numcodecs.bloscpack_pad", "configuration": {"nbytes": full}}
             meta["codecs"].insert(-1, pad)
     for span, chunk_key in zip(spans, keys, strict=True):
-        refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where, padded)
+        refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     if zarr_format == 3:
         refs[f"{key}/zarr.json"] = json.dumps(
@@ -281,7 +291,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
         "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
-        "filters": [{"id": "bloscpack_pad", "nbytes": full}] if padded else None,
+        "filters": filters or None,
     }  # fmt: skip
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
