@@ -435,6 +435,16 @@ def test_blpk_refs_writes_the_references_or_prints_them(tmp_path):
     assert printed.returncode == 0 and json.loads(printed.stdout) == expected
 
 
+def test_blpk_refs_codec_bloscpack(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.bcolz", chunklen=1000)
+    proc = blpk("refs", "a.bcolz", "-o", "refs.json", "--codec", "bloscpack", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "blpk: a.bcolz -> refs.json: 11 chunks referenced, 0 of them inlined\n"
+    written = json.loads((tmp_path / "refs.json").read_text())
+    assert written == bloscpack.to_references(tmp_path / "a.bcolz", codec="bloscpack")
+    assert_same(zarr_arrays(written)["data"], ARRAY)
+
+
 def test_blpk_refs_names_what_it_refuses(tmp_path):
     proc = blpk("refs", str(DATA / "bcolz" / "ca_object"), cwd=tmp_path)
     assert proc.returncode == 1
@@ -582,9 +592,10 @@ def test_blpk_refs_verify(tmp_path):
         f"blpk:   {tmp_path / 'a.blp'}: size {old['size']} -> {new['size']}, mtime"
         f" {old['mtime']} -> {new['mtime']}\n"
     )
-    proc = blpk("refs", "--verify", "refs.json", "-o", "x.json", cwd=tmp_path)
-    said = "blpk: error: --verify checks references: -o and --zarr-format do not apply\n"
-    assert (proc.returncode, proc.stderr) == (1, said)
+    said = "blpk: error: --verify checks references: -o, --zarr-format and --codec do not apply\n"
+    for extra in (["-o", "x.json"], ["--codec", "bloscpack"]):
+        proc = blpk("refs", "--verify", "refs.json", *extra, cwd=tmp_path)
+        assert (proc.returncode, proc.stderr) == (1, said)
 
 
 def test_a_container_gone_from_its_url_is_reported(s3_write_server):
