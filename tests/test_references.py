@@ -473,6 +473,35 @@ def test_a_missing_codec_package_names_the_extra(tmp_path, monkeypatch, module, 
     refusal(tmp_path / name, re.escape(message))
 
 
+@pytest.mark.parametrize("module", ["zarr.registry", "numcodecs.abc"])
+def test_the_bloscpack_codecs_without_their_packages_name_the_extra(tmp_path, monkeypatch, module):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    monkeypatch.delitem(sys.modules, "bloscpack.zarr_codecs", raising=False)
+    monkeypatch.delattr(bloscpack, "zarr_codecs", raising=False)
+    monkeypatch.setitem(sys.modules, module, None)  # (an import of it fails)
+    message = f"codec='bloscpack' needs {module.split('.')[0]} (pip install 'bloscpack[virtual]')"
+    refusal(tmp_path / "a.blp", re.escape(message), codec="bloscpack")
+
+
+def test_the_entry_points_name_the_codecs():
+    """numcodecs and zarr 3 find the codecs by the entry points pyproject.toml declares."""
+    import importlib
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    points = project["entry-points"]
+
+    def target(value: str):
+        module, name = value.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    ids = {name: target(value).codec_id for name, value in points["numcodecs.codecs"].items()}
+    assert ids == {"bloscpack_pad": "bloscpack_pad", "bloscpack_blocks": "bloscpack_blocks"}
+    for name, value in points["zarr.codecs"].items():
+        assert zarr.registry.get_codec_class(name) is target(value)
+    assert sorted(points["zarr.codecs"]) == [f"numcodecs.{name}" for name in sorted(ids)]
+
+
 # --- staleness ----------------------------------------------------------------------------
 
 

@@ -10,9 +10,10 @@ zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2 onl
 every chunk whole: with the stock codecs (``codec="stock"``) a short last chunk is inlined,
 decoded, padded with zeros and compressed again by the same codec (the one chunk per array
 copied); with ``codec="bloscpack"`` it is a byte range too, which bloscpack's ``bloscpack_pad``
-filter (:mod:`bloscpack.zarr_codecs`) pads after the decompressor.  The special chunks of a
-frame are inlined either way.  Containers whose chunks no zarr chunk grid holds are refused,
-never referenced wrongly."""
+filter (:mod:`bloscpack.zarr_codecs`) pads after the decompressor, and the blocks of a b2nd
+chunk stored one after another are put in C order by its ``bloscpack_blocks`` filter.  The
+special chunks of a frame are inlined either way.  Containers whose chunks no zarr chunk grid
+holds are refused, never referenced wrongly."""
 
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ def _own_codecs(name: str) -> None:
     try:
         from . import zarr_codecs  # noqa: F401  (registers them)
     except ImportError as exc:
-        raise UnsupportedError(f"{name}: codec='bloscpack' needs {exc.name}"
+        package = (exc.name or "zarr").split(".")[0]
+        raise UnsupportedError(f"{name}: codec='bloscpack' needs {package}"
                                " (pip install 'bloscpack[virtual]')") from None  # fmt: skip
 
 
