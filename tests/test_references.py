@@ -290,6 +290,9 @@ def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
     assert (zarray["order"], zarray["chunks"]) == ("F", [30, 4, 2])
     assert inlined(refs) == ["data/0.0.2"]
     assert_same(zarr_arrays(refs)["data"], array)
+    padded = bloscpack.to_references(tmp_path / "f.blp", codec="bloscpack")
+    assert inlined(padded) == []
+    assert_same(zarr_arrays(padded)["data"], array)
 
 
 def test_special_chunks_are_inlined_as_the_values_they_stand_for():

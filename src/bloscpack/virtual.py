@@ -7,8 +7,9 @@ VirtualiZarr's kerchunk translator.  Blosc1 chunks are read by the ``numcodecs.b
 Blosc2 chunks by ``numcodecs.imagecodecs_blosc2``, which :func:`register_codecs` makes known
 to zarr.  VirtualiZarr's manifests hold no chunk data (VirtualiZarr 2.5), only byte ranges: with
 ``codec="bloscpack"`` (the default) a short last chunk is a byte range read through bloscpack's
-``bloscpack_pad`` filter; a chunk that references still hold inline (a special chunk of a
-frame; a short last chunk with ``codec="stock"``) is refused by name."""
+``bloscpack_pad`` filter, and b2nd blocks are put in order by ``bloscpack_blocks``; a chunk
+that references still hold inline (a special chunk of a frame; a short last chunk with
+``codec="stock"``) is refused by name."""
 
 from __future__ import annotations
 
