@@ -91,6 +91,48 @@ def test_zarr_reads_what_load_reads_in_place(tmp_path, case):
     assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("case", list(OWN))
+def test_the_pad_codec_references_a_short_last_chunk_by_byte_range(tmp_path, case, zarr_format):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    if zarr_format == 3 and case not in ("blp", "bcolz"):
+        return  # (Blosc2 chunks: zarr format 2 only, as with the stock codecs)
+    refs = bloscpack.to_references(path, codec="bloscpack", zarr_format=zarr_format)
+    assert refs["bloscpack"]["codec"] == "bloscpack"
+    assert bloscpack.to_references(path)["bloscpack"]["codec"] == "stock"
+    assert inlined(refs) == []
+    last = "data/10.0" if zarr_format == 2 else "data/c/10/0"
+    file, offset, length = refs["refs"][last]
+    with registry.open_reader(str(path), bloscpack.detect(path)) as reader:
+        assert Path(file).read_bytes()[offset : offset + length] == bytes(reader.stored_chunk(10))
+    pad = {"nbytes": 1000 * 3 * 8}
+    if zarr_format == 2:
+        assert json.loads(refs["refs"]["data/.zarray"])["filters"] == [
+            {"id": "bloscpack_pad", **pad}]  # fmt: skip
+    else:
+        codecs = json.loads(refs["refs"]["data/zarr.json"])["codecs"]
+        assert [codec["name"] for codec in codecs] == ["bytes", "numcodecs.bloscpack_pad", "blosc"]
+        assert codecs[1]["configuration"] == pad
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=zarr_format)  # fmt: skip
+    assert_same(opened[...], bloscpack.load(path))
+
+
+def test_the_pad_codec_pads_with_zeros_and_refuses_more_than_a_chunk():
+    from bloscpack.zarr_codecs import Pad
+
+    codec = numcodecs.get_codec({"id": "bloscpack_pad", "nbytes": 6})
+    assert isinstance(codec, Pad) and codec.get_config() == {"id": "bloscpack_pad", "nbytes": 6}
+    assert bytes(codec.decode(b"abc")) == b"abc\0\0\0"
+    assert bytes(codec.encode(b"abcdef")) == b"abcdef"
+    with pytest.raises(ValueError, match="^bloscpack_pad: 7 bytes decoded, more than the 6 of a"
+                       " chunk$"):  # fmt: skip
+        codec.decode(b"abcdefg")
+
+
 @pytest.mark.parametrize("case", ["blp", "sframe", "b2nd", "bcolz"])
 def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, case):
     name, options = OWN[case]
@@ -198,10 +240,11 @@ FRAMES = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("codec", ["stock", "bloscpack"])
 @pytest.mark.parametrize("name", BCOLZ)
-def test_bcolz_directories_bcolz_wrote(name):
+def test_bcolz_directories_bcolz_wrote(name, codec):
     path = DATA / "bcolz" / name
-    refs = bloscpack.to_references(path)
+    refs = bloscpack.to_references(path, codec=codec)
     got, expected = zarr_arrays(refs), bloscpack.load(path)
     if not name.startswith("ct_"):
         assert list(got) == ["data"]
@@ -210,13 +253,18 @@ def test_bcolz_directories_bcolz_wrote(name):
         assert list(got) == list(expected.dtype.names)
         for column in expected.dtype.names:
             assert_same(got[column], expected[column])
-    assert len(inlined(refs)) <= len(got)  # at most one chunk per array
+    # at most one chunk per array (a leftover), none with the pad codec
+    assert len(inlined(refs)) <= (len(got) if codec == "stock" else 0)
 
 
+@pytest.mark.parametrize("codec", ["stock", "bloscpack"])
 @pytest.mark.parametrize("name", FRAMES)
-def test_frames_python_blosc2_wrote(name):
+def test_frames_python_blosc2_wrote(name, codec):
     path = DATA / "blosc2" / name
-    assert_same(zarr_arrays(bloscpack.to_references(path))["data"], bloscpack.load(path))
+    refs = bloscpack.to_references(path, codec=codec)
+    assert_same(zarr_arrays(refs)["data"], bloscpack.load(path))
+    if name == "frames/several_short_last.b2frame":
+        assert len(inlined(refs)) == (1 if codec == "stock" else 0)
 
 
 @pytest.mark.parametrize("name", [
@@ -242,6 +290,9 @@ def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
     assert (zarray["order"], zarray["chunks"]) == ("F", [30, 4, 2])
     assert inlined(refs) == ["data/0.0.2"]
     assert_same(zarr_arrays(refs)["data"], array)
+    padded = bloscpack.to_references(tmp_path / "f.blp", codec="bloscpack")
+    assert inlined(padded) == []
+    assert_same(zarr_arrays(padded)["data"], array)
 
 
 def test_special_chunks_are_inlined_as_the_values_they_stand_for():
@@ -276,6 +327,54 @@ def test_b2nd_chunks_stored_block_by_block_are_refused():
         " divide the first"))  # fmt: skip
 
 
+B2ND_BLOCK_MAJOR = ["f2d_float64.b2nd", "i3d_int16.b2nd", "sparse_float64.b2nd",
+                    "many_chunks_int32.b2nd", "full7_f8.b2nd", "zeros_f8.b2nd"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", B2ND_BLOCK_MAJOR)
+def test_b2nd_blocks_one_after_another_are_put_in_c_order_by_the_blocks_codec(name):
+    path = DATA / "b2nd" / name
+    refs = bloscpack.to_references(path, codec="bloscpack")
+    expected = bloscpack.load(path)
+    assert_same(zarr_arrays(refs)["data"], expected)
+    array = blosc2.open(str(path))
+    in_order = array.blocks[1:] == array.chunks[1:] and not array.chunks[0] % array.blocks[0]
+    filters = json.loads(refs["refs"]["data/.zarray"])["filters"]
+    reordered = [] if in_order else ["bloscpack_blocks"]
+    assert [f["id"] for f in filters] == ["bloscpack_pad", *reordered]
+
+
+def test_b2nd_blocks_python_blosc2_wrote_by_default_or_across_rows(tmp_path):
+    """Default blocks depend on the machine: whichever they are, the values are load's."""
+    array = np.arange(600 * 700, dtype="<f4").reshape(600, 700) / 3
+    blosc2.asarray(array, urlpath=str(tmp_path / "d.b2nd"), mode="w")
+    blosc2.asarray(array, chunks=(200, 300), blocks=(50, 70), urlpath=str(tmp_path / "p.b2nd"),
+                   mode="w")  # fmt: skip
+    for name in ("d.b2nd", "p.b2nd"):
+        refs = bloscpack.to_references(tmp_path / name, codec="bloscpack")
+        assert inlined(refs) == []
+        assert_same(zarr_arrays(refs)["data"], array)
+    zarray = json.loads(refs["refs"]["data/.zarray"])
+    assert zarray["filters"][1] == {"id": "bloscpack_blocks", "chunks": [200, 300],
+                                    "blocks": [50, 70], "itemsize": 4}  # fmt: skip
+
+
+def test_the_blocks_codec_is_the_b2nd_layout_both_ways():
+    """Chunk (5, 4) of blocks (2, 3), padded to (6, 6): blocks in C order, items in each."""
+    from bloscpack.zarr_codecs import Blocks
+
+    codec = numcodecs.get_codec({"id": "bloscpack_blocks", "chunks": [5, 4], "blocks": [2, 3],
+                                 "itemsize": 1})  # fmt: skip
+    assert isinstance(codec, Blocks)
+    chunk = np.arange(1, 21, dtype="u1").reshape(5, 4)
+    stored = bytes(codec.encode(chunk))
+    assert stored[:12] == bytes([1, 2, 3, 5, 6, 7, 4, 0, 0, 8, 0, 0])
+    assert len(stored) == 36 and bytes(codec.decode(stored)) == chunk.tobytes()
+    with pytest.raises(ValueError, match="^bloscpack_blocks: 35 bytes decoded, the blocks hold"
+                       " 36$"):  # fmt: skip
+        codec.decode(stored[:35])
+
+
 def test_snappy_chunks_are_refused():
     folder = DATA / "snappy" / "bcolz-zipline-1.13.0_cblosc-1.21.7dev_snappy-1.1.9" / "bcolz"
     refusal(
@@ -308,7 +407,7 @@ def test_options_other_than_the_implemented_ones_are_refused(tmp_path):
     for option, message in [
         ({"zarr_format": 4}, "zarr_format=4: references are zarr format 2 or 3"),
         ({"inline": "all"}, "inline='all': only 'leftover' (a short last chunk) is inlined"),
-        ({"codec": "bloscpack"}, "codec='bloscpack': only the 'stock' codecs are referenced"),
+        ({"codec": "own"}, "codec='own': the codecs are 'stock' or 'bloscpack'"),
     ]:
         with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$"):
             bloscpack.to_references(path, **option)
@@ -339,6 +438,16 @@ def test_blpk_refs_writes_the_references_or_prints_them(tmp_path):
     assert printed.returncode == 0 and json.loads(printed.stdout) == expected
 
 
+def test_blpk_refs_codec_bloscpack(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.bcolz", chunklen=1000)
+    proc = blpk("refs", "a.bcolz", "-o", "refs.json", "--codec", "bloscpack", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "blpk: a.bcolz -> refs.json: 11 chunks referenced, 0 of them inlined\n"
+    written = json.loads((tmp_path / "refs.json").read_text())
+    assert written == bloscpack.to_references(tmp_path / "a.bcolz", codec="bloscpack")
+    assert_same(zarr_arrays(written)["data"], ARRAY)
+
+
 def test_blpk_refs_names_what_it_refuses(tmp_path):
     proc = blpk("refs", str(DATA / "bcolz" / "ca_object"), cwd=tmp_path)
     assert proc.returncode == 1
@@ -365,6 +474,35 @@ def test_a_missing_codec_package_names_the_extra(tmp_path, monkeypatch, module, 
     monkeypatch.setitem(sys.modules, module, None)  # (an import of it fails)
     message = f"{said}, which is not installed (pip install 'bloscpack[virtual]')"
     refusal(tmp_path / name, re.escape(message))
+
+
+@pytest.mark.parametrize("module", ["zarr.registry", "numcodecs.abc"])
+def test_the_bloscpack_codecs_without_their_packages_name_the_extra(tmp_path, monkeypatch, module):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    monkeypatch.delitem(sys.modules, "bloscpack.zarr_codecs", raising=False)
+    monkeypatch.delattr(bloscpack, "zarr_codecs", raising=False)
+    monkeypatch.setitem(sys.modules, module, None)  # (an import of it fails)
+    message = f"codec='bloscpack' needs {module.split('.')[0]} (pip install 'bloscpack[virtual]')"
+    refusal(tmp_path / "a.blp", re.escape(message), codec="bloscpack")
+
+
+def test_the_entry_points_name_the_codecs():
+    """numcodecs and zarr 3 find the codecs by the entry points pyproject.toml declares."""
+    import importlib
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    points = project["entry-points"]
+
+    def target(value: str):
+        module, name = value.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    ids = {name: target(value).codec_id for name, value in points["numcodecs.codecs"].items()}
+    assert ids == {"bloscpack_pad": "bloscpack_pad", "bloscpack_blocks": "bloscpack_blocks"}
+    for name, value in points["zarr.codecs"].items():
+        assert zarr.registry.get_codec_class(name) is target(value)
+    assert sorted(points["zarr.codecs"]) == [f"numcodecs.{name}" for name in sorted(ids)]
 
 
 # --- staleness ----------------------------------------------------------------------------
@@ -486,9 +624,10 @@ def test_blpk_refs_verify(tmp_path):
         f"blpk:   {tmp_path / 'a.blp'}: size {old['size']} -> {new['size']}, mtime"
         f" {old['mtime']} -> {new['mtime']}\n"
     )
-    proc = blpk("refs", "--verify", "refs.json", "-o", "x.json", cwd=tmp_path)
-    said = "blpk: error: --verify checks references: -o and --zarr-format do not apply\n"
-    assert (proc.returncode, proc.stderr) == (1, said)
+    said = "blpk: error: --verify checks references: -o, --zarr-format and --codec do not apply\n"
+    for extra in (["-o", "x.json"], ["--codec", "bloscpack"]):
+        proc = blpk("refs", "--verify", "refs.json", *extra, cwd=tmp_path)
+        assert (proc.returncode, proc.stderr) == (1, said)
 
 
 def test_a_container_gone_from_its_url_is_reported(s3_write_server):

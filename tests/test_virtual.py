@@ -9,6 +9,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import blosc2
 import numpy as np
 import pytest
 
@@ -83,15 +84,61 @@ def test_a_ctable_is_one_variable_per_column(tmp_path):
         np.testing.assert_array_equal(dataset[column].values, table[column])
 
 
+@pytest.mark.parametrize("case", ["blp", "b2frame", "sframe", "bcolz"])
+def test_a_short_last_chunk_is_a_byte_range_read_through_the_pad_codec(tmp_path, case):
+    name, options = FORMATS[case]
+    path, short = tmp_path / name, ARRAY[:9_999]
+    bloscpack.save(short, path, **options)
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    file, offset, length = bloscpack.to_references(path, codec="bloscpack")["refs"]["data/9.0"]
+    entry = virtual["data"].data.manifest.dict()["9.0"]
+    assert entry == {"path": Path(file).as_uri(), "offset": offset, "length": length}
+    np.testing.assert_array_equal(loaded(path.as_uri(), local())["data"].values, short)
+
+
+@pytest.mark.parametrize("name", ["frames/several_short_last.b2frame"])
+def test_files_python_blosc2_wrote_with_a_short_last_chunk(name):
+    url = (DATA / "blosc2" / name).as_uri()
+    got = loaded(url, local())["data"].values
+    np.testing.assert_array_equal(got, bloscpack.load(DATA / "blosc2" / name))
+
+
+@pytest.mark.parametrize("name", [
+    "ca_bool_chunklen7", "ca_i4_chunklen4", "ca_i8_multichunk", "ca_i2_2d",
+    "ca_f8_zstd_bitshuffle",
+])  # fmt: skip
+def test_bcolz_leftovers_bcolz_wrote(name):
+    path = DATA / "bcolz" / name
+    stock = bloscpack.to_references(path)["refs"]
+    assert any(isinstance(value, str) and value.startswith("base64:") for value in stock.values())
+    got = loaded(path.as_uri(), local())["data"].values
+    np.testing.assert_array_equal(got, bloscpack.load(path))
+
+
+@pytest.mark.parametrize("name", ["b2nd/f2d_float64.b2nd", "b2nd/i3d_int16.b2nd", "peer"])
+def test_b2nd_blocks_one_after_another_are_read_through_the_blocks_codec(tmp_path, name):
+    if name == "peer":
+        path = tmp_path / "peer.b2nd"
+        array = np.arange(600 * 700, dtype="<f4").reshape(600, 700) / 3
+        blosc2.asarray(array, chunks=(200, 300), blocks=(50, 70), urlpath=str(path), mode="w")
+    else:
+        path = DATA / name
+    got = loaded(path.as_uri(), local())["data"].values
+    np.testing.assert_array_equal(got, bloscpack.load(path))
+    with pytest.raises(UnsupportedError, match="not in C order"):
+        loaded(path.as_uri(), local(), codec="stock")
+
+
 def test_a_chunk_held_inline_is_refused_by_name(tmp_path):
     path = tmp_path / "a.bcolz"
     bloscpack.save(ARRAY[:9_999], path, chunklen=1000)
-    message = (f"{path.as_uri()}: chunk data/9.0 is held inline (a short last chunk or a special"
-               " chunk), which VirtualiZarr's manifests cannot hold (bloscpack.to_references and"
-               " fsspec's reference filesystem read it)")  # fmt: skip
+    message = (f"{path.as_uri()}: chunk data/9.0 is held inline (a short last chunk with"
+               " codec='stock', or a special chunk), which VirtualiZarr's manifests cannot hold"
+               " (bloscpack.to_references and fsspec's reference filesystem read it)")  # fmt: skip
     with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
         virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
-                                          parser=BloscpackParser())  # fmt: skip
+                                          parser=BloscpackParser(codec="stock"))  # fmt: skip
 
 
 @pytest.mark.parametrize("case", ["blp", "sframe", "bcolz"])

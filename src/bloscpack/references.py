@@ -7,9 +7,13 @@ JSON.
 The chunk locations come from each format's :meth:`~bloscpack.containers.base.ContainerFormat.scan`
 (its reader's own checked parsing).  Blosc1 chunks are read by the ``blosc`` codec (numcodecs',
 zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2 only).  zarr needs
-every chunk whole: a short last chunk is inlined, decoded, padded with zeros and compressed
-again by the same codec (the one chunk per array copied), and so are the special chunks of a
-frame.  Containers whose chunks no zarr chunk grid holds are refused, never referenced wrongly."""
+every chunk whole: with the stock codecs (``codec="stock"``) a short last chunk is inlined,
+decoded, padded with zeros and compressed again by the same codec (the one chunk per array
+copied); with ``codec="bloscpack"`` it is a byte range too, which bloscpack's ``bloscpack_pad``
+filter (:mod:`bloscpack.zarr_codecs`) pads after the decompressor, and the blocks of a b2nd
+chunk stored one after another are put in C order by its ``bloscpack_blocks`` filter.  The
+special chunks of a frame are inlined either way.  Containers whose chunks no zarr chunk grid
+holds are refused, never referenced wrongly."""
 
 from __future__ import annotations
 
@@ -48,15 +52,20 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
     """A kerchunk reference dict (version 1) of the container ``path_or_url`` (a path or a
     URL; ``storage_options`` for its filesystem): one zarr array (``zarr_format`` 2 or 3) per
     container (per column of a ctable) whose chunk keys are ``[file, offset, length]`` of the
-    stored chunks (absolute paths, or URLs), the short last chunk inlined.  ``inline`` and
-    ``codec`` take only ``"leftover"`` and ``"stock"``."""
+    stored chunks (absolute paths, or URLs).  ``codec="stock"``: zarr's own codecs, the short
+    last chunk inlined; ``codec="bloscpack"``: bloscpack's ``bloscpack_pad`` filter after the
+    decompressor, so that the short last chunk is a byte range too (``refs["bloscpack"]["codec"]``
+    says which).  ``inline`` takes only ``"leftover"``."""
     name = os.fspath(path_or_url)
     if zarr_format not in (2, 3):
         raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 or 3")
     if inline != "leftover":
         raise ArgumentError(f"inline={inline!r}: only 'leftover' (a short last chunk) is inlined")
-    if codec != "stock":
-        raise ArgumentError(f"codec={codec!r}: only the 'stock' codecs are referenced")
+    if codec not in ("stock", "bloscpack"):
+        raise ArgumentError(f"codec={codec!r}: the codecs are 'stock' or 'bloscpack'")
+    padded = codec == "bloscpack"
+    if padded:
+        _own_codecs(name)
     if zarr_format == 2:
         refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
     else:
@@ -66,14 +75,25 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
         if isinstance(reader, TableReader):
             for column in reader.columns:
                 _add_array(refs, column, fmt, reader.column(column), name, f"{column}_",
-                           zarr_format)  # fmt: skip
+                           zarr_format, padded)  # fmt: skip
         else:
-            _add_array(refs, "data", fmt, reader, name, "", zarr_format)
+            _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded)
     files = _stamps(name, storage_options)
     for value in refs.values():  # (a referenced file outside the container's, if any)
         if isinstance(value, list) and value[0] not in files:
             files.update(_stamps(value[0], storage_options, listed=False))
-    return {"version": 1, "refs": refs, "bloscpack": {"source": _source(name), "files": files}}
+    record = {"source": _source(name), "files": files, "codec": codec}
+    return {"version": 1, "refs": refs, "bloscpack": record}
+
+
+def _own_codecs(name: str) -> None:
+    """Register bloscpack's codecs with numcodecs and zarr (:mod:`bloscpack.zarr_codecs`)."""
+    try:
+        from . import zarr_codecs  # noqa: F401  (registers them)
+    except ImportError as exc:
+        package = (exc.name or "zarr").split(".")[0]
+        raise UnsupportedError(f"{name}: codec='bloscpack' needs {package}"
+                               " (pip install 'bloscpack[virtual]')") from None  # fmt: skip
 
 
 def verify_references(
@@ -216,9 +236,10 @@ def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
-               name: str, prefix: str, zarr_format: int) -> None:  # fmt: skip
+               name: str, prefix: str, zarr_format: int, padded: bool) -> None:  # fmt: skip
     """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
-    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>``."""
+    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with bloscpack's
+    filters, a short chunk referenced by byte range, b2nd blocks put in C order)."""
     described = reader.description
     dtype, shape = described.dtype, described.shape
     where = name if not prefix else f"{name}: column {key!r}"
@@ -241,14 +262,27 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         else:
             counts = (*(1,) * (len(shape) - 1), reader.nchunks)
     keys = list(chunk_keys(counts, zarr_format)) if math.prod(shape) else []
-    full = math.prod(chunks) * dtype.itemsize
-    spans = list(registry.format_of(fmt).scan(reader))[: len(keys)]
+    full = stored = math.prod(chunks) * dtype.itemsize
+    filters = [{"id": "bloscpack_pad", "nbytes": full}] if padded else []
+    grid = reader.grid if isinstance(reader, GridReader) else None
+    if padded and grid is not None and not grid.decodes_in_c_order:
+        # b2nd blocks one after another, the chunk padded to whole blocks
+        stored = grid.chunk_nbytes
+        filters.append({"id": "bloscpack_blocks", "chunks": list(chunks),
+                        "blocks": list(grid.blocks), "itemsize": dtype.itemsize})  # fmt: skip
+        scanned = registry.format_of(fmt).scan(reader, block_major=True)  # type: ignore[call-arg]
+    else:
+        scanned = registry.format_of(fmt).scan(reader)
+    spans = list(scanned)[: len(keys)]
     version = _one_version(spans, where)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
         meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
+        if padded:
+            pad = {"name": "numcodecs.bloscpack_pad", "configuration": {"nbytes": full}}
+            meta["codecs"].insert(-1, pad)
     for span, chunk_key in zip(spans, keys, strict=True):
-        refs[f"{key}/{chunk_key}"] = _reference(reader, span, full, where)
+        refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     if zarr_format == 3:
         refs[f"{key}/zarr.json"] = json.dumps(
@@ -259,7 +293,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
         "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
-        "filters": None,
+        "filters": filters or None,
     }  # fmt: skip
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
@@ -362,12 +396,15 @@ def _one_version(spans: list[ChunkSpan], where: str) -> int:
     return version
 
 
-def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str) -> Any:
+def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str,
+               pad: bool) -> Any:  # fmt: skip
     """The reference of one chunk: ``[path, offset, length]``, or where it is no whole chunk
-    of a file (a short last chunk, a special entry of a frame) its data as read, padded with
-    zeros to a whole chunk, compressed again and inlined (base64)."""
+    of a file (a short last chunk, unless the ``pad`` filter reads it; a special entry of a
+    frame) its data as read, padded with zeros to a whole chunk, compressed again and inlined
+    (base64)."""
     check_chunk_nbytes(reader, span.index, span.header.nbytes)
-    if span.path is not None and span.header.nbytes == full:
+    whole = span.header.nbytes == full or (pad and span.header.nbytes < full)
+    if span.path is not None and whole:
         where_ = span.path if is_url(span.path) else os.path.abspath(span.path)
         return [where_, span.offset, span.length]
     padded = np.zeros(full, np.uint8)

@@ -5,9 +5,11 @@ chunks are byte ranges of its files, ready to be written as kerchunk references 
 The parser converts :func:`~bloscpack.references.to_references` (zarr format 2) with
 VirtualiZarr's kerchunk translator.  Blosc1 chunks are read by the ``numcodecs.blosc`` codec,
 Blosc2 chunks by ``numcodecs.imagecodecs_blosc2``, which :func:`register_codecs` makes known
-to zarr.  VirtualiZarr's manifests hold no chunk data (VirtualiZarr 2.5), only byte ranges, so a
-container with a chunk that references hold inline (a short last chunk, a special chunk of a
-frame) is refused by name."""
+to zarr.  VirtualiZarr's manifests hold no chunk data (VirtualiZarr 2.5), only byte ranges: with
+``codec="bloscpack"`` (the default) a short last chunk is a byte range read through bloscpack's
+``bloscpack_pad`` filter, and b2nd blocks are put in order by ``bloscpack_blocks``; a chunk
+that references still hold inline (a special chunk of a frame; a short last chunk with
+``codec="stock"``) is refused by name."""
 
 from __future__ import annotations
 
@@ -24,12 +26,15 @@ EXTRA = "pip install 'bloscpack[virtual]'"
 
 class BloscpackParser:
     """A VirtualiZarr parser of every container: ``skip_variables`` are left out (a ctable's
-    columns, by name), ``storage_options`` reach the container at a URL."""
+    columns, by name), ``storage_options`` reach the container at a URL, ``codec`` is that of
+    :func:`~bloscpack.references.to_references` (``"bloscpack"``: no short chunk inline)."""
 
     def __init__(self, skip_variables: Iterable[str] | None = None,
-                 storage_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+                 storage_options: Mapping[str, Any] | None = None,
+                 codec: str = "bloscpack") -> None:  # fmt: skip
         self.skip_variables = list(skip_variables or ())
         self.storage_options = storage_options
+        self.codec = codec
 
     def __call__(self, url: str, registry: Any) -> Any:
         """The ``ManifestStore`` of the container at ``url`` (``file:///...``, ``s3://...``;
@@ -42,7 +47,7 @@ class BloscpackParser:
             raise UnsupportedError(f"{url}: the VirtualiZarr parser needs virtualizarr ({EXTRA})"
                                    ) from None  # fmt: skip
         register_codecs()
-        refs = to_references(url, storage_options=self.storage_options)
+        refs = to_references(url, codec=self.codec, storage_options=self.storage_options)
         group = manifestgroup_from_kerchunk_refs(
             KerchunkStoreRefs({"version": 1, "refs": _manifest_refs(refs["refs"], url)}),
             skip_variables=self.skip_variables,
@@ -51,19 +56,20 @@ class BloscpackParser:
 
 
 def _manifest_refs(refs: Mapping[str, Any], url: str) -> dict[str, Any]:
-    """``refs`` as VirtualiZarr's translator reads them: the compressor as the one filter (it
-    reads filters and codec lists), no inlined chunk (refused)."""
+    """``refs`` as VirtualiZarr's translator reads them: the compressor as a filter before the
+    others (it reads filters and codec lists), no inlined chunk (refused)."""
     converted = dict(refs)
     for key, value in refs.items():
         if key.endswith("/.zarray"):
             zarray = json.loads(value)
-            zarray["filters"], zarray["compressor"] = [zarray["compressor"]], None
+            filters = [*(zarray["filters"] or ()), zarray["compressor"]]
+            zarray["filters"], zarray["compressor"] = filters, None
             converted[key] = json.dumps(zarray)
         elif isinstance(value, str) and value.startswith("base64:"):
             raise UnsupportedError(
-                f"{url}: chunk {key} is held inline (a short last chunk or a special chunk),"
-                " which VirtualiZarr's manifests cannot hold (bloscpack.to_references and"
-                " fsspec's reference filesystem read it)"
+                f"{url}: chunk {key} is held inline (a short last chunk with codec='stock', or"
+                " a special chunk), which VirtualiZarr's manifests cannot hold"
+                " (bloscpack.to_references and fsspec's reference filesystem read it)"
             )
     return converted
 

@@ -530,6 +530,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="zarr format of the arrays described (default: 2; 3: Blosc1 chunks only)",
     )  # fmt: skip
     refs.add_argument(
+        "--codec", choices=("stock", "bloscpack"), default="stock",
+        help="stock: zarr's codecs, a short last chunk inlined (default); bloscpack: bloscpack's"
+        " filters too, no short chunk inlined, b2nd blocks in any order",
+    )  # fmt: skip
+    refs.add_argument(
         "--verify", action="store_true",
         help="<src> is references JSON: check the size and modification time of its files",
     )  # fmt: skip

@@ -19,7 +19,8 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     if args.verify:
         return _verify(args, console)
     _check_input(args.src)
-    options = {"zarr_format": args.zarr_format, "storage_options": storage_options(args)}
+    options = {"zarr_format": args.zarr_format, "codec": args.codec,
+               "storage_options": storage_options(args)}  # fmt: skip
     if args.output in (None, STDIO):
         console.plain(json.dumps(to_references(args.src, **options)))
         return EXIT_OK
@@ -39,8 +40,8 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     followed by one line per changed file; exit 1 when stale."""
     from ..references import verify_references
 
-    if args.output is not None or args.zarr_format != 2:
-        raise CLIError("--verify checks references: -o and --zarr-format do not apply")
+    if args.output is not None or args.zarr_format != 2 or args.codec != "stock":
+        raise CLIError("--verify checks references: -o, --zarr-format and --codec do not apply")
     _check_input(args.src, "references file")
     report = verify_references(args.src, storage_options=storage_options(args))
     count = f"{report['files']} file" + ("" if report["files"] == 1 else "s")

@@ -85,6 +85,13 @@ class ChunkGrid:
         return math.prod(self.ext_chunk) * self.itemsize
 
     @cached_property
+    def decodes_in_c_order(self) -> bool:
+        """A decoded chunk is its items in C order, nothing more: its blocks span every axis of
+        the chunk but the first and divide the first."""
+        first = not (self.blocks and self.blocks[0] and self.chunks[0] % self.blocks[0])
+        return self.blocks[1:] == self.chunks[1:] and first
+
+    @cached_property
     def block_nbytes(self) -> int:
         """Bytes of one block: the blocksize of every chunk header."""
         return math.prod(self.blocks) * self.itemsize

@@ -77,12 +77,12 @@ class B2ndFormat(FrameFormatBase):
 
         return open_reader(source)
 
-    def scan(self, reader: Any) -> Iterator[ChunkSpan]:
+    def scan(self, reader: Any, *, block_major: bool = False) -> Iterator[ChunkSpan]:
         """The frame's chunk spans, where a chunk decodes in C order: its blocks span all of
         its axes but the first and divide it along the first (else it decodes block by
-        block, an order no reader of references knows)."""
+        block, an order the stock zarr codecs do not know: refused unless ``block_major``)."""
         chunks, blocks = reader.description.chunks, reader.description.blocks
-        if blocks[1:] != chunks[1:] or (blocks and blocks[0] and chunks[0] % blocks[0]):
+        if not block_major and not reader.grid.decodes_in_c_order:
             raise UnsupportedError(
                 f"{reader.name}: its chunks of {chunks} hold blocks of {blocks} one after"
                 " another, not in C order; byte range references need blocks that span every"
