@@ -478,20 +478,17 @@ def convert(
         return in_one_state(read, src_path)
 
 
-class _GroupArrays(Mapping[str, np.ndarray]):
-    """The arrays of an open container of many (a :class:`~bloscpack.containers.base.
-    GroupReader`) by key, each read whole when asked for (one at a time in memory)."""
+class _ArraysByKey(Mapping[str, np.ndarray]):
+    """Arrays by key, each opened with ``open_reader(key)`` and read whole when asked for (one
+    at a time in memory); ``nchunks`` counts the chunks read."""
 
-    def __init__(self, group: Any, progress: Callable[[int], None] | None) -> None:
-        self._group, self._progress = group, progress
-        self._keys = group.keys()
+    def __init__(self, keys: Sequence[str], open_reader: Callable[[str], Any],
+                 progress: Callable[[int], None] | None) -> None:  # fmt: skip
+        self._keys, self._open_reader, self._progress = list(keys), open_reader, progress
         self.nchunks = 0
 
     def __getitem__(self, key: str) -> np.ndarray:
-        member = self._group.member(key)
-        whole = isinstance(member, (bytes, bytearray, memoryview))
-        opened = ByteSource(member) if whole else member
-        reader = registry.open_reader(opened, registry.detect_source(opened, whole=whole))
+        reader = self._open_reader(key)
         self.nchunks += nchunks_of(reader)
         source = source_of(reader)
         try:
@@ -507,6 +504,15 @@ class _GroupArrays(Mapping[str, np.ndarray]):
 
     def __len__(self) -> int:
         return len(self._keys)
+
+
+def _member_reader(group: Any, key: str) -> Any:
+    """A reader of the array ``key`` of the open container of many ``group`` (a
+    :class:`~bloscpack.containers.base.GroupReader`)."""
+    member = group.member(key)
+    whole = isinstance(member, (bytes, bytearray, memoryview))
+    opened = ByteSource(member) if whole else member
+    return registry.open_reader(opened, registry.detect_source(opened, whole=whole))
 
 
 def _into_group(src: Any, dst: str, target: registry.ContainerFormat, overwrite: bool,
@@ -527,7 +533,7 @@ def _into_group(src: Any, dst: str, target: registry.ContainerFormat, overwrite:
         )
     group = found.open_group(src)
     try:
-        arrays = _GroupArrays(group, progress)
+        arrays = _ArraysByKey(group.keys(), lambda key: _member_reader(group, key), progress)
         attrs = group.attrs("/")
         dropped = [f"the attributes of group {name!r}: only the root's are kept"
                    for name in group.groups() if name != "/"]  # fmt: skip
@@ -582,35 +588,6 @@ def containers_in(directory: str) -> tuple[dict[str, tuple[str, str]], list[str]
     return found, left_out
 
 
-class _DirectoryArrays(Mapping[str, np.ndarray]):
-    """The arrays of the containers under a directory by key, each read whole when asked
-    for (one at a time in memory)."""
-
-    def __init__(self, containers: Mapping[str, tuple[str, str]],
-                 progress: Callable[[int], None] | None) -> None:  # fmt: skip
-        self._containers, self._progress = containers, progress
-        self.nchunks = 0
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        path, fmt = self._containers[key]
-        reader = registry.open_reader(path, fmt)
-        self.nchunks += nchunks_of(reader)
-        source = source_of(reader)
-        try:
-            rows = source.read_rows(0, source.nrows).reshape(source.spec.shape)
-        finally:
-            source.close()
-        if self._progress is not None:
-            self._progress(rows.nbytes)
-        return rows
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._containers)
-
-    def __len__(self) -> int:
-        return len(self._containers)
-
-
 def _directory_into_group(src: str, dst: str, target: registry.ContainerFormat,
                           overwrite: bool, progress: Callable[[int], None] | None,
                           options: dict[str, Any],
@@ -620,7 +597,8 @@ def _directory_into_group(src: str, dst: str, target: registry.ContainerFormat,
     containers, left_out = containers_in(src)
     if not containers:
         raise NotAContainer(f"{src}: a directory holding no container")
-    arrays = _DirectoryArrays(containers, progress)
+    arrays = _ArraysByKey(list(containers),
+                          lambda key: registry.open_reader(*containers[key]), progress)
     with registry.staged_container(dst, overwrite, target.name, storage_options) as build:
         target.save_group(arrays, dst, build, **options)
     return {"format": target.name, "source_format": "directory", "copied_chunks": 0,
