@@ -1,5 +1,6 @@
 """NDArray geometry: chunk buffers byte for byte as python-blosc2 builds them, default chunk
-and block shapes as python-blosc2 chooses them, and selection projections."""
+and block shapes (python-blosc2's, and bloscpack's for box reads), and selection
+projections."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from blosc2.core import compute_chunks_blocks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloscpack.containers.b2nd.layout import CacheSizes, default_chunks_blocks, nearest_divisor
+from bloscpack.containers.b2nd.layout import (
+    BLOCK_ROWS,
+    CacheSizes,
+    box_chunks_blocks,
+    default_block_nbytes,
+    default_chunks_blocks,
+    nearest_divisor,
+)
 from bloscpack.containers.grid import (
     ChunkGrid,
     array_to_chunk,
@@ -365,3 +373,81 @@ def test_other_platforms(monkeypatch, machine, system, l1):
 def test_nearest_divisor_matches_python_blosc2(a, b, strict):
     assert nearest_divisor(a, b, strict) == blosc2_ext.nearest_divisor(a, b, strict)
 
+
+# --- bloscpack's defaults: python-blosc2's sizes, shaped for box reads ---------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "chunks", "blocks"),
+    [
+        ((4096, 16384), "f4", (1024, 2048), (32, 2048)),
+        ((10000, 10000), "f8", (1000, 1000), (25, 1000)),
+        ((1000, 1000), "f4", (1000, 1000), (50, 1000)),
+        ((100, 200, 300), "f8", (100, 200, 30), (25, 25, 30)),
+        ((3, 4096, 16384), "f4", (3, 1024, 512), (3, 32, 512)),
+        ((10**6, 8), "f8", (100000, 8), (4000, 8)),
+    ],
+)
+def test_documented_box_defaults(shape, dtype, chunks, blocks):
+    assert box_chunks_blocks(shape, np.dtype(dtype).itemsize, cache=FACTS_MACHINE) == (
+        chunks,
+        blocks,
+    )
+
+
+@pytest.mark.parametrize(
+    ("shape", "kwargs"),
+    [((10**6,), {}), ((), {}), ((0, 5), {}), ((4096, 16384), {"chunks": (64, 64)}),
+     ((4096, 16384), {"blocks": (8, 8)}), ((4096, 16384), {"chunks": (64, 64), "blocks": (8, 8)})],
+)  # fmt: skip
+def test_box_defaults_are_python_blosc2s_for_one_dim_and_given_shapes(shape, kwargs):
+    assert box_chunks_blocks(shape, 4, cache=FACTS_MACHINE, **kwargs) == default_chunks_blocks(
+        shape, 4, cache=FACTS_MACHINE, **kwargs
+    )
+
+
+def _box_bytes(chunks, blocks, box):
+    """The bytes of the blocks a box read of a (4096, 16384) float32 array decodes."""
+    grid = ChunkGrid((4096, 16384), chunks, blocks, 4)
+    slices, _ = normalize_index(box, grid.shape)
+    runs = [r for p in project_selection(grid, slices) for r in p.block_runs]
+    return sum(count for _, count in runs) * grid.block_nbytes
+
+
+def test_box_defaults_decode_a_box_not_whole_rows():
+    box = (slice(700, 1212), slice(1500, 2012))  # 1 MiB
+    old = _box_bytes(*default_chunks_blocks((4096, 16384), 4, cache=FACTS_MACHINE), box)
+    new = _box_bytes(*box_chunks_blocks((4096, 16384), 4, cache=FACTS_MACHINE), box)
+    assert old == 32 * 2**20  # python-blosc2's blocks: whole rows of 16384 items
+    assert new == 17 * 2**18  # 17 blocks of 32 x 2048 items
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    array_shapes().filter(lambda s: len(s) >= 2 and 0 not in s),
+    st.sampled_from(["u1", "f4", "f8", "S300"]),
+    st.sampled_from([FACTS_MACHINE, CacheSizes(48 * 1024, 2**21, 2**25, "x86_64", "Linux"),
+                     CacheSizes(128 * 1024, 2**22, None, "arm64", "Darwin")]),
+)  # fmt: skip
+def test_box_defaults_keep_the_sizes_and_give_a_valid_grid(shape, dtype, cache):
+    itemsize = np.dtype(dtype).itemsize
+    chunks, blocks = box_chunks_blocks(shape, itemsize, cache=cache)
+    budget = default_block_nbytes(itemsize, cache) // itemsize
+    assert math.prod(blocks) <= budget  # python-blosc2's block size at most
+    trailing = max(budget // min(BLOCK_ROWS, shape[0]), 1)
+    assert math.prod(blocks[1:]) <= trailing  # room for the rows
+    assert all(1 <= b <= c <= s for b, c, s in zip(blocks, chunks, shape, strict=True))
+    assert all(c == s or c % b == 0 for b, c, s in zip(blocks, chunks, shape, strict=True))
+    assert all(-(-s // b) * b - s < -(-s // b) for b, s in zip(blocks, shape, strict=True))
+    ChunkGrid(shape, chunks, blocks, itemsize)  # a geometry the format accepts
+
+
+def test_new_b2nd_files_take_the_box_defaults(tmp_path):
+    import bloscpack
+
+    data = np.arange(256 * 8192, dtype="f4").reshape(256, 8192)
+    path = str(tmp_path / "a.b2nd")
+    bloscpack.save(data, path)
+    written = blosc2.open(path)
+    assert (written.chunks, written.blocks) == box_chunks_blocks(data.shape, 4)
+    np.testing.assert_array_equal(written[:], data)

@@ -4,8 +4,8 @@ sparse frame directories), read and written compatibly with python-blosc2 both w
 An NDArray frame is an ordinary Blosc2 frame whose ``b2nd`` metalayer gives shape, chunks,
 blocks and dtype (:mod:`.meta`); frame chunk ``n`` holds N-d chunk ``n`` (C order over the chunk
 grid), its blocks in C order, zero-padded at the edges (:mod:`bloscpack.containers.grid`).
-Zeros/NaN/uninitialized chunks are index markers.  New arrays get python-blosc2's default chunk
-and block shapes (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` writes them,
+Zeros/NaN/uninitialized chunks are index markers.  New arrays get chunk and block shapes
+that serve box reads (:mod:`.layout`).  :mod:`.reader` reads them, :mod:`.writer` writes them,
 :mod:`.jobs` runs their chunk jobs, :mod:`.format` is the :data:`FORMAT` the registry lists.
 
 The names below are imported when first used: recognising another format's files imports only

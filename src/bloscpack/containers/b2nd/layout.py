@@ -1,5 +1,6 @@
-"""python-blosc2's default chunk and block shapes for a new NDArray
-(``compute_chunks_blocks``), from the CPU's cache sizes.
+"""Default chunk and block shapes for a new NDArray, from the CPU's cache sizes:
+python-blosc2's (``compute_chunks_blocks``), and bloscpack's, which keep its sizes and shape
+them for box reads.
 
 Pure code on shapes; no file I/O and no compression.
 """
@@ -54,6 +55,11 @@ def _min_block_nbytes(cache: CacheSizes) -> int:
     if isinstance(cache.l1_data, int):
         return cache.l1_data
     return DEFAULT_BLOCK_NBYTES
+
+
+def default_block_nbytes(itemsize: int, cache: CacheSizes) -> int:
+    """The byte size python-blosc2 gives a default block of items of ``itemsize`` bytes."""
+    return max(DEFAULT_BLOCK_NBYTES, _min_block_nbytes(cache), itemsize)
 
 
 def default_chunk_nbytes(block_nbytes: int, cache: CacheSizes) -> int:
@@ -154,7 +160,7 @@ def default_chunks_blocks(
         return tuple(int(c) for c in chunks), tuple(int(b) for b in blocks)
     cache = cache or CacheSizes.current()
     if blocks is None:
-        block_nbytes = max(DEFAULT_BLOCK_NBYTES, _min_block_nbytes(cache), itemsize)
+        block_nbytes = default_block_nbytes(itemsize, cache)
     else:
         block_nbytes = math.prod(blocks) * itemsize
     if block_nbytes > MAX_BLOCK_NBYTES:
@@ -171,4 +177,59 @@ def default_chunks_blocks(
     new_chunks = [
         min(s, -(-c // b) * b) for s, c, b in zip(shape, new_chunks, new_blocks, strict=True)
     ]
+    return tuple(new_chunks), tuple(new_blocks)
+
+
+#: The rows (items along the first axis) a default block of a 2+ dim array holds at least,
+#: when the array has them (:func:`box_chunks_blocks`).
+BLOCK_ROWS = 32
+
+
+def _fit(size: int, budget: int) -> int:
+    """An extent of at most ``budget`` items for an axis of ``size``: all of it, else the
+    largest divisor of ``size`` above half the budget, else ``size`` split into equal
+    parts."""
+    if size <= budget:
+        return size
+    divisor = nearest_divisor(size, budget, strict=True)
+    return divisor if divisor * 2 > budget else -(-size // -(-size // budget))
+
+
+def _tile(shape: Sequence[int], budget: int) -> list[int]:
+    """A block of about ``budget`` items: at least :data:`BLOCK_ROWS` rows along the first
+    axis (if it has them), the rest shaped by the same rule over the other axes."""
+    if len(shape) == 1:
+        return [_fit(shape[0], max(budget, 1))]
+    rows = min(BLOCK_ROWS, shape[0])
+    inner = _tile(shape[1:], max(budget // rows, 1))
+    return [_fit(shape[0], max(budget // math.prod(inner), 1)), *inner]
+
+
+def box_chunks_blocks(
+    shape: Sequence[int],
+    itemsize: int,
+    chunks: Sequence[int] | None = None,
+    blocks: Sequence[int] | None = None,
+    cache: CacheSizes | None = None,
+) -> tuple[Shape, Shape]:
+    """The chunk and block shapes bloscpack gives a new NDArray: python-blosc2's
+    (:func:`default_chunks_blocks`) for 0-d and 1-d arrays, zero-size arrays and whenever
+    ``chunks`` or ``blocks`` is given; otherwise python-blosc2's block and chunk byte sizes,
+    shaped for box reads.  A block holds at least :data:`BLOCK_ROWS` rows when the array has
+    them, and over the other axes the same rule again; each extent is a divisor of the
+    array's if one is near, else an equal part.  A chunk stacks whole blocks along the first
+    axis, then along the next ones."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2 or 0 in shape or chunks is not None or blocks is not None:
+        return default_chunks_blocks(shape, itemsize, chunks, blocks, cache)
+    cache = cache or CacheSizes.current()
+    new_blocks = _tile(shape, default_block_nbytes(itemsize, cache) // itemsize)
+    block_items = math.prod(new_blocks)
+    chunk_items = default_chunk_nbytes(block_items * itemsize, cache) // itemsize
+    per_chunk = max(chunk_items // block_items, 1)  # whole blocks in a chunk
+    new_chunks = list(new_blocks)
+    for axis, (size, block) in enumerate(zip(shape, new_blocks, strict=True)):
+        take = _fit(-(-size // block), per_chunk)
+        new_chunks[axis] = min(size, block * take)
+        per_chunk //= take
     return tuple(new_chunks), tuple(new_blocks)

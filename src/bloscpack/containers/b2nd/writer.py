@@ -35,7 +35,7 @@ from ..schunk.writer import (
 )
 from ..target import Target, kept_metalayers, marker_fits, row_flat, take_options
 from .jobs import ScratchPool, run_in_order
-from .layout import default_chunks_blocks
+from .layout import box_chunks_blocks
 from .meta import METALAYER_NAME, B2ndMeta, dtype_to_string
 
 DEFAULT_FILTERS = (0, 0, 0, 0, 0, int(Filter.SHUFFLE))
@@ -124,14 +124,14 @@ def new_layout(
     filters_meta: Sequence[int] | None, splitmode: str, meta: Mapping[str, Any] | None,
 ) -> tuple[B2ndLayout, list[tuple[str, bytes]]]:  # fmt: skip
     """The layout and metalayers of a new NDArray of ``shape`` and ``dtype``: chunk and block
-    shapes default to python-blosc2's choice, ``meta`` adds msgpack metalayers after
+    shapes default to :func:`.layout.box_chunks_blocks`, ``meta`` adds msgpack metalayers after
     ``b2nd``."""
     dtype_to_string(dtype)  # refuses dtypes holding Python objects
     if chunks is not None:
         chunks = tuple(int(c) for c in chunks)
     if blocks is not None:
         blocks = tuple(int(b) for b in blocks)
-    chunks, blocks = default_chunks_blocks(shape, dtype.itemsize, chunks, blocks)
+    chunks, blocks = box_chunks_blocks(shape, dtype.itemsize, chunks, blocks)
     layer = B2ndMeta.from_array_params(shape, chunks, blocks, dtype)
     grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
     params = b2nd_cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
@@ -227,7 +227,7 @@ def save_b2nd(
     vlmeta: Mapping[str, Any] | None = None,
 ) -> None:
     """Save ``array`` as a python-blosc2 NDArray: a ``.b2nd`` file, or with ``sparse=True`` a
-    sparse frame directory.  Chunk and block shapes default to python-blosc2's choice;
+    sparse frame directory.  Chunk and block shapes default to :func:`.layout.box_chunks_blocks`;
     ``filters`` (up to 6 filter ids, slot order) default to shuffle; ``nthreads`` chunks are
     compressed at a time (each with :func:`bloscpack.engine.get_nthreads` C threads; by
     default as many chunks as C threads, one C thread each) while another thread writes
@@ -273,7 +273,7 @@ class B2ndTarget(Target):
             chunks, blocks = self._copy_geometry()
         chunks = None if chunks is None else tuple(int(c) for c in chunks)
         blocks = None if blocks is None else tuple(int(b) for b in blocks)
-        chunks, blocks = default_chunks_blocks(spec.shape, spec.dtype.itemsize, chunks, blocks)
+        chunks, blocks = box_chunks_blocks(spec.shape, spec.dtype.itemsize, chunks, blocks)
         self.meta = B2ndMeta.from_array_params(spec.shape, chunks, blocks, spec.dtype)
         self.grid = ChunkGrid(spec.shape, self.meta.chunks, self.meta.blocks, spec.dtype.itemsize)
         if getattr(source, "grid", None) is not None:
