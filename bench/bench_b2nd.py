@@ -3,7 +3,8 @@
 
 * read:  ``bloscpack.containers.b2nd.load_b2nd(path)`` vs ``blosc2.open(path)[:]`` on a file
   written by python-blosc2 (``blosc2.asarray(a, urlpath=...)``, default chunks and blocks);
-* write: ``save_b2nd(a, path)`` vs ``blosc2.asarray(a, urlpath=path)``;
+* write: ``save_b2nd(a, path)`` vs ``blosc2.asarray(a, urlpath=path)``, both with
+  python-blosc2's default chunks and blocks;
 * slice: a small box read with ``read_b2nd_selection`` vs ``blosc2.open(path)[box]``.
 
 Both sides use the same codec (zstd), clevel (5), filters (shuffle) and number of threads:
@@ -32,6 +33,7 @@ from timing import add_json_options, best_of, comparison, record, write_json
 
 from bloscpack import engine
 from bloscpack.containers.b2nd import load_b2nd, read_b2nd_selection, save_b2nd
+from bloscpack.containers.b2nd.layout import default_chunks_blocks
 
 MiB = 2**20
 
@@ -81,12 +83,14 @@ def main() -> None:
 
             return run
 
+        shapes = default_chunks_blocks(array.shape, array.itemsize)  # python-blosc2's
+        same = {"codec": "zstd", "clevel": 5, "chunks": shapes[0], "blocks": shapes[1]}
         write = best_of(repeat, {
             "python-blosc2": lambda: blosc2.asarray(
                 array, urlpath=str(theirs), mode="w", cparams=cparams, dparams=dparams),
-            "bloscpack": lambda: save_b2nd(array, ours, codec="zstd", clevel=5),
+            "bloscpack": lambda: save_b2nd(array, ours, **same),
             "bloscpack (chunks)": chunk_parallel(
-                lambda: save_b2nd(array, ours, codec="zstd", clevel=5, nthreads=n)),
+                lambda: save_b2nd(array, ours, nthreads=n, **same)),
         })  # fmt: skip
         written = {"python-blosc2": ratio, "bloscpack": array.nbytes / os.path.getsize(ours)}
         out = np.empty_like(array)
