@@ -553,7 +553,8 @@ class BlpReader(ReaderBase):
             if uniform:
                 total = (n - 1) * header.chunk_size + header.last_chunk if n else 0
                 self.sizes = ChunkSizes.uniform(header.chunk_size, total)
-            else:
+            else:  # the chunk headers say, once checked against the header (as load does)
+                reader.check_sizes()
                 self.sizes = ChunkSizes.listed([loc.nbytes for loc in reader.locations()])
             self._metadata = reader.metadata
             self.description = ArrayDescription.from_metadata(self._metadata, self.sizes.total)
@@ -587,9 +588,19 @@ class BlpReader(ReaderBase):
         return self.stored_chunk(index)
 
     def stored_chunk(self, index: int) -> memoryview:
+        """Chunk ``index``: its size checked against the header and, the first time it is read
+        if ``verify`` is set, its digest and its Blosc layout, with :func:`load`'s messages."""
+        reader = self.reader
+        loc = reader.locate(index)
+        expected = reader.header.expected_nbytes(index, self.nchunks)
+        check_chunk_nbytes(self.name, reader.header, index, loc.nbytes, expected)
         check = self.verify and index not in self._verified
-        data = self.reader.read_chunk(index, verify=check)
+        data = reader.read_chunk(index, verify=check)
         if check:
+            try:
+                validate_chunk(data)
+            except BloscpackError as exc:
+                raise _located(exc, self.name, loc) from None
             self._verified.add(index)
         return data
 
