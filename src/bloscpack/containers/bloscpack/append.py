@@ -65,7 +65,6 @@ from .checksums import Hash
 from .header import BLOSCPACK_HEADER_LENGTH, MAGIC
 from .preamble import encode_metadata_section, encode_offsets
 from .reader import CHUNK_HEADER_PEEK, BloscpackReader, reading
-from .sources import file_object_source
 from .writer import add_order_record, check_blosc_args, compress_chunk
 
 # --- append -------------------------------------------------------------------------------
@@ -81,7 +80,7 @@ class _Layout:
         fp.seek(0)
         _check_magic(fp.read(len(MAGIC)), name)
         fp.seek(0)
-        source = file_object_source(fp, name) or FileObjectSource(fp, name)
+        source = FileObjectSource(fp, name)  # positioned reads: the file is locked for writing
         with contextlib.closing(source), BloscpackReader(source) as reader:
             self.name, self.size = name, reader.size
             self.header = header = reader.header

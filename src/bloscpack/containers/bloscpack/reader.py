@@ -361,9 +361,10 @@ class BloscpackReader:
 
     @consistent_read
     def read_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
-        """Chunk ``index`` unverified (its size checked), or when decoding its bytes ``[lo, hi)`` needs only
-        some of its blocks, a buffer of its size holding its header, bstarts and those blocks'
-        streams (see :mod:`bloscpack.blosc.partial`): what a remote input reads."""
+        """Chunk ``index`` unverified (its size checked), or when decoding its bytes
+        ``[lo, hi)`` needs only some of its blocks, a buffer of its size holding its header,
+        bstarts and those blocks' streams (see :mod:`bloscpack.blosc.partial`): what a remote
+        input reads."""
         loc = self._locate_sized(index, whole=False)
         part = partial.source_chunk_items(self.source, loc.offset, loc.cbytes, lo, hi,
                                           f"chunk {index}")  # fmt: skip
