@@ -70,7 +70,7 @@ from .writer import add_order_record, check_blosc_args, compress_chunk
 # --- append -------------------------------------------------------------------------------
 
 
-class _Layout:
+class _Existing:
     """What an append needs to know about an existing ``.blp`` file, as the format's reader
     finds it (:class:`~.reader.BloscpackReader`, with its checks and messages): the preamble,
     every chunk's location and size, the last chunk decoded (digest verified) and the
@@ -134,7 +134,7 @@ def _read_exactly(fp: IO[bytes], offset: int, n: int, size: int, name: str, what
 
 
 def _resolve_blosc_args(
-    blosc_args: Mapping[str, Any] | None, layout: _Layout, last: ChunkHeader
+    blosc_args: Mapping[str, Any] | None, layout: _Existing, last: ChunkHeader
 ) -> BloscArgs:
     """0.16's rule: unset arguments are the file's typesize, clevel 7, shuffle, blosclz.  A file
     of Blosc2 chunks gets Blosc2 chunks (with the last chunk's filters unless told otherwise)."""
@@ -162,7 +162,7 @@ def _resolve_blosc_args(
 class _Plan:
     """Sizes of an append, computed (and checked) before anything is written."""
 
-    def __init__(self, layout: _Layout, last_nbytes: int, new_size: int) -> None:
+    def __init__(self, layout: _Existing, last_nbytes: int, new_size: int) -> None:
         header = layout.header
         chunk_size = header.chunk_size
         if chunk_size == 0 and last_nbytes == 0:  # an empty file: chunk the new data afresh
@@ -195,7 +195,7 @@ class _Plan:
             )
 
 
-def _metadata_section(layout: _Layout, metadata: Any, new_size: int) -> bytes | None:
+def _metadata_section(layout: _Existing, metadata: Any, new_size: int) -> bytes | None:
     """The new metadata section (same size as the old one), or None if nothing changes: the
     ``metadata`` given, or for a file that holds a numpy array, its metadata with the shape
     grown by the rows appended (refused unless ``new_size`` bytes are whole rows)."""
@@ -362,7 +362,7 @@ def _append(
     steps: Steps,
 ) -> int:
     name = path or getattr(fp, "name", "<file>")
-    layout = _Layout(fp, str(name))
+    layout = _Existing(fp, str(name))
     last_data = layout.last_data
     plan = _Plan(layout, len(last_data), new_size)
     args = _resolve_blosc_args(blosc_args, layout, layout.last_header)
@@ -403,7 +403,7 @@ def _append(
 
 def _write_append(
     fp: IO[bytes],
-    layout: _Layout,
+    layout: _Existing,
     plan: _Plan,
     args: BloscArgs,
     last_data: bytearray,
