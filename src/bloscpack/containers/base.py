@@ -200,6 +200,11 @@ class ContainerReader(Protocol):
         """Let go of the chunk :meth:`stored_chunk` returned last in this thread."""
         ...
 
+    def chunk_place(self, index: int) -> str:
+        """How an error names chunk ``index``: ``chunk <index>``, with where it is stored when
+        the format's own messages say so."""
+        ...
+
     def prefetch(self, indices: Sequence[int]) -> None:
         """Hint that chunks ``indices`` are read next, whole (a remote input fetches them at
         once, concurrently)."""
@@ -298,6 +303,9 @@ class ReaderBase:
 
     def release(self) -> None:
         pass
+
+    def chunk_place(self, index: int) -> str:
+        return f"chunk {index}"
 
     def prefetch(self, indices: Sequence[int]) -> None:
         """Hint that chunks ``indices`` are read next, whole: a remote input fetches them at

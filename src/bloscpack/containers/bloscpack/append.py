@@ -17,23 +17,20 @@ sees the file either exactly as before the append or completely appended.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
-import struct
 from collections.abc import Mapping
 from typing import IO, Any
 
 import numpy as np
 
-from ... import engine
 from ... import ndarray as nd
-from ...blosc.header import BLOSC1_HEADER_SIZE, ChunkHeader
-from ...blosc.layout import validate_chunk
+from ...blosc.header import ChunkHeader
 from ...errors import (
     ArgumentError,
     BloscpackError,
-    ChecksumMismatch,
     FormatError,
     NotAContainer,
     NotEnoughSpace,
@@ -42,6 +39,7 @@ from ...errors import (
 )
 from ...io.copies import sized_input
 from ...io.paths import PathLike, is_stream
+from ...io.sources import FileObjectSource
 from ...journal import (
     JOURNAL_SUFFIX,
     KILL_AFTER_ENV,
@@ -64,97 +62,44 @@ from .args import (
     calculate_nchunks,
 )
 from .checksums import Hash
-from .header import (
-    BLOSCPACK_HEADER_LENGTH,
-    MAGIC,
-    METADATA_HEADER_LENGTH,
-    BloscpackHeader,
-    MetadataHeader,
-)
-from .preamble import (
-    OFFSET,
-    check_format_version,
-    decode_metadata,
-    encode_metadata_section,
-    encode_offsets,
-    metadata_section_length,
-)
-from .reader import BloscpackReader, check_digest, reading
+from .header import BLOSCPACK_HEADER_LENGTH, MAGIC
+from .preamble import encode_metadata_section, encode_offsets
+from .reader import CHUNK_HEADER_PEEK, BloscpackReader, reading
 from .writer import add_order_record, check_blosc_args, compress_chunk
 
 # --- append -------------------------------------------------------------------------------
 
 
-class _Layout:
-    """What an append needs to know about an existing ``.blp`` file."""
+class _Existing:
+    """What an append needs to know about an existing ``.blp`` file, as the format's reader
+    finds it (:class:`~.reader.BloscpackReader`, with its checks and messages): the preamble,
+    every chunk's location and size, the last chunk decoded (digest verified) and the
+    metadata."""
 
     def __init__(self, fp: IO[bytes], name: str) -> None:
-        self.name = name
-        self.size = _file_size(fp)
-        raw = _read_exactly(fp, 0, BLOSCPACK_HEADER_LENGTH, self.size, name, "bloscpack header")
-        _check_magic(raw, name)
-        self.header = BloscpackHeader.decode(raw)
-        check_format_version(self.header, name, FormatError)
-        self.checksum: Hash = self.header.checksum_impl
-        pos = BLOSCPACK_HEADER_LENGTH
-        self.metadata_header: MetadataHeader | None = None
-        self.metadata_pos = pos
-        if self.header.metadata:
-            raw = _read_exactly(fp, pos, METADATA_HEADER_LENGTH, self.size, name, "metadata header")
-            self.metadata_header = MetadataHeader.decode(raw)
-            pos += metadata_section_length(self.metadata_header)
-        self.offsets_pos = pos
-        nchunks = self.header.nchunks
-        if nchunks < 1:
-            raise UnsupportedError(
-                f"{name}: cannot append to a file with an unknown number of chunks ({nchunks})"
-            )
-        self.offsets: list[int] = []
-        if self.header.offsets:
-            slots = nchunks + self.header.max_app_chunks
-            raw = _read_exactly(fp, pos, 8 * slots, self.size, name, "offsets section")
-            self.offsets = [o for (o,) in OFFSET.iter_unpack(raw[: 8 * nchunks])]
-            pos += 8 * slots
-        self.first_chunk_pos = pos
-        self.last_index = nchunks - 1
-        self.last_pos = self.offsets[-1] if self.offsets else self._walk_to_last(fp)
-        if not self.first_chunk_pos <= self.last_pos < self.size:
-            raise FormatError(
-                f"{name}: offset {self.last_pos} of the last chunk is outside the file"
-            )
-
-    def _walk_to_last(self, fp: IO[bytes]) -> int:
-        """Position of the last chunk of a file without offsets: chunk lengths from headers."""
-        pos = self.first_chunk_pos
-        for index in range(self.last_index):
-            raw = _read_exactly(fp, pos, BLOSC1_HEADER_SIZE, self.size, self.name, f"chunk {index}")
-            cbytes = struct.unpack_from("<i", raw, 12)[0]
-            if cbytes < BLOSC1_HEADER_SIZE:
-                raise FormatError(f"{self.name}: chunk {index} at offset {pos} has cbytes {cbytes}")
-            pos += cbytes + self.checksum.size
-        return pos
-
-    def read_last_chunk(self, fp: IO[bytes]) -> tuple[bytes, int]:
-        """The last chunk (checksum verified) and the position right after its digest."""
-        head = _read_exactly(
-            fp, self.last_pos, BLOSC1_HEADER_SIZE, self.size, self.name, f"chunk {self.last_index}"
-        )
-        cbytes = struct.unpack_from("<i", head, 12)[0]
-        if cbytes < BLOSC1_HEADER_SIZE:
-            raise FormatError(f"{self.name}: chunk {self.last_index} has cbytes {cbytes}")
-        what = f"chunk {self.last_index}"
-        chunk = _read_exactly(fp, self.last_pos, cbytes, self.size, self.name, what)
-        digest = _read_exactly(
-            fp,
-            self.last_pos + cbytes,
-            self.checksum.size,
-            self.size,
-            self.name,
-            f"digest of {what}",
-        )
-        check_digest(self.checksum, chunk, digest, self.name, self.last_index)
-        validate_chunk(chunk)
-        return chunk, self.last_pos + cbytes + self.checksum.size
+        fp.seek(0)
+        _check_magic(fp.read(len(MAGIC)), name)
+        fp.seek(0)
+        source = FileObjectSource(fp, name)  # positioned reads: the file is locked for writing
+        with contextlib.closing(source), BloscpackReader(source) as reader:
+            self.name, self.size = name, reader.size
+            self.header = header = reader.header
+            if header.nchunks < 1:
+                raise UnsupportedError(
+                    f"{name}: cannot append to a file with an unknown number of chunks"
+                    f" ({header.nchunks})"
+                )
+            self.checksum: Hash = reader.checksum
+            self.metadata_header = reader.metadata_header
+            self.metadata_pos = reader.metadata_offset or BLOSCPACK_HEADER_LENGTH
+            self.metadata = reader.metadata
+            self.offsets_pos = reader.offsets_offset
+            reader.check_sizes()
+            last = reader.locate(header.nchunks - 1)
+            self.last_pos, self.last_end = last.offset, last.end
+            self.last_header = ChunkHeader.parse(reader.source.peek(last.offset, CHUNK_HEADER_PEEK))
+            self.last_data = bytearray(last.nbytes)
+            reader.decompress_chunk_into(last.index, self.last_data)
 
 
 def _check_magic(head: bytes, name: str) -> None:
@@ -166,10 +111,6 @@ def _check_magic(head: bytes, name: str) -> None:
             " of bloscpack 0.16's takes; bloscpack.append(path, data) appends to every format"
             " that grows"
         )
-
-
-def _file_size(fp: IO[bytes]) -> int:
-    return os.fstat(fp.fileno()).st_size if _has_fileno(fp) else fp.seek(0, os.SEEK_END)
 
 
 def _has_fileno(fp: IO[bytes]) -> bool:
@@ -193,7 +134,7 @@ def _read_exactly(fp: IO[bytes], offset: int, n: int, size: int, name: str, what
 
 
 def _resolve_blosc_args(
-    blosc_args: Mapping[str, Any] | None, layout: _Layout, last: ChunkHeader
+    blosc_args: Mapping[str, Any] | None, layout: _Existing, last: ChunkHeader
 ) -> BloscArgs:
     """0.16's rule: unset arguments are the file's typesize, clevel 7, shuffle, blosclz.  A file
     of Blosc2 chunks gets Blosc2 chunks (with the last chunk's filters unless told otherwise)."""
@@ -221,7 +162,7 @@ def _resolve_blosc_args(
 class _Plan:
     """Sizes of an append, computed (and checked) before anything is written."""
 
-    def __init__(self, layout: _Layout, last_nbytes: int, new_size: int) -> None:
+    def __init__(self, layout: _Existing, last_nbytes: int, new_size: int) -> None:
         header = layout.header
         chunk_size = header.chunk_size
         if chunk_size == 0 and last_nbytes == 0:  # an empty file: chunk the new data afresh
@@ -254,9 +195,7 @@ class _Plan:
             )
 
 
-def _metadata_section(
-    fp: IO[bytes], layout: _Layout, metadata: Any, new_size: int
-) -> bytes | None:
+def _metadata_section(layout: _Existing, metadata: Any, new_size: int) -> bytes | None:
     """The new metadata section (same size as the old one), or None if nothing changes: the
     ``metadata`` given, or for a file that holds a numpy array, its metadata with the shape
     grown by the rows appended (refused unless ``new_size`` bytes are whole rows)."""
@@ -267,7 +206,7 @@ def _metadata_section(
         raise UnsupportedError(
             f"{layout.name}: the file has no metadata section, so metadata cannot be added in place"
         )
-    current = _stored_metadata(fp, layout, header)
+    current = layout.metadata
     if nd.describes_array(current):
         if metadata is not None:
             raise ArgumentError(
@@ -296,21 +235,6 @@ def _grown_array_metadata(metadata: dict[str, Any], new_size: int, name: str) ->
             f" {new_size} bytes to append are not whole rows of {row} bytes"
         )
     return {**metadata, "shape": [shape[0] + new_size // row, *shape[1:]]}
-
-
-def _stored_metadata(fp: IO[bytes], layout: _Layout, header: MetadataHeader) -> Any:
-    """The file's metadata, its checksum verified."""
-    stored_at = layout.metadata_pos + METADATA_HEADER_LENGTH
-    stored = _read_exactly(
-        fp, stored_at, header.meta_comp_size, layout.size, layout.name, "metadata"
-    )
-    digest_at = stored_at + header.max_meta_size
-    digest = _read_exactly(
-        fp, digest_at, header.checksum_impl.size, layout.size, layout.name, "metadata digest"
-    )
-    if header.checksum_impl(stored) != digest:
-        raise ChecksumMismatch(f"{layout.name}: checksum mismatch in the metadata section")
-    return decode_metadata(header, stored, layout.name)
 
 
 def append_fp(
@@ -438,18 +362,17 @@ def _append(
     steps: Steps,
 ) -> int:
     name = path or getattr(fp, "name", "<file>")
-    layout = _Layout(fp, str(name))
-    last_chunk, last_end = layout.read_last_chunk(fp)
-    last_data = engine.decompress(last_chunk)
+    layout = _Existing(fp, str(name))
+    last_data = layout.last_data
     plan = _Plan(layout, len(last_data), new_size)
-    args = _resolve_blosc_args(blosc_args, layout, ChunkHeader.parse(last_chunk))
-    new_metadata = _metadata_section(fp, layout, metadata, new_size)
+    args = _resolve_blosc_args(blosc_args, layout, layout.last_header)
+    new_metadata = _metadata_section(layout, metadata, new_size)
     if new_size == 0 and new_metadata is None:
         return 0
 
     header = layout.header
     # Like 0.16, the last chunk is always re-compressed (full or not), so the bytes match.
-    write_from = layout.last_pos if new_size else last_end
+    write_from = layout.last_pos if new_size else layout.last_end
     offsets_len = 8 * (header.nchunks + header.max_app_chunks) if header.offsets else 0
     regions = [(0, BLOSCPACK_HEADER_LENGTH)]
     if new_metadata is not None:
@@ -480,7 +403,7 @@ def _append(
 
 def _write_append(
     fp: IO[bytes],
-    layout: _Layout,
+    layout: _Existing,
     plan: _Plan,
     args: BloscArgs,
     last_data: bytearray,

@@ -3,9 +3,10 @@
 :class:`BloscFile` plugs into the :mod:`io` stack (it is an :class:`io.BufferedIOBase`), so
 ``shutil.copyfileobj``, ``io.TextIOWrapper``, ``numpy.save`` and ``numpy.load`` work on it.
 
-Reading (``"rb"``) is random access: a position is mapped to the chunk holding it (by
-arithmetic when the header has offsets and uniform chunk sizes, otherwise through a table built
-by walking the chunk headers once), and only that chunk is read, checksum-verified and
+Reading (``"rb"``) is random access through the format's reader
+(:class:`~.reader.BlpReader`, as :func:`bloscpack.open` reads): a position is mapped to the
+chunk holding it (by arithmetic when the header gives uniform chunk sizes, otherwise through
+the sizes of the chunk headers), and only that chunk is read, checksum-verified (once) and
 decompressed; the decoded chunk is kept until the position leaves it.  Reads that cover a
 whole chunk decompress straight into the caller's buffer.  A non-seekable input (a pipe) is
 read sequentially, chunk by chunk.
@@ -36,7 +37,7 @@ from ...io.paths import PathLike
 from ...journal import recover
 from ...url import local_output
 from .args import BloscArgs, BloscpackArgs, MetadataArgs
-from .reader import BloscpackReader
+from .reader import BlpReader
 from .sinks import BLOSC_OPTIONS, BLOSCPACK_OPTIONS, AppendSink, Buffer, ContainerSink, WriteOptions
 from .sources import file_object_source
 from .streams import RandomReader, Reader, StreamReader
@@ -158,14 +159,14 @@ class BloscFile(io.BufferedIOBase):
     def _open_reader(self) -> Reader:
         if self._path is not None:
             recover(self._path)
-            return RandomReader(BloscpackReader(self._path))
+            return RandomReader(BlpReader(self._path))
         fp = self._fp
         assert fp is not None
         source = file_object_source(fp, self.name)
         if source is None:
             return StreamReader(fp, self.name)
         try:
-            return RandomReader(BloscpackReader(source))
+            return RandomReader(BlpReader(source))
         except BaseException:
             source.close()
             raise

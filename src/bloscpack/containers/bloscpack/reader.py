@@ -348,15 +348,24 @@ class BloscpackReader:
 
     @consistent_read
     def read_chunk(self, index: int, *, verify: bool = True) -> memoryview:
-        """The stored Blosc chunk ``index`` (a view into the input), digest verified."""
-        return self._read_location(self.locate(index), verify)
+        """The stored Blosc chunk ``index`` (a view into the input), its size checked against
+        the header and its digest verified."""
+        return self._read_location(self._locate_sized(index), verify)
+
+    def _locate_sized(self, index: int, whole: bool = True) -> ChunkLocation:
+        """:meth:`locate`, and the chunk's uncompressed size checked against the header."""
+        loc = self.locate(index, whole)
+        expected = self.header.expected_nbytes(index, self.nchunks)
+        check_chunk_nbytes(self.name, self.header, index, loc.nbytes, expected)
+        return loc
 
     @consistent_read
     def read_chunk_items(self, index: int, lo: int, hi: int) -> memoryview:
-        """Chunk ``index`` unverified, or when decoding its bytes ``[lo, hi)`` needs only
-        some of its blocks, a buffer of its size holding its header, bstarts and those blocks'
-        streams (see :mod:`bloscpack.blosc.partial`): what a remote input reads."""
-        loc = self.locate(index, whole=False)
+        """Chunk ``index`` unverified (its size checked), or when decoding its bytes
+        ``[lo, hi)`` needs only some of its blocks, a buffer of its size holding its header,
+        bstarts and those blocks' streams (see :mod:`bloscpack.blosc.partial`): what a remote
+        input reads."""
+        loc = self._locate_sized(index, whole=False)
         part = partial.source_chunk_items(self.source, loc.offset, loc.cbytes, lo, hi,
                                           f"chunk {index}")  # fmt: skip
         return self._read_location(loc, False) if part is None else part
@@ -553,7 +562,8 @@ class BlpReader(ReaderBase):
             if uniform:
                 total = (n - 1) * header.chunk_size + header.last_chunk if n else 0
                 self.sizes = ChunkSizes.uniform(header.chunk_size, total)
-            else:
+            else:  # the chunk headers say, once checked against the header (as load does)
+                reader.check_sizes()
                 self.sizes = ChunkSizes.listed([loc.nbytes for loc in reader.locations()])
             self._metadata = reader.metadata
             self.description = ArrayDescription.from_metadata(self._metadata, self.sizes.total)
@@ -587,11 +597,17 @@ class BlpReader(ReaderBase):
         return self.stored_chunk(index)
 
     def stored_chunk(self, index: int) -> memoryview:
+        """Chunk ``index``: its size checked against the header and, the first time it is read
+        if ``verify`` is set, its digest, with :func:`load`'s messages."""
         check = self.verify and index not in self._verified
         data = self.reader.read_chunk(index, verify=check)
         if check:
             self._verified.add(index)
         return data
+
+    def chunk_place(self, index: int) -> str:
+        """``chunk <index> at offset <offset>``, as :func:`load` names a chunk."""
+        return f"chunk {index} at offset {self.reader.locate(index, whole=False).offset}"
 
     def metadata(self) -> Any:
         return self._metadata

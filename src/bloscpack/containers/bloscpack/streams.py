@@ -1,13 +1,16 @@
 """The decoded bytes of a ``.blp`` container as one stream, for :class:`~.file.BloscFile`:
-random access through a :class:`~.reader.BloscpackReader` (:class:`RandomReader`), or chunk
-by chunk from a stream that cannot seek (:class:`StreamReader`), one decoded chunk cached.
-Both check what they read with the functions of :mod:`.reader` and :mod:`.preamble`, so an
-input's defect has the message :func:`~.reader.load` gives (but for where a stream ends)."""
+random access through the format's reader :class:`~.reader.BlpReader` (:class:`RandomReader`,
+which maps positions to its chunks), or chunk by chunk from a stream that cannot seek
+(:class:`StreamReader`), one decoded chunk cached.  Neither parses or checks anything itself:
+the stream reads its preamble and chunks with the functions of :mod:`.preamble` and
+:mod:`.reader`, so an input's defect has the message :func:`~.reader.load` gives (but for
+where a stream ends)."""
 
 from __future__ import annotations
 
 import bisect
 import io
+import itertools
 from typing import IO, Any
 
 from ...blosc.header import BLOSC1_HEADER_SIZE, BLOSC2_HEADER_SIZE, EXTENDED_MARK
@@ -22,6 +25,7 @@ from .preamble import (
 )
 from .reader import (
     BloscpackReader,
+    BlpReader,
     ChunkLocation,
     check_chunk_nbytes,
     check_digest,
@@ -119,72 +123,43 @@ class Reader:
 
 
 class RandomReader(Reader):
-    """Random access through a :class:`BloscpackReader`."""
+    """Random access through the format's reader, a :class:`~.reader.BlpReader`: its chunk
+    sizes map a position to a chunk, its chunk reads check the location and the digest (once
+    per chunk), as every other read of the file does."""
 
-    def __init__(self, reader: BloscpackReader) -> None:
-        super().__init__(reader)
-        header = reader.header
-        self._uniform = (
-            header.offsets
-            and header.nchunks > 0
-            and header.chunk_size > 0
-            and 0 <= header.last_chunk <= header.chunk_size
-        )
-        self._starts: list[int] | None = None
-        self._sizes: list[int] = []
-        if self._uniform:
-            self.size = header.chunk_size * (header.nchunks - 1) + header.last_chunk
-        else:
-            self.size = -1  # known after the chunk headers are walked
-
-    def _table(self) -> list[int]:
-        """Start positions of the chunks, from one walk over their headers."""
-        if self._starts is None:
-            total = self.reader.check_sizes()
-            self._sizes = [loc.nbytes for loc in self.reader.locations()]
-            starts, position = [], 0
-            for nbytes in self._sizes:
-                starts.append(position)
-                position += nbytes
-            self._starts, self.size = starts, total
-        return self._starts
+    def __init__(self, blp: BlpReader) -> None:
+        super().__init__(blp.reader)
+        self.blp = blp
+        self.size = blp.sizes.total
+        each = blp.sizes.each  # None for uniform sizes: a position's chunk is a division
+        self._starts = [] if each is None else list(itertools.accumulate(each, initial=0))
 
     def remaining(self, position: int) -> int:
-        if self.size < 0:
-            self._table()
         return max(0, self.size - position)
 
     def checked_remaining(self, position: int) -> int:
-        self._table()
+        self.blp.check_sizes()
         return self.remaining(position)
 
     def _find(self, position: int) -> tuple[int, int, int] | None:
-        if self._uniform:
-            if position >= self.size:
-                return None
-            header = self.reader.header
-            index = position // header.chunk_size
-            last = index == header.nchunks - 1
-            return (
-                index,
-                index * header.chunk_size,
-                header.last_chunk if last else header.chunk_size,
-            )
-        starts = self._table()
         if position >= self.size:
             return None
-        index = bisect.bisect_right(starts, position) - 1
-        while self._sizes[index] == 0:  # empty chunks hold no position
+        sizes, nchunks = self.blp.sizes, self.blp.nchunks
+        if sizes.every is not None:
+            index = position // sizes.every
+            return index, index * sizes.every, sizes.of(index, nchunks)
+        index = bisect.bisect_right(self._starts, position) - 1
+        while sizes.of(index, nchunks) == 0:  # empty chunks hold no position
             index += 1
-        return index, starts[index], self._sizes[index]
+        return index, self._starts[index], sizes.of(index, nchunks)
 
     def _check_chunk(self, index: int, nbytes: int) -> None:
         location = self.reader.locate(index)
         check_chunk_nbytes(self.name, self.reader.header, index, location.nbytes, nbytes)
 
     def _decode(self, index: int, out: memoryview) -> None:
-        self._check_chunk(index, len(out))
-        self.reader.decompress_chunk_into(index, out)
+        chunk = self.blp.stored_chunk(index)  # its size checked against the header
+        decompress_exactly(chunk, out, self.reader.locate(index), self.name)
 
 
 class StreamReader(Reader):
@@ -192,6 +167,7 @@ class StreamReader(Reader):
 
     def __init__(self, fp: IO[bytes], name: str) -> None:
         super().__init__(BloscpackReader(ByteSource(_read_preamble(fp, name), name=name)))
+        _ = self.reader.metadata  # decoded now: a defect is refused as the other readers do
         self.fp = fp
         self.nchunks = self.reader.header.nchunks
         self._next_index = 0

@@ -313,7 +313,7 @@ class FlatStore:
         try:
             decode_bytes(chunk, header, lo, hi, dest_bytes)
         except BloscpackError as exc:
-            raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+            raise type(exc)(f"{self.name}: {self.source.chunk_place(c)}: {exc}") from None
         finally:
             self.source.release()
 
@@ -329,7 +329,7 @@ class FlatStore:
             try:
                 dest[positions] = self._decode_units(chunk, header, units)
             except BloscpackError as exc:
-                raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+                raise type(exc)(f"{self.name}: {self.source.chunk_place(c)}: {exc}") from None
             finally:
                 self.source.release()
 
@@ -388,7 +388,7 @@ class FlatStore:
             header = ChunkHeader.parse(data)
         except BloscpackError as exc:
             self.source.release()
-            raise type(exc)(f"{self.name}: chunk {c}: {exc}") from None
+            raise type(exc)(f"{self.name}: {self.source.chunk_place(c)}: {exc}") from None
         try:
             check_chunk_nbytes(source, c, header.nbytes)
         except IntegrityError:
