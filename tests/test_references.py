@@ -295,12 +295,80 @@ def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
     assert_same(zarr_arrays(padded)["data"], array)
 
 
-def test_special_chunks_are_inlined_as_the_values_they_stand_for():
-    """Uninitialized entries read as zeros, as bloscpack.load reads them."""
-    path = DATA / "blosc2" / "frames" / "fill_uninit.b2frame"
+def special_frame(path: Path, chunks: list, dtype: str = "<f8") -> Path:
+    """A frame python-blosc2 writes, of chunks of 100 items of ``dtype`` (8 bytes): each an
+    array, or a ``blosc2.SpecialValue`` (a special entry of the frame's index)."""
+    frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})
+    for chunk in chunks:
+        if isinstance(chunk, np.ndarray):
+            frame.append_data(chunk.astype(dtype))
+            continue
+        one = blosc2.SChunk(chunksize=800, cparams={"typesize": 8})
+        one.fill_special(100, chunk)
+        frame.append_chunk(one.get_chunk(0))
+    frame.vlmeta["dtype"], frame.vlmeta["shape"] = repr(dtype), [100 * len(chunks)]
+    frame.vlmeta["order"], frame.vlmeta["container"] = "C", "numpy"
+    return path
+
+
+ZERO, NAN, UNINIT = blosc2.SpecialValue.ZERO, blosc2.SpecialValue.NAN, blosc2.SpecialValue.UNINIT
+DATA_CHUNK = np.arange(100) - 50.5
+#: frames of special chunks: the fill value, the chunks left to it, those inlined
+SPECIAL_CASES = {
+    "zeros": ([DATA_CHUNK, ZERO, ZERO, DATA_CHUNK], 0.0, [1, 2], []),
+    "uninitialized (zeros)": ([UNINIT, DATA_CHUNK, UNINIT], 0.0, [0, 2], []),
+    "zeros and uninitialized": ([ZERO, UNINIT, DATA_CHUNK], 0.0, [0, 1], []),
+    "NaN": ([NAN, DATA_CHUNK, NAN], "NaN", [0, 2], []),
+    "mixed, most NaN": ([NAN, ZERO, NAN, DATA_CHUNK, NAN, UNINIT], "NaN", [0, 2, 4], [1, 5]),
+    "mixed, a tie: the first met": ([ZERO, NAN, NAN, UNINIT], 0.0, [0, 3], [1, 2]),
+}
+
+
+@pytest.mark.parametrize("case", list(SPECIAL_CASES))
+def test_special_chunks_of_the_fill_value_have_no_key(tmp_path, case):
+    chunks, fill, filled, held = SPECIAL_CASES[case]
+    path = special_frame(tmp_path / "s.b2frame", chunks)
+    expected = bloscpack.load(path)
+    for zarr_format, codec in ((2, "stock"), (2, "bloscpack")):
+        refs = bloscpack.to_references(path, codec=codec, zarr_format=zarr_format)
+        assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] == fill
+        assert sorted(inlined(refs)) == [f"data/{i}" for i in held]
+        keys = [key for key in refs["refs"] if key.startswith("data/") and "/." not in key]
+        assert sorted(keys) == [f"data/{i}" for i in range(len(chunks)) if i not in filled]
+        assert refs["bloscpack"]["filled"] == len(filled)
+        got = zarr_arrays(refs)["data"]
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_a_special_chunk_of_another_dtype_is_inlined(tmp_path):
+    """NaN entries of a frame of int64 items decode to one integer (NaN's bits), the fill
+    value; of a frame of bytes, to no one repeated item: inlined."""
+    path = special_frame(tmp_path / "i.b2frame", [NAN, DATA_CHUNK], dtype="<i8")
     refs = bloscpack.to_references(path)
+    nan_bits = int(np.array(np.nan).view("<i8"))
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] == nan_bits
+    assert zarr_arrays(refs)["data"].tobytes() == bloscpack.load(path).tobytes()
+    path = DATA / "blosc2" / "frames" / "fill_nan_f64.b2frame"
+    refs = bloscpack.to_references(path)
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] is None
     assert inlined(refs) == ["data/0", "data/1", "data/2"]
-    assert_same(zarr_arrays(refs)["data"], np.zeros(10_000, np.uint8))
+    assert zarr_arrays(refs)["data"].tobytes() == bloscpack.load(path).tobytes()
+
+
+@pytest.mark.parametrize("make", ["zeros", "uninit", "mixed"])
+def test_ndarrays_of_special_chunks_python_blosc2_wrote(tmp_path, make):
+    path = str(tmp_path / "z.b2nd")
+    options = {"chunks": (10, 6), "blocks": (5, 6), "urlpath": path, "mode": "w"}
+    if make == "mixed":
+        array = blosc2.full((95, 6), 7.5, dtype="<f8", **options)
+        array[0:10], array[20:40], array[40:50] = np.arange(60).reshape(10, 6), 0, np.nan
+    else:
+        getattr(blosc2, make)((95, 6), dtype="<f8", **options)
+    refs = bloscpack.to_references(path)
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] == 0.0
+    assert refs["bloscpack"]["filled"] == (2 if make == "mixed" else 10)
+    assert inlined(refs) == []
+    assert zarr_arrays(refs)["data"].tobytes() == bloscpack.load(path).tobytes()
 
 
 def test_ndarrays_python_blosc2_wrote(tmp_path):
@@ -446,6 +514,14 @@ def test_blpk_refs_codec_bloscpack(tmp_path):
     written = json.loads((tmp_path / "refs.json").read_text())
     assert written == bloscpack.to_references(tmp_path / "a.bcolz", codec="bloscpack")
     assert_same(zarr_arrays(written)["data"], ARRAY)
+
+
+def test_blpk_refs_counts_the_chunks_read_as_the_fill_value(tmp_path):
+    special_frame(tmp_path / "s.b2frame", [ZERO, NAN, ZERO, DATA_CHUNK])
+    proc = blpk("refs", "s.b2frame", "-o", "refs.json", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == ("blpk: s.b2frame -> refs.json: 2 chunks referenced, 1 of them inlined,"
+                           " 2 special chunks read as the fill value\n")  # fmt: skip
 
 
 def test_blpk_refs_names_what_it_refuses(tmp_path):

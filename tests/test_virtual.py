@@ -134,11 +134,38 @@ def test_a_chunk_held_inline_is_refused_by_name(tmp_path):
     path = tmp_path / "a.bcolz"
     bloscpack.save(ARRAY[:9_999], path, chunklen=1000)
     message = (f"{path.as_uri()}: chunk data/9.0 is held inline (a short last chunk with"
-               " codec='stock', or a special chunk), which VirtualiZarr's manifests cannot hold"
-               " (bloscpack.to_references and fsspec's reference filesystem read it)")  # fmt: skip
+               " codec='stock', or a special chunk of another value than the fill value), which"
+               " VirtualiZarr's manifests cannot hold (bloscpack.to_references and fsspec's"
+               " reference filesystem read it)")  # fmt: skip
     with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
         virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
                                           parser=BloscpackParser(codec="stock"))  # fmt: skip
+
+
+def test_special_chunks_of_the_fill_value_have_no_manifest_entry(tmp_path):
+    zeros = np.zeros((10, 6))
+    array = np.concatenate([zeros, np.arange(60.0).reshape(10, 6), zeros, zeros + np.nan])
+    path = tmp_path / "z.b2nd"
+    blosc2.asarray(array, chunks=(10, 6), blocks=(5, 6), urlpath=str(path), mode="w")
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    assert sorted(virtual["data"].data.manifest.dict()) == ["1.0", "3.0"]
+    got = loaded(path.as_uri(), local())["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == array.tobytes()
+
+
+def test_a_special_chunk_of_another_value_is_refused_by_name(tmp_path):
+    path = tmp_path / "s.b2frame"
+    frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})
+    for special in (blosc2.SpecialValue.NAN, blosc2.SpecialValue.ZERO, blosc2.SpecialValue.NAN):
+        one = blosc2.SChunk(chunksize=800, cparams={"typesize": 8})
+        one.fill_special(100, special)
+        frame.append_chunk(one.get_chunk(0))
+    frame.vlmeta["dtype"], frame.vlmeta["shape"], frame.vlmeta["order"] = "'<f8'", [300], "C"
+    frame.vlmeta["container"] = "numpy"
+    del frame
+    with pytest.raises(UnsupportedError, match=r"chunk data/1 is held inline \(a short last"):
+        loaded(path.as_uri(), local())
 
 
 @pytest.mark.parametrize("case", ["blp", "sframe", "bcolz"])

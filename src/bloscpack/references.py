@@ -73,16 +73,16 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
         refs = {"zarr.json": json.dumps(group)}
     with _opened(name, storage_options) as (fmt, reader):
         if isinstance(reader, TableReader):
-            for column in reader.columns:
-                _add_array(refs, column, fmt, reader.column(column), name, f"{column}_",
-                           zarr_format, padded)  # fmt: skip
+            filled = sum(_add_array(refs, column, fmt, reader.column(column), name,
+                                    f"{column}_", zarr_format, padded)
+                         for column in reader.columns)  # fmt: skip
         else:
-            _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded)
+            filled = _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded)
     files = _stamps(name, storage_options)
     for value in refs.values():  # (a referenced file outside the container's, if any)
         if isinstance(value, list) and value[0] not in files:
             files.update(_stamps(value[0], storage_options, listed=False))
-    record = {"source": _source(name), "files": files, "codec": codec}
+    record = {"source": _source(name), "files": files, "codec": codec, "filled": filled}
     return {"version": 1, "refs": refs, "bloscpack": record}
 
 
@@ -236,10 +236,11 @@ def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
-               name: str, prefix: str, zarr_format: int, padded: bool) -> None:  # fmt: skip
+               name: str, prefix: str, zarr_format: int, padded: bool) -> int:  # fmt: skip
     """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
     its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with bloscpack's
-    filters, a short chunk referenced by byte range, b2nd blocks put in C order)."""
+    filters, a short chunk referenced by byte range, b2nd blocks put in C order); the number
+    of its chunks left to the fill value (no key)."""
     described = reader.description
     dtype, shape = described.dtype, described.shape
     where = name if not prefix else f"{name}: column {key!r}"
@@ -275,28 +276,33 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
         scanned = registry.format_of(fmt).scan(reader)
     spans = list(scanned)[: len(keys)]
     version = _one_version(spans, where)
+    fill, filled = _fill_value(reader, spans, dtype)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
         meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
+        if fill is not None:
+            meta["fill_value"] = fill
         if padded:
             pad = {"name": "numcodecs.bloscpack_pad", "configuration": {"nbytes": full}}
             meta["codecs"].insert(-1, pad)
     for span, chunk_key in zip(spans, keys, strict=True):
-        refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
+        if span.index not in filled:
+            refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     if zarr_format == 3:
         refs[f"{key}/zarr.json"] = json.dumps(
             {**meta, "attributes": _json_attrs(reader), "dimension_names": dims}
         )
-        return
+        return len(filled)
     zarray = {
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
-        "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
+        "compressor": {"id": CODEC_IDS[version]}, "fill_value": fill, "order": order,
         "filters": filters or None,
     }  # fmt: skip
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
+    return len(filled)
 
 
 #: The zarr format-3 data types of numpy's kinds and sizes (the core types).
@@ -378,6 +384,36 @@ def _flat_chunks(reader: ContainerReader, order: str, where: str) -> tuple[int, 
         )
     count = max(every // row, 1)
     return (count, *rest) if order == "C" else (*rest, count)
+
+
+def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype,
+                ) -> tuple[Any, set[int]]:  # fmt: skip
+    """The array's zarr fill value (JSON; None: none) and the chunks left to it: the special
+    chunks of a frame (no bytes of a file) that decode to one value repeated, which zarr reads
+    where a chunk key is absent.  Of several such values, the one of the most chunks (on a
+    tie, the first met); a value no fill value gives exactly (a NaN payload, a structured or
+    string item) is no fill value."""
+    if dtype.kind not in "biuf":
+        return None, set()
+    by_value: dict[bytes, list[int]] = {}
+    for span in spans:
+        if span.path is not None:
+            continue
+        data = np.frombuffer(reader.read_chunk(span.index), np.uint8)
+        if not data.size or data.size % dtype.itemsize:
+            continue
+        items = data.reshape(-1, dtype.itemsize)
+        if not (items == items[0]).all():
+            continue
+        by_value.setdefault(items[0].tobytes(), []).append(span.index)
+    for value, indices in sorted(by_value.items(), key=lambda item: -len(item[1])):
+        number = np.frombuffer(value, dtype)[0].item()
+        if np.array(number, dtype).tobytes() != value:
+            continue
+        if isinstance(number, float) and not math.isfinite(number):
+            number = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+        return number, set(indices)
+    return None, set()
 
 
 def _one_version(spans: list[ChunkSpan], where: str) -> int:

@@ -29,8 +29,10 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     write_references(refs, args.output)
     chunks = [value for key, value in refs["refs"].items() if "/." not in f"/{key}"]
     inlined = sum(isinstance(value, str) for value in chunks)
+    filled = refs["bloscpack"]["filled"]
     console.result(
         f"{args.src} -> {args.output}: {len(chunks)} chunks referenced, {inlined} of them inlined"
+        + (f", {filled} special chunks read as the fill value" if filled else "")
     )
     return EXIT_OK
 
