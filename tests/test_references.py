@@ -98,8 +98,6 @@ def test_the_pad_codec_references_a_short_last_chunk_by_byte_range(tmp_path, cas
     name, options = OWN[case]
     path = tmp_path / name
     bloscpack.save(ARRAY, path, **options)
-    if zarr_format == 3 and case not in ("blp", "bcolz"):
-        return  # (Blosc2 chunks: zarr format 2 only, as with the stock codecs)
     refs = bloscpack.to_references(path, codec="bloscpack", zarr_format=zarr_format)
     assert refs["bloscpack"]["codec"] == "bloscpack"
     assert bloscpack.to_references(path)["bloscpack"]["codec"] == "stock"
@@ -114,7 +112,8 @@ def test_the_pad_codec_references_a_short_last_chunk_by_byte_range(tmp_path, cas
             {"id": "bloscpack_pad", **pad}]  # fmt: skip
     else:
         codecs = json.loads(refs["refs"]["data/zarr.json"])["codecs"]
-        assert [codec["name"] for codec in codecs] == ["bytes", "numcodecs.bloscpack_pad", "blosc"]
+        blosc = "blosc" if case in ("blp", "bcolz") else "numcodecs.bloscpack_blosc2"
+        assert [codec["name"] for codec in codecs] == ["bytes", "numcodecs.bloscpack_pad", blosc]
         assert codecs[1]["configuration"] == pad
     opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
                              mode="r", zarr_format=zarr_format)  # fmt: skip
@@ -147,21 +146,20 @@ def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, cas
     assert_same(got, bloscpack.load(url, storage_options=so))
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 @pytest.mark.parametrize("case", list(OWN))
-def test_zarr_format_3_references_of_blosc1_chunks(tmp_path, case):
+def test_zarr_format_3_references(tmp_path, case):
+    """Blosc1 chunks are read by zarr's blosc codec, Blosc2 chunks by bloscpack_blosc2."""
     name, options = OWN[case]
     path = tmp_path / name
     bloscpack.save(ARRAY, path, **options)
-    if case not in ("blp", "bcolz"):
-        said = "Blosc2 chunks have no zarr format 3 codec here (zarr_format=2 reads them with"
-        refusal(path, re.escape(f"{said} imagecodecs_blosc2)"), zarr_format=3)
-        return
     refs = bloscpack.to_references(path, zarr_format=3)
     meta = json.loads(refs["refs"]["data/zarr.json"])
     assert (meta["zarr_format"], meta["data_type"], meta["dimension_names"]) == (
         3, "float64", ["dim_0", "dim_1"])  # fmt: skip
-    assert [codec["name"] for codec in meta["codecs"]] == ["bytes", "blosc"]
-    assert inlined(refs) == ["data/c/10/0"]
+    blosc = "blosc" if case in ("blp", "bcolz") else "numcodecs.bloscpack_blosc2"
+    assert [codec["name"] for codec in meta["codecs"]] == ["bytes", blosc]
+    assert inlined(refs) == ([] if case.startswith("b2nd") else ["data/c/10/0"])
     opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
                              mode="r", zarr_format=3)  # fmt: skip
     assert_same(opened[...], ARRAY)
@@ -324,19 +322,23 @@ SPECIAL_CASES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 @pytest.mark.parametrize("case", list(SPECIAL_CASES))
 def test_special_chunks_of_the_fill_value_have_no_key(tmp_path, case):
     chunks, fill, filled, held = SPECIAL_CASES[case]
     path = special_frame(tmp_path / "s.b2frame", chunks)
     expected = bloscpack.load(path)
-    for zarr_format, codec in ((2, "stock"), (2, "bloscpack")):
+    for zarr_format, codec in ((2, "stock"), (2, "bloscpack"), (3, "stock"), (3, "bloscpack")):
         refs = bloscpack.to_references(path, codec=codec, zarr_format=zarr_format)
-        assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] == fill
-        assert sorted(inlined(refs)) == [f"data/{i}" for i in held]
-        keys = [key for key in refs["refs"] if key.startswith("data/") and "/." not in key]
-        assert sorted(keys) == [f"data/{i}" for i in range(len(chunks)) if i not in filled]
+        meta = "data/.zarray" if zarr_format == 2 else "data/zarr.json"
+        assert json.loads(refs["refs"][meta])["fill_value"] == fill
+        prefix = "data/" if zarr_format == 2 else "data/c/"
+        assert sorted(inlined(refs)) == [f"{prefix}{i}" for i in held]
+        keys = [key for key in refs["refs"] if key.startswith(prefix) and "." not in key]
+        assert sorted(keys) == [f"{prefix}{i}" for i in range(len(chunks)) if i not in filled]
         assert refs["bloscpack"]["filled"] == len(filled)
-        got = zarr_arrays(refs)["data"]
+        got = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                              mode="r", zarr_format=zarr_format)[...]  # fmt: skip
         assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
 
 
@@ -399,6 +401,7 @@ B2ND_BLOCK_MAJOR = ["f2d_float64.b2nd", "i3d_int16.b2nd", "sparse_float64.b2nd",
                     "many_chunks_int32.b2nd", "full7_f8.b2nd", "zeros_f8.b2nd"]  # fmt: skip
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 @pytest.mark.parametrize("name", B2ND_BLOCK_MAJOR)
 def test_b2nd_blocks_one_after_another_are_put_in_c_order_by_the_blocks_codec(name):
     path = DATA / "b2nd" / name
@@ -410,6 +413,14 @@ def test_b2nd_blocks_one_after_another_are_put_in_c_order_by_the_blocks_codec(na
     filters = json.loads(refs["refs"]["data/.zarray"])["filters"]
     reordered = [] if in_order else ["bloscpack_blocks"]
     assert [f["id"] for f in filters] == ["bloscpack_pad", *reordered]
+    # zarr format 3: the same filters as codecs, before bloscpack_blosc2
+    refs = bloscpack.to_references(path, codec="bloscpack", zarr_format=3)
+    codecs = [codec["name"] for codec in json.loads(refs["refs"]["data/zarr.json"])["codecs"]]
+    assert codecs == ["bytes", *(f"numcodecs.{f['id']}" for f in filters),
+                      "numcodecs.bloscpack_blosc2"]  # fmt: skip
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=3)  # fmt: skip
+    assert_same(opened[...], expected)
 
 
 def test_b2nd_blocks_python_blosc2_wrote_by_default_or_across_rows(tmp_path):
@@ -441,6 +452,27 @@ def test_the_blocks_codec_is_the_b2nd_layout_both_ways():
     with pytest.raises(ValueError, match="^bloscpack_blocks: 35 bytes decoded, the blocks hold"
                        " 36$"):  # fmt: skip
         codec.decode(stored[:35])
+
+
+def test_the_blosc2_codec_decodes_the_chunks_c_blosc2_wrote():
+    """Any stored Blosc2 chunk (here a frame's, with a zstd dictionary) decodes; encoding
+    makes one Blosc2 chunk that decodes back."""
+    from bloscpack.zarr_codecs import Blosc2
+
+    codec = numcodecs.get_codec({"id": "bloscpack_blosc2", "cname": "lz4", "clevel": 5,
+                                 "shuffle": "bitshuffle", "typesize": 8})  # fmt: skip
+    assert isinstance(codec, Blosc2)
+    path = DATA / "blosc2" / "frames" / "dict_zstd.b2frame"
+    with registry.open_reader(str(path), "b2frame") as reader:
+        stored, expected = bytes(reader.stored_chunk(0)), bytes(reader.read_chunk(0))
+    assert bytes(codec.decode(stored)) == expected
+    encoded = codec.encode(np.frombuffer(expected, np.uint8))
+    assert blosc2.get_cbuffer_sizes(encoded)[0] == len(expected)
+    assert bytes(codec.decode(encoded)) == expected
+    with pytest.raises(ValueError, match="^bloscpack_blosc2: not a Blosc2 chunk"):
+        codec.decode(b"not a chunk at all, not at all")
+    with pytest.raises(ValueError, match="^bloscpack_blosc2: no codec 'nope' or shuffle"):
+        Blosc2(cname="nope")
 
 
 def test_snappy_chunks_are_refused():
@@ -575,7 +607,8 @@ def test_the_entry_points_name_the_codecs():
         return getattr(importlib.import_module(module), name)
 
     ids = {name: target(value).codec_id for name, value in points["numcodecs.codecs"].items()}
-    assert ids == {"bloscpack_pad": "bloscpack_pad", "bloscpack_blocks": "bloscpack_blocks"}
+    assert ids == {"bloscpack_pad": "bloscpack_pad", "bloscpack_blocks": "bloscpack_blocks",
+                   "bloscpack_blosc2": "bloscpack_blosc2"}  # fmt: skip
     for name, value in points["zarr.codecs"].items():
         assert zarr.registry.get_codec_class(name) is target(value)
     assert sorted(points["zarr.codecs"]) == [f"numcodecs.{name}" for name in sorted(ids)]

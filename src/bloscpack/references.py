@@ -6,14 +6,16 @@ JSON.
 
 The chunk locations come from each format's :meth:`~bloscpack.containers.base.ContainerFormat.scan`
 (its reader's own checked parsing).  Blosc1 chunks are read by the ``blosc`` codec (numcodecs',
-zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2 only).  zarr needs
+zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2) or by bloscpack's
+``bloscpack_blosc2`` (C-Blosc2 through python-blosc2; zarr format 3).  zarr needs
 every chunk whole: with the stock codecs (``codec="stock"``) a short last chunk is inlined,
 decoded, padded with zeros and compressed again by the same codec (the one chunk per array
 copied); with ``codec="bloscpack"`` it is a byte range too, which bloscpack's ``bloscpack_pad``
 filter (:mod:`bloscpack.zarr_codecs`) pads after the decompressor, and the blocks of a b2nd
 chunk stored one after another are put in C order by its ``bloscpack_blocks`` filter.  The
-special chunks of a frame are inlined either way.  Containers whose chunks no zarr chunk grid
-holds are refused, never referenced wrongly."""
+special chunks of a frame (no bytes of a file) that hold the array's fill value have no key
+(zarr reads the fill value: see :func:`_fill_value`); the others are inlined.  Containers
+whose chunks no zarr chunk grid holds are refused, never referenced wrongly."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import blosc2
 import numpy as np
 
 from .blosc.header import ChunkHeader
@@ -275,16 +278,19 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     else:
         scanned = registry.format_of(fmt).scan(reader)
     spans = list(scanned)[: len(keys)]
-    version = _one_version(spans, where)
+    version = _one_version(spans, where, zarr_format)
+    if zarr_format == 3 and version == 2:
+        _own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
     fill, filled = _fill_value(reader, spans, dtype)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
         meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
         if fill is not None:
             meta["fill_value"] = fill
-        if padded:
-            pad = {"name": "numcodecs.bloscpack_pad", "configuration": {"nbytes": full}}
-            meta["codecs"].insert(-1, pad)
+        for kept in filters:  # (before the compressor, as zarr format 2 filters are)
+            named = {key: value for key, value in kept.items() if key != "id"}
+            meta["codecs"].insert(-1, {"name": f"numcodecs.{kept['id']}",
+                                       "configuration": named})  # fmt: skip
     for span, chunk_key in zip(spans, keys, strict=True):
         if span.index not in filled:
             refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
@@ -318,14 +324,12 @@ V3_SHUFFLES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 
 def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype, order: str,
                header: ChunkHeader | None, version: int, where: str) -> dict[str, Any]:  # fmt: skip
-    """The zarr format-3 metadata of an array of Blosc1 chunks (zarr's ``blosc`` codec)."""
+    """The zarr format-3 metadata of an array of Blosc chunks of format ``version``: Blosc1
+    chunks read by zarr's ``blosc`` codec, Blosc2 chunks by ``numcodecs.bloscpack_blosc2``."""
     data_type = V3_TYPES.get((dtype.kind, dtype.itemsize))
     if data_type is None:
         raise UnsupportedError(f"{where}: dtype {dtype.str} has no zarr format 3 data type here"
                                " (zarr_format=2 holds it)")  # fmt: skip
-    if version == 2:
-        raise UnsupportedError(f"{where}: Blosc2 chunks have no zarr format 3 codec here"
-                               " (zarr_format=2 reads them with imagecodecs_blosc2)")  # fmt: skip
     endian = {"<": "little", ">": "big"}.get(dtype.byteorder, "little" if sys.byteorder
                                              == "little" else "big")  # fmt: skip
     codecs: list[dict[str, Any]] = []
@@ -335,8 +339,11 @@ def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype,
     codecs.append({"name": "bytes", "configuration": {"endian": endian}})
     blosc = {"cname": header.codec if header else "lz4", "clevel": 5,
              "shuffle": V3_SHUFFLES.get(header.shuffle if header else 1, "shuffle"),
-             "typesize": dtype.itemsize, "blocksize": 0}  # fmt: skip
-    codecs.append({"name": "blosc", "configuration": blosc})
+             "typesize": dtype.itemsize}  # fmt: skip
+    if version == 1:
+        codecs.append({"name": "blosc", "configuration": {**blosc, "blocksize": 0}})
+    else:
+        codecs.append({"name": "numcodecs.bloscpack_blosc2", "configuration": blosc})
     fill: Any = [0.0, 0.0] if dtype.kind == "c" else (False if dtype.kind == "b" else 0)
     return {
         "zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": data_type,
@@ -416,8 +423,9 @@ def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype
     return None, set()
 
 
-def _one_version(spans: list[ChunkSpan], where: str) -> int:
-    """The Blosc format of every chunk (1 if none): one zarr codec reads them all."""
+def _one_version(spans: list[ChunkSpan], where: str, zarr_format: int) -> int:
+    """The Blosc format of every chunk (1 if none): one zarr codec reads them all (that of
+    Blosc2 chunks in zarr format 3 is bloscpack's own)."""
     versions = {span.header.blosc_version for span in spans}
     if len(versions) > 1:
         raise UnsupportedError(f"{where}: Blosc1 and Blosc2 chunks mixed cannot be referenced")
@@ -428,7 +436,8 @@ def _one_version(spans: list[ChunkSpan], where: str) -> int:
                 " do not decode"
             )
     version = versions.pop() if versions else 1
-    _codec(version, where)
+    if zarr_format == 2 or version == 1:
+        _codec(version, where)
     return version
 
 
@@ -450,14 +459,15 @@ def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str,
 
 
 def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
-    """``data`` compressed by the codec that reads the chunk ``span`` is one of."""
+    """``data`` compressed as a chunk of the format of the chunk ``span`` (Blosc2: by
+    C-Blosc2, which every Blosc2 codec reads)."""
     header = span.header
-    codec = _codec(header.blosc_version, where)
     if header.blosc_version == 1:
+        codec = _codec(1, where)
         sized = header.typesize in (1, 2, 4, 8) and not data.size % header.typesize
         typed = data.view(f"u{header.typesize}") if sized else data
         return bytes(codec(cname=header.codec, clevel=5, shuffle=header.shuffle).encode(typed))
-    return bytes(codec().encode(data))
+    return bytes(blosc2.compress2(data, typesize=header.typesize or 1))
 
 
 def _codec(version: int, where: str) -> Any:

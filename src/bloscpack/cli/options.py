@@ -527,7 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     refs.add_argument(
         "--zarr-format", type=int, choices=(2, 3), default=2,
-        help="zarr format of the arrays described (default: 2; 3: Blosc1 chunks only)",
+        help="zarr format of the arrays described (default: 2; 3: Blosc2 chunks are read by"
+        " bloscpack's own codec, bloscpack_blosc2)",
     )  # fmt: skip
     refs.add_argument(
         "--codec", choices=("stock", "bloscpack"), default="stock",
