@@ -18,7 +18,7 @@ import pytest
 
 import bloscpack
 from bloscpack.containers import registry
-from bloscpack.errors import ArgumentError, FileNotFound, UnsupportedError
+from bloscpack.errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
 
 pytest_plugins = ["s3_server"]  # s3_write_server: moto's S3 server on loopback
 
@@ -747,3 +747,101 @@ def test_a_container_gone_from_its_url_is_reported(s3_write_server):
     gone = {url: {"exists": [True, False]}}
     assert bloscpack.verify_references(refs, storage_options=so) == {
         "ok": False, "source": url, "files": 1, "changed": gone}  # fmt: skip
+
+
+# --- parquet references -------------------------------------------------------------------
+
+
+def parquet_arrays(path: Path, **options) -> dict[str, np.ndarray]:
+    """Every array of the parquet references at ``path``, read by zarr through fsspec's
+    reference filesystem (``fo``: the directory; fastparquet reads it), and the same read
+    through fsspec's ``LazyReferenceMapper`` with pyarrow, which must agree."""
+    pytest.importorskip("fastparquet")
+    from fsspec.implementations.local import LocalFileSystem
+    from fsspec.implementations.reference import LazyReferenceMapper
+
+    names = [key[: -len("/.zarray")]
+             for key in json.loads((path / ".zmetadata").read_text())["metadata"]
+             if key.endswith("/.zarray")]  # fmt: skip
+    mapper = LazyReferenceMapper(str(path), LocalFileSystem(), engine="pyarrow")
+    got = {}
+    for name in names:
+        arrays = [zarr.open_array("reference://", storage_options={"fo": fo, **options},
+                                  path=name, mode="r", zarr_format=2)[...]
+                  for fo in (str(path), mapper)]  # fmt: skip
+        assert arrays[0].tobytes() == arrays[1].tobytes()
+        got[name] = arrays[0]
+    return got
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+@pytest.mark.parametrize("case", list(OWN))
+def test_parquet_references_read_what_load_reads(tmp_path, case):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    refs = bloscpack.to_references(path, codec="bloscpack")
+    bloscpack.write_references(refs, tmp_path / "refs.parq", record_size=4)
+    assert sorted(os.listdir(tmp_path / "refs.parq")) == [".zmetadata", "bloscpack.json", "data"]
+    assert sorted(os.listdir(tmp_path / "refs.parq" / "data")) == [
+        "refs.0.parq", "refs.1.parq", "refs.2.parq"]  # fmt: skip
+    assert_same(parquet_arrays(tmp_path / "refs.parq", remote_protocol="file")["data"], ARRAY)
+    fo = {"fo": str(tmp_path / "refs.parq"), "remote_protocol": "file"}
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": fo})  # fmt: skip
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+    assert bloscpack.verify_references(tmp_path / "refs.parq")["ok"] is True
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+def test_parquet_references_of_inlined_and_special_chunks_and_tables(tmp_path):
+    """A chunk left to the fill value is held inline in parquet, as the fill value compressed."""
+    path = special_frame(tmp_path / "s.b2frame", [NAN, ZERO, NAN, DATA_CHUNK, NAN])
+    for codec in ("stock", "bloscpack"):
+        refs = bloscpack.to_references(path, codec=codec)
+        assert refs["bloscpack"]["filled"] == 3 and inlined(refs) == ["data/1"]
+        bloscpack.write_references(refs, tmp_path / "s.parq")
+        got = parquet_arrays(tmp_path / "s.parq", remote_protocol="file")["data"]
+        assert got.tobytes() == bloscpack.load(path).tobytes()
+    table = DATA / "bcolz" / "ct_listcols_zstd_chunklen2"
+    bloscpack.write_references(bloscpack.to_references(table), tmp_path / "t.parquet")
+    got = parquet_arrays(tmp_path / "t.parquet", remote_protocol="file")
+    expected = bloscpack.load(table)
+    assert list(got) == list(expected.dtype.names)
+    for column in expected.dtype.names:
+        assert_same(got[column], expected[column])
+
+
+def test_parquet_references_refuse_what_they_cannot_hold(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    v3 = bloscpack.to_references(tmp_path / "a.blp", zarr_format=3)
+    out = tmp_path / "v3.parq"
+    with pytest.raises(ArgumentError, match=f"^{re.escape(str(out))}: parquet references hold"
+                       " zarr format 2 only"):  # fmt: skip
+        bloscpack.write_references(v3, out)
+    with pytest.raises(ArgumentError, match=r": record_size=0: at least 1$"):
+        bloscpack.write_references(bloscpack.to_references(tmp_path / "a.blp"), out, record_size=0)
+    (tmp_path / "other.parq").mkdir()
+    (tmp_path / "other.parq" / "notes.txt").write_text("mine")
+    with pytest.raises(BloscpackError, match=f"^{re.escape(str(tmp_path / 'other.parq'))}: is a"
+                       " directory that is not parquet references; not replacing it$"):  # fmt: skip
+        bloscpack.write_references(bloscpack.to_references(tmp_path / "a.blp"),
+                                   tmp_path / "other.parq")  # fmt: skip
+    assert os.listdir(tmp_path / "other.parq") == ["notes.txt"]
+    assert not out.exists()
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+def test_blpk_refs_writes_parquet_references(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp", chunk_size=1000 * 3 * 8)
+    proc = blpk("refs", "a.blp", "-o", "refs.parq", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "blpk: a.blp -> refs.parq: 11 chunks referenced, 1 of them inlined\n"
+    assert_same(parquet_arrays(tmp_path / "refs.parq", remote_protocol="file")["data"], ARRAY)
+    proc = blpk("refs", "a.blp", "-o", "refs.parq", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "blpk: error: output 'refs.parq' exists!\n")
+    proc = blpk("refs", "a.blp", "-o", "refs.parq", "--codec", "bloscpack", "-f", cwd=tmp_path)
+    assert proc.stdout == "blpk: a.blp -> refs.parq: 11 chunks referenced, 0 of them inlined\n"
+    proc = blpk("refs", "--verify", "refs.parq", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == f"blpk: refs.parq: ok ({tmp_path / 'a.blp'}: 1 file unchanged)\n"

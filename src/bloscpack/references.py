@@ -43,6 +43,7 @@ from .containers.base import (
 )
 from .errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
 from .io.paths import PathLike
+from .io.staging import staged_output
 from .url import filesystem, is_url, local_path, remote_errors
 
 #: The zarr compressor ids of the two chunk formats, by Blosc format version.
@@ -105,7 +106,8 @@ def verify_references(
     """Whether the files that the references ``refs`` (a dict from :func:`to_references`, or
     the path of its JSON) describe are still as they were: ``{"ok": bool, "source": ...,
     "files": <number checked>, "changed": {file: {what: [recorded, now]}}}``, ``what`` being
-    ``size``, ``mtime``, ``etag``, or ``exists`` (a file gone, or new in the container)."""
+    ``size``, ``mtime``, ``etag``, or ``exists`` (a file gone, or new in the container).
+    ``refs`` may be the directory of parquet references too."""
     loaded = _loaded(refs)
     record = loaded.get("bloscpack")
     name = os.fspath(refs) if not isinstance(refs, Mapping) else "references"
@@ -137,9 +139,13 @@ def verify_references(
 
 
 def _loaded(refs: Mapping[str, Any] | PathLike) -> Mapping[str, Any]:
-    """The reference dict ``refs``, or the one in the JSON file ``refs`` names."""
+    """The reference dict ``refs``, or the one in the JSON file ``refs`` names (of parquet
+    references, the directory: their record of the files)."""
     if isinstance(refs, Mapping):
         return refs
+    if os.path.isdir(refs):
+        record = os.path.join(refs, PARQUET_RECORD)
+        return {"bloscpack": _loaded(record)} if os.path.isfile(record) else {}
     try:
         with open(refs, encoding="utf-8") as fh:
             loaded = json.load(fh)
@@ -229,13 +235,118 @@ def _opened(name: str, storage_options: Mapping[str, Any] | None,
         yield fmt, reader
 
 
-def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
-    """Save the reference dict ``refs`` (from :func:`to_references`) as JSON at ``path``."""
+def write_references(refs: Mapping[str, Any], path: PathLike, *,
+                     record_size: int = 10_000) -> None:  # fmt: skip
+    """Save the reference dict ``refs`` (from :func:`to_references`) at ``path``: as JSON, or
+    where ``path`` ends in ``.parq`` or ``.parquet`` as kerchunk's parquet references (a
+    directory: ``.zmetadata`` and ``<array>/refs.<n>.parq`` of ``record_size`` chunks each,
+    read by fsspec's ``reference://`` filesystem with ``fo=path``; zarr format 2 only, needs
+    pandas and pyarrow), an existing one replaced."""
+    name = os.fspath(path)
+    if name.rstrip("/").endswith((".parq", ".parquet")):
+        _write_parquet(refs, name, record_size)
+        return
     try:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(refs, fh)
     except OSError as exc:
-        raise FileNotFound(f"{os.fspath(path)}: cannot write references: {exc.strerror}") from None
+        raise FileNotFound(f"{name}: cannot write references: {exc.strerror}") from None
+
+
+#: The file of a parquet references directory that holds the record of the referenced files.
+PARQUET_RECORD = "bloscpack.json"
+
+
+def _write_parquet(refs: Mapping[str, Any], name: str, record_size: int) -> None:
+    """:func:`write_references` as parquet, in the layout of fsspec's ``LazyReferenceMapper``
+    (:func:`_parquet_rows`), the record of the files in ``bloscpack.json``."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UnsupportedError(f"{name}: parquet references need pyarrow (pip install pyarrow)"
+                               ) from None  # fmt: skip
+    entries = refs.get("refs", {})
+    if "zarr.json" in entries:
+        raise ArgumentError(f"{name}: parquet references hold zarr format 2 only (fsspec's"
+                            " LazyReferenceMapper); write zarr format 3 ones as JSON")  # fmt: skip
+    if record_size < 1:
+        raise ArgumentError(f"{name}: record_size={record_size}: at least 1")
+    meta = {key: json.loads(value) for key, value in entries.items()
+            if key.rsplit("/", 1)[-1].startswith(".z")}  # fmt: skip
+    fields = [key[: -len("/.zarray")] for key in meta if key.endswith("/.zarray")]
+    with staged_output(name, replaces=_is_parquet_refs, what="parquet references") as built:
+        os.mkdir(built)
+        kinds = {"path": pa.string(), "offset": pa.int64(), "size": pa.int64(),
+                 "raw": pa.binary()}  # fmt: skip
+        for field in fields:
+            columns = _parquet_rows(entries, field, meta[f"{field}/.zarray"])
+            os.mkdir(os.path.join(built, field))
+            for number, start in enumerate(range(0, len(columns["path"]), record_size)):
+                rows = slice(start, start + record_size)
+                table = pa.table({key: pa.array(values[rows], kinds[key])
+                                  for key, values in columns.items()})  # fmt: skip
+                pq.write_table(table, os.path.join(built, field, f"refs.{number}.parq"),
+                               compression="zstd")  # fmt: skip
+        zmetadata = {"metadata": meta, "record_size": record_size}
+        with open(os.path.join(built, ".zmetadata"), "w", encoding="utf-8") as fh:
+            json.dump(zmetadata, fh)
+        if "bloscpack" in refs:
+            with open(os.path.join(built, PARQUET_RECORD), "w", encoding="utf-8") as fh:
+                json.dump(refs["bloscpack"], fh)
+
+
+def _parquet_rows(entries: Mapping[str, Any], field: str,
+                  zarray: Mapping[str, Any]) -> dict[str, list[Any]]:  # fmt: skip
+    """The parquet columns of the array ``field`` (of metadata ``zarray``): one row per chunk
+    number (C order over the chunk grid), ``path``, ``offset``, ``size``, or the chunk's bytes
+    in ``raw``.  A chunk with no key (left to the fill value) is held inline, as the fill value
+    compressed: fsspec reads a row with neither path nor raw, with pandas 3, as a path NaN."""
+    counts = [-(-n // c) for n, c in zip(zarray["shape"], zarray["chunks"], strict=True)] or [1]
+    total = math.prod(counts)
+    paths: list[str | None] = [None] * total
+    offsets, sizes = [0] * total, [0] * total
+    raws: list[bytes | None] = [None] * total
+    for key, value in entries.items():
+        parent, chunk = key.rsplit("/", 1) if "/" in key else ("", key)
+        if parent != field or chunk.startswith(".z"):
+            continue
+        number = int(np.ravel_multi_index([int(c) for c in chunk.split(".")], counts))
+        if isinstance(value, list):
+            paths[number], offsets[number], sizes[number] = value
+        else:
+            text = value.encode() if isinstance(value, str) else bytes(value)
+            raws[number] = base64.b64decode(text[7:]) if text.startswith(b"base64:") else text
+    fill = _fill_chunk(zarray)
+    if fill is not None:
+        raws = [fill if raw is None and path is None else raw
+                for path, raw in zip(paths, raws, strict=True)]  # fmt: skip
+    return {"path": paths, "offset": offsets, "size": sizes, "raw": raws}
+
+
+def _fill_chunk(zarray: Mapping[str, Any]) -> bytes | None:
+    """A chunk of the zarr format 2 array ``zarray`` (its metadata) all of its fill value,
+    encoded by its filters and compressor (None: no fill value)."""
+    fill = zarray["fill_value"]
+    if fill is None:
+        return None
+    import numcodecs
+
+    number = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill, fill)
+    dtype = np.dtype(zarray["dtype"] if isinstance(zarray["dtype"], str)
+                     else [tuple(field) for field in zarray["dtype"]])  # fmt: skip
+    data: Any = np.full(zarray["chunks"], number, dtype)
+    for config in zarray["filters"] or ():
+        data = numcodecs.get_codec(config).encode(data)
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    if zarray["compressor"]["id"] == CODEC_IDS[2]:
+        return bytes(blosc2.compress2(raw, typesize=dtype.itemsize))
+    return bytes(numcodecs.get_codec(zarray["compressor"]).encode(raw))
+
+
+def _is_parquet_refs(path: str) -> bool:
+    """Whether the directory ``path`` holds parquet references (which writing replaces)."""
+    return os.path.isfile(os.path.join(path, ".zmetadata"))
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,

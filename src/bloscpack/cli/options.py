@@ -523,7 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
     refs.add_argument("src", metavar="<src>", help="the container (a local file or directory)")
     refs.add_argument(
         "-o", "--output", metavar="<json>", default=None,
-        help="the JSON file to write (default: stdout)",
+        help="the JSON file to write (default: stdout); a name ending in .parq or .parquet:"
+        " a directory of parquet references",
     )  # fmt: skip
     refs.add_argument(
         "--zarr-format", type=int, choices=(2, 3), default=2,
