@@ -168,6 +168,39 @@ def test_a_special_chunk_of_another_value_is_refused_by_name(tmp_path):
         loaded(path.as_uri(), local())
 
 
+@pytest.mark.filterwarnings("ignore:The LocalFileSystem storage is not safe")
+@pytest.mark.parametrize("case", ["blp", "b2frame", "b2nd", "bcolz", "specials"])
+def test_icechunk_holds_the_virtual_dataset(tmp_path, case):
+    """Parser -> icechunk (local storage, a virtual chunk container for the files) -> xarray,
+    in a repository opened again."""
+    icechunk = pytest.importorskip("icechunk")
+    if case == "specials":  # zero chunks, left to the fill value (no manifest entry)
+        path, expected = tmp_path / "z.b2nd", np.zeros((10_000, 3))
+        expected[2000:3000] = ARRAY[2000:3000]
+        blosc2.asarray(expected, chunks=(1000, 3), blocks=(250, 3), urlpath=str(path), mode="w")
+    else:
+        name, options = FORMATS[case]
+        path, expected = tmp_path / "files" / name, ARRAY[:9_999]
+        path.parent.mkdir()
+        bloscpack.save(expected, path, **options)
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    prefix = f"{tmp_path.as_uri()}/"
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(tmp_path))))
+    access = icechunk.containers_credentials({prefix: None})
+    storage = icechunk.local_filesystem_storage(str(tmp_path / "repo"))
+    repo = icechunk.Repository.create(storage, config, authorize_virtual_chunk_access=access)
+    session = repo.writable_session("main")
+    virtual.vz.to_icechunk(session.store)
+    session.commit("the container, virtual")
+    again = icechunk.Repository.open(storage, authorize_virtual_chunk_access=access)
+    dataset = xr.open_zarr(again.readonly_session("main").store, consolidated=False)
+    got = dataset["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == expected.tobytes()
+
+
 @pytest.mark.parametrize("case", ["blp", "sframe", "bcolz"])
 def test_containers_at_urls(s3_write_server, case):
     name, options = FORMATS[case]
