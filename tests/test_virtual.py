@@ -154,16 +154,28 @@ def test_special_chunks_of_the_fill_value_have_no_manifest_entry(tmp_path):
     assert got.tobytes() == bloscpack.load(path).tobytes() == array.tobytes()
 
 
-def test_a_special_chunk_of_another_value_is_refused_by_name(tmp_path):
-    path = tmp_path / "s.b2frame"
+def special_frame(path: Path, specials: list) -> Path:
+    """A frame of float64 chunks of 100 items that python-blosc2 writes as special entries."""
     frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})
-    for special in (blosc2.SpecialValue.NAN, blosc2.SpecialValue.ZERO, blosc2.SpecialValue.NAN):
+    for special in specials:
         one = blosc2.SChunk(chunksize=800, cparams={"typesize": 8})
         one.fill_special(100, special)
         frame.append_chunk(one.get_chunk(0))
-    frame.vlmeta["dtype"], frame.vlmeta["shape"], frame.vlmeta["order"] = "'<f8'", [300], "C"
-    frame.vlmeta["container"] = "numpy"
-    del frame
+    frame.vlmeta["dtype"], frame.vlmeta["shape"] = "'<f8'", [100 * len(specials)]
+    frame.vlmeta["order"], frame.vlmeta["container"] = "C", "numpy"
+    return path
+
+
+def test_special_chunks_of_nan_as_the_fill_value(tmp_path):
+    nan = blosc2.SpecialValue.NAN
+    path = special_frame(tmp_path / "n.b2frame", [nan, nan, nan])
+    got = loaded(path.as_uri(), local())["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == np.full(300, np.nan).tobytes()
+
+
+def test_a_special_chunk_of_another_value_is_refused_by_name(tmp_path):
+    nan, zero = blosc2.SpecialValue.NAN, blosc2.SpecialValue.ZERO
+    path = special_frame(tmp_path / "s.b2frame", [nan, zero, nan])
     with pytest.raises(UnsupportedError, match=r"chunk data/1 is held inline \(a short last"):
         loaded(path.as_uri(), local())
 
@@ -188,7 +200,8 @@ def test_icechunk_holds_the_virtual_dataset(tmp_path, case):
     prefix = f"{tmp_path.as_uri()}/"
     config = icechunk.RepositoryConfig.default()
     config.set_virtual_chunk_container(
-        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(tmp_path))))
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(tmp_path)))
+    )
     access = icechunk.containers_credentials({prefix: None})
     storage = icechunk.local_filesystem_storage(str(tmp_path / "repo"))
     repo = icechunk.Repository.create(storage, config, authorize_virtual_chunk_access=access)
