@@ -240,8 +240,8 @@ def write_references(refs: Mapping[str, Any], path: PathLike, *,
     """Save the reference dict ``refs`` (from :func:`to_references`) at ``path``: as JSON, or
     where ``path`` ends in ``.parq`` or ``.parquet`` as kerchunk's parquet references (a
     directory: ``.zmetadata`` and ``<array>/refs.<n>.parq`` of ``record_size`` chunks each,
-    read by fsspec's ``reference://`` filesystem with ``fo=path``; zarr format 2 only, needs
-    pandas and pyarrow), an existing one replaced."""
+    written with pyarrow, read by fsspec's ``reference://`` filesystem with ``fo=path``, with
+    pandas and fastparquet; zarr format 2 only), an existing one replaced."""
     name = os.fspath(path)
     if name.rstrip("/").endswith((".parq", ".parquet")):
         _write_parquet(refs, name, record_size)
@@ -264,8 +264,8 @@ def _write_parquet(refs: Mapping[str, Any], name: str, record_size: int) -> None
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise UnsupportedError(f"{name}: parquet references need pyarrow (pip install pyarrow)"
-                               ) from None  # fmt: skip
+        raise UnsupportedError(f"{name}: parquet references need pyarrow"
+                               " (pip install 'bloscpack[virtual]')") from None  # fmt: skip
     entries = refs.get("refs", {})
     if "zarr.json" in entries:
         raise ArgumentError(f"{name}: parquet references hold zarr format 2 only (fsspec's"
