@@ -312,23 +312,32 @@ def special_frame(path: Path, chunks: list, dtype: str = "<f8") -> Path:
 ZERO, NAN, UNINIT = blosc2.SpecialValue.ZERO, blosc2.SpecialValue.NAN, blosc2.SpecialValue.UNINIT
 DATA_CHUNK = np.arange(100) - 50.5
 #: frames of special chunks: the fill value, the chunks left to it, those inlined
+#: case -> (frame chunks, {zarr format: (fill value, chunks left to it, chunks inlined)}).
+#: Format 2 leaves only NaN chunks to the fill value: xarray reads a format 2 fill value as
+#: missing data, and NaN alone then reads as what it is.
 SPECIAL_CASES = {
-    "zeros": ([DATA_CHUNK, ZERO, ZERO, DATA_CHUNK], 0.0, [1, 2], []),
-    "uninitialized (zeros)": ([UNINIT, DATA_CHUNK, UNINIT], 0.0, [0, 2], []),
-    "zeros and uninitialized": ([ZERO, UNINIT, DATA_CHUNK], 0.0, [0, 1], []),
-    "NaN": ([NAN, DATA_CHUNK, NAN], "NaN", [0, 2], []),
-    "mixed, most NaN": ([NAN, ZERO, NAN, DATA_CHUNK, NAN, UNINIT], "NaN", [0, 2, 4], [1, 5]),
-    "mixed, a tie: the first met": ([ZERO, NAN, NAN, UNINIT], 0.0, [0, 3], [1, 2]),
-}
+    "zeros": ([DATA_CHUNK, ZERO, ZERO, DATA_CHUNK],
+              {3: (0.0, [1, 2], []), 2: (None, [], [1, 2])}),
+    "uninitialized (zeros)": ([UNINIT, DATA_CHUNK, UNINIT],
+                              {3: (0.0, [0, 2], []), 2: (None, [], [0, 2])}),
+    "zeros and uninitialized": ([ZERO, UNINIT, DATA_CHUNK],
+                                {3: (0.0, [0, 1], []), 2: (None, [], [0, 1])}),
+    "NaN": ([NAN, DATA_CHUNK, NAN], {3: ("NaN", [0, 2], []), 2: ("NaN", [0, 2], [])}),
+    "mixed, most NaN": ([NAN, ZERO, NAN, DATA_CHUNK, NAN, UNINIT],
+                        {3: ("NaN", [0, 2, 4], [1, 5]), 2: ("NaN", [0, 2, 4], [1, 5])}),
+    "mixed, a tie: the first met": ([ZERO, NAN, NAN, UNINIT],
+                                    {3: (0.0, [0, 3], [1, 2]), 2: ("NaN", [1, 2], [0, 3])}),
+}  # fmt: skip
 
 
 @pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 @pytest.mark.parametrize("case", list(SPECIAL_CASES))
 def test_special_chunks_of_the_fill_value_have_no_key(tmp_path, case):
-    chunks, fill, filled, held = SPECIAL_CASES[case]
+    chunks, expect = SPECIAL_CASES[case]
     path = special_frame(tmp_path / "s.b2frame", chunks)
     expected = bloscpack.load(path)
     for zarr_format, codec in ((2, "stock"), (2, "bloscpack"), (3, "stock"), (3, "bloscpack")):
+        fill, filled, held = expect[zarr_format]
         refs = bloscpack.to_references(path, codec=codec, zarr_format=zarr_format)
         meta = "data/.zarray" if zarr_format == 2 else "data/zarr.json"
         assert json.loads(refs["refs"][meta])["fill_value"] == fill
@@ -346,9 +355,12 @@ def test_a_special_chunk_of_another_dtype_is_inlined(tmp_path):
     """NaN entries of a frame of int64 items decode to one integer (NaN's bits), the fill
     value; of a frame of bytes, to no one repeated item: inlined."""
     path = special_frame(tmp_path / "i.b2frame", [NAN, DATA_CHUNK], dtype="<i8")
-    refs = bloscpack.to_references(path)
+    refs = bloscpack.to_references(path, zarr_format=3)
     nan_bits = int(np.array(np.nan).view("<i8"))
-    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] == nan_bits
+    assert json.loads(refs["refs"]["data/zarr.json"])["fill_value"] == nan_bits
+    refs = bloscpack.to_references(path)  # format 2: only NaN is a fill value
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] is None
+    assert inlined(refs) == ["data/0"]
     assert zarr_arrays(refs)["data"].tobytes() == bloscpack.load(path).tobytes()
     path = DATA / "blosc2" / "frames" / "fill_nan_f64.b2frame"
     refs = bloscpack.to_references(path)
@@ -367,22 +379,24 @@ def test_ndarrays_of_special_chunks_python_blosc2_wrote(tmp_path, make):
         array[0:10], array[20:40], array[40:50] = np.arange(60).reshape(10, 6), 0, np.nan
     else:
         getattr(blosc2, make)((95, 6), dtype="<f8", **options)
-    refs = bloscpack.to_references(path)
-    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] == 0.0
-    assert refs["bloscpack"]["filled"] == (2 if make == "mixed" else 10)
-    assert inlined(refs) == []
+    special = 2 if make == "mixed" else 10  # chunks of zeros
     expected = bloscpack.load(path).tobytes()
+    refs = bloscpack.to_references(path, zarr_format=3)
+    assert json.loads(refs["refs"]["data/zarr.json"])["fill_value"] == 0.0
+    assert refs["bloscpack"]["filled"] == special and inlined(refs) == []
+    got = zarr.open_array("reference://", storage_options={"fo": refs}, path="data", mode="r",
+                          zarr_format=3)[...]  # fmt: skip
+    assert got.tobytes() == expected
+    refs = bloscpack.to_references(path)  # format 2: zeros are no fill value, but inline
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] is None
+    assert refs["bloscpack"]["filled"] == 0 and len(inlined(refs)) == special
     assert zarr_arrays(refs)["data"].tobytes() == expected
-    # xarray masks a format 2 fill value as missing by default, not a format 3 one
-    for zarr_format, options in ((2, {"mask_and_scale": False}), (3, {})):
+    # xarray, which masks a format 2 fill value as missing by default, reads both as stored
+    for zarr_format in (2, 3):
         refs = bloscpack.to_references(path, zarr_format=zarr_format)
-        dataset = xr.open_dataset("reference://", engine="zarr", **options, backend_kwargs={
+        dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
             "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
         assert dataset["data"].values.tobytes() == expected
-    fo = {"fo": bloscpack.to_references(path)}
-    masked = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
-        "consolidated": False, "storage_options": fo})  # fmt: skip
-    assert np.isnan(masked["data"].values[20:40]).all()  # (zeros, all chunks left to fill)
 
 
 def test_ndarrays_python_blosc2_wrote(tmp_path):
@@ -564,7 +578,11 @@ def test_blpk_refs_counts_the_chunks_read_as_the_fill_value(tmp_path):
     special_frame(tmp_path / "s.b2frame", [ZERO, NAN, ZERO, DATA_CHUNK])
     proc = blpk("refs", "s.b2frame", "-o", "refs.json", cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (0, "")
-    assert proc.stdout == ("blpk: s.b2frame -> refs.json: 2 chunks referenced, 1 of them inlined,"
+    assert proc.stdout == ("blpk: s.b2frame -> refs.json: 3 chunks referenced, 2 of them inlined,"
+                           " 1 special chunk read as the fill value\n")  # fmt: skip
+    special_frame(tmp_path / "n.b2frame", [NAN, NAN, ZERO, DATA_CHUNK])
+    proc = blpk("refs", "n.b2frame", "-o", "n.json", cwd=tmp_path)
+    assert proc.stdout == ("blpk: n.b2frame -> n.json: 2 chunks referenced, 1 of them inlined,"
                            " 2 special chunks read as the fill value\n")  # fmt: skip
 
 

@@ -154,6 +154,24 @@ def test_special_chunks_of_the_fill_value_have_no_manifest_entry(tmp_path):
     assert got.tobytes() == bloscpack.load(path).tobytes() == array.tobytes()
 
 
+def test_kerchunk_references_virtualizarr_writes_need_mask_and_scale_false(tmp_path):
+    """VirtualiZarr writes every fill value into format 2 references, which xarray reads as
+    missing data: stored zeros (a special chunk and a zero item of a real chunk) read as NaN
+    unless ``mask_and_scale=False``."""
+    array = np.concatenate([np.zeros((10, 6)), np.arange(60.0).reshape(10, 6)])
+    path = tmp_path / "z.b2nd"
+    blosc2.asarray(array, chunks=(10, 6), blocks=(5, 6), urlpath=str(path), mode="w")
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    refs = virtual.vz.to_kerchunk(format="dict")
+    backend = {"consolidated": False, "storage_options": {"fo": refs}}
+    stored = xr.open_dataset("reference://", engine="zarr", mask_and_scale=False,
+                             backend_kwargs=backend)  # fmt: skip
+    assert stored["data"].values.tobytes() == array.tobytes()
+    masked = xr.open_dataset("reference://", engine="zarr", backend_kwargs=backend)
+    assert np.isnan(masked["data"].values[:10]).all() and np.isnan(masked["data"].values[10, 0])
+
+
 def special_frame(path: Path, specials: list) -> Path:
     """A frame of float64 chunks of 100 items that python-blosc2 writes as special entries."""
     frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})

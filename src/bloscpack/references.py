@@ -60,6 +60,22 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
     last chunk inlined; ``codec="bloscpack"``: bloscpack's ``bloscpack_pad`` filter after the
     decompressor, so that the short last chunk is a byte range too (``refs["bloscpack"]["codec"]``
     says which).  ``inline`` takes only ``"leftover"``."""
+    return build_references(
+        path_or_url,
+        zarr_format=zarr_format,
+        inline=inline,
+        codec=codec,
+        storage_options=storage_options,
+        any_fill=zarr_format == 3,
+    )
+
+
+def build_references(path_or_url: PathLike, *, zarr_format: int, inline: str, codec: str,
+                     storage_options: Mapping[str, Any] | None, any_fill: bool,
+                     ) -> dict[str, Any]:  # fmt: skip
+    """:func:`to_references`; ``any_fill``: the special chunks of any one value may be left to
+    the fill value, else only NaN ones (xarray reads a zarr format 2 fill value as missing
+    data: a NaN fill value turns only NaN into NaN)."""
     name = os.fspath(path_or_url)
     if zarr_format not in (2, 3):
         raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 or 3")
@@ -78,10 +94,10 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
     with _opened(name, storage_options) as (fmt, reader):
         if isinstance(reader, TableReader):
             filled = sum(_add_array(refs, column, fmt, reader.column(column), name,
-                                    f"{column}_", zarr_format, padded)
+                                    f"{column}_", zarr_format, padded, any_fill)
                          for column in reader.columns)  # fmt: skip
         else:
-            filled = _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded)
+            filled = _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded, any_fill)
     files = _stamps(name, storage_options)
     for value in refs.values():  # (a referenced file outside the container's, if any)
         if isinstance(value, list) and value[0] not in files:
@@ -350,7 +366,8 @@ def _is_parquet_refs(path: str) -> bool:
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
-               name: str, prefix: str, zarr_format: int, padded: bool) -> int:  # fmt: skip
+               name: str, prefix: str, zarr_format: int, padded: bool,
+               any_fill: bool) -> int:  # fmt: skip
     """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
     its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with bloscpack's
     filters, a short chunk referenced by byte range, b2nd blocks put in C order); the number
@@ -392,7 +409,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     version = _one_version(spans, where, zarr_format)
     if zarr_format == 3 and version == 2:
         _own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
-    fill, filled = _fill_value(reader, spans, dtype)
+    fill, filled = _fill_value(reader, spans, dtype, any_fill)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
         meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
@@ -505,12 +522,12 @@ def _flat_chunks(reader: ContainerReader, order: str, where: str) -> tuple[int, 
 
 
 def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype,
-                ) -> tuple[Any, set[int]]:  # fmt: skip
+                any_fill: bool) -> tuple[Any, set[int]]:  # fmt: skip
     """The array's zarr fill value (JSON; None: none) and the chunks left to it: the special
     chunks of a frame (no bytes of a file) that decode to one value repeated, which zarr reads
     where a chunk key is absent.  Of several such values, the one of the most chunks (on a
     tie, the first met); a value no fill value gives exactly (a NaN payload, a structured or
-    string item) is no fill value."""
+    string item) is no fill value; unless ``any_fill``, only NaN is."""
     if dtype.kind not in "biuf":
         return None, set()
     by_value: dict[bytes, list[int]] = {}
@@ -527,6 +544,8 @@ def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype
     for value, indices in sorted(by_value.items(), key=lambda item: -len(item[1])):
         number = np.frombuffer(value, dtype)[0].item()
         if np.array(number, dtype).tobytes() != value:
+            continue
+        if not any_fill and not (isinstance(number, float) and math.isnan(number)):
             continue
         if isinstance(number, float) and not math.isfinite(number):
             number = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import UnsupportedError
-from .references import to_references
+from .references import build_references
 
 #: How to install what the parser needs.
 EXTRA = "pip install 'bloscpack[virtual]'"
@@ -48,7 +48,14 @@ class BloscpackParser:
             raise UnsupportedError(f"{url}: the VirtualiZarr parser needs virtualizarr ({EXTRA})"
                                    ) from None  # fmt: skip
         register_codecs()
-        refs = to_references(url, codec=self.codec, storage_options=self.storage_options)
+        refs = build_references(
+            url,
+            zarr_format=2,
+            inline="leftover",
+            codec=self.codec,
+            storage_options=self.storage_options,
+            any_fill=True,
+        )
         group = manifestgroup_from_kerchunk_refs(
             KerchunkStoreRefs({"version": 1, "refs": _manifest_refs(refs["refs"], url)}),
             skip_variables=self.skip_variables,

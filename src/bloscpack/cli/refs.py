@@ -38,7 +38,11 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     filled = refs["bloscpack"]["filled"]
     console.result(
         f"{args.src} -> {args.output}: {len(chunks)} chunks referenced, {inlined} of them inlined"
-        + (f", {filled} special chunks read as the fill value" if filled else "")
+        + (
+            f", {filled} special chunk{'s' if filled > 1 else ''} read as the fill value"
+            if filled
+            else ""
+        )
     )
     return EXIT_OK
 
