@@ -18,7 +18,7 @@ import pytest
 
 import bloscpack
 from bloscpack.containers import registry
-from bloscpack.errors import ArgumentError, FileNotFound, UnsupportedError
+from bloscpack.errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
 
 pytest_plugins = ["s3_server"]  # s3_write_server: moto's S3 server on loopback
 
@@ -98,8 +98,6 @@ def test_the_pad_codec_references_a_short_last_chunk_by_byte_range(tmp_path, cas
     name, options = OWN[case]
     path = tmp_path / name
     bloscpack.save(ARRAY, path, **options)
-    if zarr_format == 3 and case not in ("blp", "bcolz"):
-        return  # (Blosc2 chunks: zarr format 2 only, as with the stock codecs)
     refs = bloscpack.to_references(path, codec="bloscpack", zarr_format=zarr_format)
     assert refs["bloscpack"]["codec"] == "bloscpack"
     assert bloscpack.to_references(path)["bloscpack"]["codec"] == "stock"
@@ -114,7 +112,8 @@ def test_the_pad_codec_references_a_short_last_chunk_by_byte_range(tmp_path, cas
             {"id": "bloscpack_pad", **pad}]  # fmt: skip
     else:
         codecs = json.loads(refs["refs"]["data/zarr.json"])["codecs"]
-        assert [codec["name"] for codec in codecs] == ["bytes", "numcodecs.bloscpack_pad", "blosc"]
+        blosc = "blosc" if case in ("blp", "bcolz") else "numcodecs.bloscpack_blosc2"
+        assert [codec["name"] for codec in codecs] == ["bytes", "numcodecs.bloscpack_pad", blosc]
         assert codecs[1]["configuration"] == pad
     opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
                              mode="r", zarr_format=zarr_format)  # fmt: skip
@@ -147,21 +146,20 @@ def test_containers_at_urls_are_referenced_by_url(tmp_path, s3_write_server, cas
     assert_same(got, bloscpack.load(url, storage_options=so))
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 @pytest.mark.parametrize("case", list(OWN))
-def test_zarr_format_3_references_of_blosc1_chunks(tmp_path, case):
+def test_zarr_format_3_references(tmp_path, case):
+    """Blosc1 chunks are read by zarr's blosc codec, Blosc2 chunks by bloscpack_blosc2."""
     name, options = OWN[case]
     path = tmp_path / name
     bloscpack.save(ARRAY, path, **options)
-    if case not in ("blp", "bcolz"):
-        said = "Blosc2 chunks have no zarr format 3 codec here (zarr_format=2 reads them with"
-        refusal(path, re.escape(f"{said} imagecodecs_blosc2)"), zarr_format=3)
-        return
     refs = bloscpack.to_references(path, zarr_format=3)
     meta = json.loads(refs["refs"]["data/zarr.json"])
     assert (meta["zarr_format"], meta["data_type"], meta["dimension_names"]) == (
         3, "float64", ["dim_0", "dim_1"])  # fmt: skip
-    assert [codec["name"] for codec in meta["codecs"]] == ["bytes", "blosc"]
-    assert inlined(refs) == ["data/c/10/0"]
+    blosc = "blosc" if case in ("blp", "bcolz") else "numcodecs.bloscpack_blosc2"
+    assert [codec["name"] for codec in meta["codecs"]] == ["bytes", blosc]
+    assert inlined(refs) == ([] if case.startswith("b2nd") else ["data/c/10/0"])
     opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
                              mode="r", zarr_format=3)  # fmt: skip
     assert_same(opened[...], ARRAY)
@@ -295,12 +293,110 @@ def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
     assert_same(zarr_arrays(padded)["data"], array)
 
 
-def test_special_chunks_are_inlined_as_the_values_they_stand_for():
-    """Uninitialized entries read as zeros, as bloscpack.load reads them."""
-    path = DATA / "blosc2" / "frames" / "fill_uninit.b2frame"
+def special_frame(path: Path, chunks: list, dtype: str = "<f8") -> Path:
+    """A frame python-blosc2 writes, of chunks of 100 items of ``dtype`` (8 bytes): each an
+    array, or a ``blosc2.SpecialValue`` (a special entry of the frame's index)."""
+    frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})
+    for chunk in chunks:
+        if isinstance(chunk, np.ndarray):
+            frame.append_data(chunk.astype(dtype))
+            continue
+        one = blosc2.SChunk(chunksize=800, cparams={"typesize": 8})
+        one.fill_special(100, chunk)
+        frame.append_chunk(one.get_chunk(0))
+    frame.vlmeta["dtype"], frame.vlmeta["shape"] = repr(dtype), [100 * len(chunks)]
+    frame.vlmeta["order"], frame.vlmeta["container"] = "C", "numpy"
+    return path
+
+
+ZERO, NAN, UNINIT = blosc2.SpecialValue.ZERO, blosc2.SpecialValue.NAN, blosc2.SpecialValue.UNINIT
+DATA_CHUNK = np.arange(100) - 50.5
+#: frames of special chunks: the fill value, the chunks left to it, those inlined
+#: case -> (frame chunks, {zarr format: (fill value, chunks left to it, chunks inlined)}).
+#: Format 2 leaves only NaN chunks to the fill value: xarray reads a format 2 fill value as
+#: missing data, and NaN alone then reads as what it is.
+SPECIAL_CASES = {
+    "zeros": ([DATA_CHUNK, ZERO, ZERO, DATA_CHUNK],
+              {3: (0.0, [1, 2], []), 2: (None, [], [1, 2])}),
+    "uninitialized (zeros)": ([UNINIT, DATA_CHUNK, UNINIT],
+                              {3: (0.0, [0, 2], []), 2: (None, [], [0, 2])}),
+    "zeros and uninitialized": ([ZERO, UNINIT, DATA_CHUNK],
+                                {3: (0.0, [0, 1], []), 2: (None, [], [0, 1])}),
+    "NaN": ([NAN, DATA_CHUNK, NAN], {3: ("NaN", [0, 2], []), 2: ("NaN", [0, 2], [])}),
+    "mixed, most NaN": ([NAN, ZERO, NAN, DATA_CHUNK, NAN, UNINIT],
+                        {3: ("NaN", [0, 2, 4], [1, 5]), 2: ("NaN", [0, 2, 4], [1, 5])}),
+    "mixed, a tie: the first met": ([ZERO, NAN, NAN, UNINIT],
+                                    {3: (0.0, [0, 3], [1, 2]), 2: ("NaN", [1, 2], [0, 3])}),
+}  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+@pytest.mark.parametrize("case", list(SPECIAL_CASES))
+def test_special_chunks_of_the_fill_value_have_no_key(tmp_path, case):
+    chunks, expect = SPECIAL_CASES[case]
+    path = special_frame(tmp_path / "s.b2frame", chunks)
+    expected = bloscpack.load(path)
+    for zarr_format, codec in ((2, "stock"), (2, "bloscpack"), (3, "stock"), (3, "bloscpack")):
+        fill, filled, held = expect[zarr_format]
+        refs = bloscpack.to_references(path, codec=codec, zarr_format=zarr_format)
+        meta = "data/.zarray" if zarr_format == 2 else "data/zarr.json"
+        assert json.loads(refs["refs"][meta])["fill_value"] == fill
+        prefix = "data/" if zarr_format == 2 else "data/c/"
+        assert sorted(inlined(refs)) == [f"{prefix}{i}" for i in held]
+        keys = [key for key in refs["refs"] if key.startswith(prefix) and "." not in key]
+        assert sorted(keys) == [f"{prefix}{i}" for i in range(len(chunks)) if i not in filled]
+        assert refs["bloscpack"]["filled"] == len(filled)
+        got = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                              mode="r", zarr_format=zarr_format)[...]  # fmt: skip
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_a_special_chunk_of_another_dtype_is_inlined(tmp_path):
+    """NaN entries of a frame of int64 items decode to one integer (NaN's bits), the fill
+    value; of a frame of bytes, to no one repeated item: inlined."""
+    path = special_frame(tmp_path / "i.b2frame", [NAN, DATA_CHUNK], dtype="<i8")
+    refs = bloscpack.to_references(path, zarr_format=3)
+    nan_bits = int(np.array(np.nan).view("<i8"))
+    assert json.loads(refs["refs"]["data/zarr.json"])["fill_value"] == nan_bits
+    refs = bloscpack.to_references(path)  # format 2: only NaN is a fill value
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] is None
+    assert inlined(refs) == ["data/0"]
+    assert zarr_arrays(refs)["data"].tobytes() == bloscpack.load(path).tobytes()
+    path = DATA / "blosc2" / "frames" / "fill_nan_f64.b2frame"
     refs = bloscpack.to_references(path)
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] is None
     assert inlined(refs) == ["data/0", "data/1", "data/2"]
-    assert_same(zarr_arrays(refs)["data"], np.zeros(10_000, np.uint8))
+    assert zarr_arrays(refs)["data"].tobytes() == bloscpack.load(path).tobytes()
+
+
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+@pytest.mark.parametrize("make", ["zeros", "uninit", "mixed"])
+def test_ndarrays_of_special_chunks_python_blosc2_wrote(tmp_path, make):
+    path = str(tmp_path / "z.b2nd")
+    options = {"chunks": (10, 6), "blocks": (5, 6), "urlpath": path, "mode": "w"}
+    if make == "mixed":
+        array = blosc2.full((95, 6), 7.5, dtype="<f8", **options)
+        array[0:10], array[20:40], array[40:50] = np.arange(60).reshape(10, 6), 0, np.nan
+    else:
+        getattr(blosc2, make)((95, 6), dtype="<f8", **options)
+    special = 2 if make == "mixed" else 10  # chunks of zeros
+    expected = bloscpack.load(path).tobytes()
+    refs = bloscpack.to_references(path, zarr_format=3)
+    assert json.loads(refs["refs"]["data/zarr.json"])["fill_value"] == 0.0
+    assert refs["bloscpack"]["filled"] == special and inlined(refs) == []
+    got = zarr.open_array("reference://", storage_options={"fo": refs}, path="data", mode="r",
+                          zarr_format=3)[...]  # fmt: skip
+    assert got.tobytes() == expected
+    refs = bloscpack.to_references(path)  # format 2: zeros are no fill value, but inline
+    assert json.loads(refs["refs"]["data/.zarray"])["fill_value"] is None
+    assert refs["bloscpack"]["filled"] == 0 and len(inlined(refs)) == special
+    assert zarr_arrays(refs)["data"].tobytes() == expected
+    # xarray, which masks a format 2 fill value as missing by default, reads both as stored
+    for zarr_format in (2, 3):
+        refs = bloscpack.to_references(path, zarr_format=zarr_format)
+        dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+            "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+        assert dataset["data"].values.tobytes() == expected
 
 
 def test_ndarrays_python_blosc2_wrote(tmp_path):
@@ -331,6 +427,7 @@ B2ND_BLOCK_MAJOR = ["f2d_float64.b2nd", "i3d_int16.b2nd", "sparse_float64.b2nd",
                     "many_chunks_int32.b2nd", "full7_f8.b2nd", "zeros_f8.b2nd"]  # fmt: skip
 
 
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 @pytest.mark.parametrize("name", B2ND_BLOCK_MAJOR)
 def test_b2nd_blocks_one_after_another_are_put_in_c_order_by_the_blocks_codec(name):
     path = DATA / "b2nd" / name
@@ -342,6 +439,14 @@ def test_b2nd_blocks_one_after_another_are_put_in_c_order_by_the_blocks_codec(na
     filters = json.loads(refs["refs"]["data/.zarray"])["filters"]
     reordered = [] if in_order else ["bloscpack_blocks"]
     assert [f["id"] for f in filters] == ["bloscpack_pad", *reordered]
+    # zarr format 3: the same filters as codecs, before bloscpack_blosc2
+    refs = bloscpack.to_references(path, codec="bloscpack", zarr_format=3)
+    codecs = [codec["name"] for codec in json.loads(refs["refs"]["data/zarr.json"])["codecs"]]
+    assert codecs == ["bytes", *(f"numcodecs.{f['id']}" for f in filters),
+                      "numcodecs.bloscpack_blosc2"]  # fmt: skip
+    opened = zarr.open_array("reference://", storage_options={"fo": refs}, path="data",
+                             mode="r", zarr_format=3)  # fmt: skip
+    assert_same(opened[...], expected)
 
 
 def test_b2nd_blocks_python_blosc2_wrote_by_default_or_across_rows(tmp_path):
@@ -373,6 +478,27 @@ def test_the_blocks_codec_is_the_b2nd_layout_both_ways():
     with pytest.raises(ValueError, match="^bloscpack_blocks: 35 bytes decoded, the blocks hold"
                        " 36$"):  # fmt: skip
         codec.decode(stored[:35])
+
+
+def test_the_blosc2_codec_decodes_the_chunks_c_blosc2_wrote():
+    """Any stored Blosc2 chunk (here a frame's, with a zstd dictionary) decodes; encoding
+    makes one Blosc2 chunk that decodes back."""
+    from bloscpack.zarr_codecs import Blosc2
+
+    codec = numcodecs.get_codec({"id": "bloscpack_blosc2", "cname": "lz4", "clevel": 5,
+                                 "shuffle": "bitshuffle", "typesize": 8})  # fmt: skip
+    assert isinstance(codec, Blosc2)
+    path = DATA / "blosc2" / "frames" / "dict_zstd.b2frame"
+    with registry.open_reader(str(path), "b2frame") as reader:
+        stored, expected = bytes(reader.stored_chunk(0)), bytes(reader.read_chunk(0))
+    assert bytes(codec.decode(stored)) == expected
+    encoded = codec.encode(np.frombuffer(expected, np.uint8))
+    assert blosc2.get_cbuffer_sizes(encoded)[0] == len(expected)
+    assert bytes(codec.decode(encoded)) == expected
+    with pytest.raises(ValueError, match="^bloscpack_blosc2: not a Blosc2 chunk"):
+        codec.decode(b"not a chunk at all, not at all")
+    with pytest.raises(ValueError, match="^bloscpack_blosc2: no codec 'nope' or shuffle"):
+        Blosc2(cname="nope")
 
 
 def test_snappy_chunks_are_refused():
@@ -448,6 +574,18 @@ def test_blpk_refs_codec_bloscpack(tmp_path):
     assert_same(zarr_arrays(written)["data"], ARRAY)
 
 
+def test_blpk_refs_counts_the_chunks_read_as_the_fill_value(tmp_path):
+    special_frame(tmp_path / "s.b2frame", [ZERO, NAN, ZERO, DATA_CHUNK])
+    proc = blpk("refs", "s.b2frame", "-o", "refs.json", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == ("blpk: s.b2frame -> refs.json: 3 chunks referenced, 2 of them inlined,"
+                           " 1 special chunk read as the fill value\n")  # fmt: skip
+    special_frame(tmp_path / "n.b2frame", [NAN, NAN, ZERO, DATA_CHUNK])
+    proc = blpk("refs", "n.b2frame", "-o", "n.json", cwd=tmp_path)
+    assert proc.stdout == ("blpk: n.b2frame -> n.json: 2 chunks referenced, 1 of them inlined,"
+                           " 2 special chunks read as the fill value\n")  # fmt: skip
+
+
 def test_blpk_refs_names_what_it_refuses(tmp_path):
     proc = blpk("refs", str(DATA / "bcolz" / "ca_object"), cwd=tmp_path)
     assert proc.returncode == 1
@@ -499,7 +637,8 @@ def test_the_entry_points_name_the_codecs():
         return getattr(importlib.import_module(module), name)
 
     ids = {name: target(value).codec_id for name, value in points["numcodecs.codecs"].items()}
-    assert ids == {"bloscpack_pad": "bloscpack_pad", "bloscpack_blocks": "bloscpack_blocks"}
+    assert ids == {"bloscpack_pad": "bloscpack_pad", "bloscpack_blocks": "bloscpack_blocks",
+                   "bloscpack_blosc2": "bloscpack_blosc2"}  # fmt: skip
     for name, value in points["zarr.codecs"].items():
         assert zarr.registry.get_codec_class(name) is target(value)
     assert sorted(points["zarr.codecs"]) == [f"numcodecs.{name}" for name in sorted(ids)]
@@ -638,3 +777,101 @@ def test_a_container_gone_from_its_url_is_reported(s3_write_server):
     gone = {url: {"exists": [True, False]}}
     assert bloscpack.verify_references(refs, storage_options=so) == {
         "ok": False, "source": url, "files": 1, "changed": gone}  # fmt: skip
+
+
+# --- parquet references -------------------------------------------------------------------
+
+
+def parquet_arrays(path: Path, **options) -> dict[str, np.ndarray]:
+    """Every array of the parquet references at ``path``, read by zarr through fsspec's
+    reference filesystem (``fo``: the directory; fastparquet reads it), and the same read
+    through fsspec's ``LazyReferenceMapper`` with pyarrow, which must agree."""
+    pytest.importorskip("fastparquet")
+    from fsspec.implementations.local import LocalFileSystem
+    from fsspec.implementations.reference import LazyReferenceMapper
+
+    names = [key[: -len("/.zarray")]
+             for key in json.loads((path / ".zmetadata").read_text())["metadata"]
+             if key.endswith("/.zarray")]  # fmt: skip
+    mapper = LazyReferenceMapper(str(path), LocalFileSystem(), engine="pyarrow")
+    got = {}
+    for name in names:
+        arrays = [zarr.open_array("reference://", storage_options={"fo": fo, **options},
+                                  path=name, mode="r", zarr_format=2)[...]
+                  for fo in (str(path), mapper)]  # fmt: skip
+        assert arrays[0].tobytes() == arrays[1].tobytes()
+        got[name] = arrays[0]
+    return got
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+@pytest.mark.parametrize("case", list(OWN))
+def test_parquet_references_read_what_load_reads(tmp_path, case):
+    name, options = OWN[case]
+    path = tmp_path / name
+    bloscpack.save(ARRAY, path, **options)
+    refs = bloscpack.to_references(path, codec="bloscpack")
+    bloscpack.write_references(refs, tmp_path / "refs.parq", record_size=4)
+    assert sorted(os.listdir(tmp_path / "refs.parq")) == [".zmetadata", "bloscpack.json", "data"]
+    assert sorted(os.listdir(tmp_path / "refs.parq" / "data")) == [
+        "refs.0.parq", "refs.1.parq", "refs.2.parq"]  # fmt: skip
+    assert_same(parquet_arrays(tmp_path / "refs.parq", remote_protocol="file")["data"], ARRAY)
+    fo = {"fo": str(tmp_path / "refs.parq"), "remote_protocol": "file"}
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": fo})  # fmt: skip
+    np.testing.assert_array_equal(dataset["data"].values, ARRAY)
+    assert bloscpack.verify_references(tmp_path / "refs.parq")["ok"] is True
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+def test_parquet_references_of_inlined_and_special_chunks_and_tables(tmp_path):
+    """A chunk left to the fill value is held inline in parquet, as the fill value compressed."""
+    path = special_frame(tmp_path / "s.b2frame", [NAN, ZERO, NAN, DATA_CHUNK, NAN])
+    for codec in ("stock", "bloscpack"):
+        refs = bloscpack.to_references(path, codec=codec)
+        assert refs["bloscpack"]["filled"] == 3 and inlined(refs) == ["data/1"]
+        bloscpack.write_references(refs, tmp_path / "s.parq")
+        got = parquet_arrays(tmp_path / "s.parq", remote_protocol="file")["data"]
+        assert got.tobytes() == bloscpack.load(path).tobytes()
+    table = DATA / "bcolz" / "ct_listcols_zstd_chunklen2"
+    bloscpack.write_references(bloscpack.to_references(table), tmp_path / "t.parquet")
+    got = parquet_arrays(tmp_path / "t.parquet", remote_protocol="file")
+    expected = bloscpack.load(table)
+    assert list(got) == list(expected.dtype.names)
+    for column in expected.dtype.names:
+        assert_same(got[column], expected[column])
+
+
+def test_parquet_references_refuse_what_they_cannot_hold(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp")
+    v3 = bloscpack.to_references(tmp_path / "a.blp", zarr_format=3)
+    out = tmp_path / "v3.parq"
+    with pytest.raises(ArgumentError, match=f"^{re.escape(str(out))}: parquet references hold"
+                       " zarr format 2 only"):  # fmt: skip
+        bloscpack.write_references(v3, out)
+    with pytest.raises(ArgumentError, match=r": record_size=0: at least 1$"):
+        bloscpack.write_references(bloscpack.to_references(tmp_path / "a.blp"), out, record_size=0)
+    (tmp_path / "other.parq").mkdir()
+    (tmp_path / "other.parq" / "notes.txt").write_text("mine")
+    with pytest.raises(BloscpackError, match=f"^{re.escape(str(tmp_path / 'other.parq'))}: is a"
+                       " directory that is not parquet references; not replacing it$"):  # fmt: skip
+        bloscpack.write_references(bloscpack.to_references(tmp_path / "a.blp"),
+                                   tmp_path / "other.parq")  # fmt: skip
+    assert os.listdir(tmp_path / "other.parq") == ["notes.txt"]
+    assert not out.exists()
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+def test_blpk_refs_writes_parquet_references(tmp_path):
+    bloscpack.save(ARRAY, tmp_path / "a.blp", chunk_size=1000 * 3 * 8)
+    proc = blpk("refs", "a.blp", "-o", "refs.parq", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == "blpk: a.blp -> refs.parq: 11 chunks referenced, 1 of them inlined\n"
+    assert_same(parquet_arrays(tmp_path / "refs.parq", remote_protocol="file")["data"], ARRAY)
+    proc = blpk("refs", "a.blp", "-o", "refs.parq", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "blpk: error: output 'refs.parq' exists!\n")
+    proc = blpk("refs", "a.blp", "-o", "refs.parq", "--codec", "bloscpack", "-f", cwd=tmp_path)
+    assert proc.stdout == "blpk: a.blp -> refs.parq: 11 chunks referenced, 0 of them inlined\n"
+    proc = blpk("refs", "--verify", "refs.parq", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == f"blpk: refs.parq: ok ({tmp_path / 'a.blp'}: 1 file unchanged)\n"

@@ -134,11 +134,102 @@ def test_a_chunk_held_inline_is_refused_by_name(tmp_path):
     path = tmp_path / "a.bcolz"
     bloscpack.save(ARRAY[:9_999], path, chunklen=1000)
     message = (f"{path.as_uri()}: chunk data/9.0 is held inline (a short last chunk with"
-               " codec='stock', or a special chunk), which VirtualiZarr's manifests cannot hold"
-               " (bloscpack.to_references and fsspec's reference filesystem read it)")  # fmt: skip
+               " codec='stock', or a special chunk of another value than the fill value), which"
+               " VirtualiZarr's manifests cannot hold (bloscpack.to_references and fsspec's"
+               " reference filesystem read it)")  # fmt: skip
     with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
         virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
                                           parser=BloscpackParser(codec="stock"))  # fmt: skip
+
+
+def test_special_chunks_of_the_fill_value_have_no_manifest_entry(tmp_path):
+    zeros = np.zeros((10, 6))
+    array = np.concatenate([zeros, np.arange(60.0).reshape(10, 6), zeros, zeros + np.nan])
+    path = tmp_path / "z.b2nd"
+    blosc2.asarray(array, chunks=(10, 6), blocks=(5, 6), urlpath=str(path), mode="w")
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    assert sorted(virtual["data"].data.manifest.dict()) == ["1.0", "3.0"]
+    got = loaded(path.as_uri(), local())["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == array.tobytes()
+
+
+def test_kerchunk_references_virtualizarr_writes_need_mask_and_scale_false(tmp_path):
+    """VirtualiZarr writes every fill value into format 2 references, which xarray reads as
+    missing data: stored zeros (a special chunk and a zero item of a real chunk) read as NaN
+    unless ``mask_and_scale=False``."""
+    array = np.concatenate([np.zeros((10, 6)), np.arange(60.0).reshape(10, 6)])
+    path = tmp_path / "z.b2nd"
+    blosc2.asarray(array, chunks=(10, 6), blocks=(5, 6), urlpath=str(path), mode="w")
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    refs = virtual.vz.to_kerchunk(format="dict")
+    backend = {"consolidated": False, "storage_options": {"fo": refs}}
+    stored = xr.open_dataset("reference://", engine="zarr", mask_and_scale=False,
+                             backend_kwargs=backend)  # fmt: skip
+    assert stored["data"].values.tobytes() == array.tobytes()
+    masked = xr.open_dataset("reference://", engine="zarr", backend_kwargs=backend)
+    assert np.isnan(masked["data"].values[:10]).all() and np.isnan(masked["data"].values[10, 0])
+
+
+def special_frame(path: Path, specials: list) -> Path:
+    """A frame of float64 chunks of 100 items that python-blosc2 writes as special entries."""
+    frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})
+    for special in specials:
+        one = blosc2.SChunk(chunksize=800, cparams={"typesize": 8})
+        one.fill_special(100, special)
+        frame.append_chunk(one.get_chunk(0))
+    frame.vlmeta["dtype"], frame.vlmeta["shape"] = "'<f8'", [100 * len(specials)]
+    frame.vlmeta["order"], frame.vlmeta["container"] = "C", "numpy"
+    return path
+
+
+def test_special_chunks_of_nan_as_the_fill_value(tmp_path):
+    nan = blosc2.SpecialValue.NAN
+    path = special_frame(tmp_path / "n.b2frame", [nan, nan, nan])
+    got = loaded(path.as_uri(), local())["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == np.full(300, np.nan).tobytes()
+
+
+def test_a_special_chunk_of_another_value_is_refused_by_name(tmp_path):
+    nan, zero = blosc2.SpecialValue.NAN, blosc2.SpecialValue.ZERO
+    path = special_frame(tmp_path / "s.b2frame", [nan, zero, nan])
+    with pytest.raises(UnsupportedError, match=r"chunk data/1 is held inline \(a short last"):
+        loaded(path.as_uri(), local())
+
+
+@pytest.mark.filterwarnings("ignore:The LocalFileSystem storage is not safe")
+@pytest.mark.parametrize("case", ["blp", "b2frame", "b2nd", "bcolz", "specials"])
+def test_icechunk_holds_the_virtual_dataset(tmp_path, case):
+    """Parser -> icechunk (local storage, a virtual chunk container for the files) -> xarray,
+    in a repository opened again."""
+    icechunk = pytest.importorskip("icechunk")
+    if case == "specials":  # zero chunks, left to the fill value (no manifest entry)
+        path, expected = tmp_path / "z.b2nd", np.zeros((10_000, 3))
+        expected[2000:3000] = ARRAY[2000:3000]
+        blosc2.asarray(expected, chunks=(1000, 3), blocks=(250, 3), urlpath=str(path), mode="w")
+    else:
+        name, options = FORMATS[case]
+        path, expected = tmp_path / "files" / name, ARRAY[:9_999]
+        path.parent.mkdir()
+        bloscpack.save(expected, path, **options)
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    prefix = f"{tmp_path.as_uri()}/"
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(tmp_path)))
+    )
+    access = icechunk.containers_credentials({prefix: None})
+    storage = icechunk.local_filesystem_storage(str(tmp_path / "repo"))
+    repo = icechunk.Repository.create(storage, config, authorize_virtual_chunk_access=access)
+    session = repo.writable_session("main")
+    virtual.vz.to_icechunk(session.store)
+    session.commit("the container, virtual")
+    again = icechunk.Repository.open(storage, authorize_virtual_chunk_access=access)
+    dataset = xr.open_zarr(again.readonly_session("main").store, consolidated=False)
+    got = dataset["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("case", ["blp", "sframe", "bcolz"])

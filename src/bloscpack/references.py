@@ -6,14 +6,16 @@ JSON.
 
 The chunk locations come from each format's :meth:`~bloscpack.containers.base.ContainerFormat.scan`
 (its reader's own checked parsing).  Blosc1 chunks are read by the ``blosc`` codec (numcodecs',
-zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2 only).  zarr needs
+zarr's), Blosc2 chunks by imagecodecs' ``imagecodecs_blosc2`` (zarr format 2) or by bloscpack's
+``bloscpack_blosc2`` (C-Blosc2 through python-blosc2; zarr format 3).  zarr needs
 every chunk whole: with the stock codecs (``codec="stock"``) a short last chunk is inlined,
 decoded, padded with zeros and compressed again by the same codec (the one chunk per array
 copied); with ``codec="bloscpack"`` it is a byte range too, which bloscpack's ``bloscpack_pad``
 filter (:mod:`bloscpack.zarr_codecs`) pads after the decompressor, and the blocks of a b2nd
 chunk stored one after another are put in C order by its ``bloscpack_blocks`` filter.  The
-special chunks of a frame are inlined either way.  Containers whose chunks no zarr chunk grid
-holds are refused, never referenced wrongly."""
+special chunks of a frame (no bytes of a file) that hold the array's fill value have no key
+(zarr reads the fill value: see :func:`_fill_value`); the others are inlined.  Containers
+whose chunks no zarr chunk grid holds are refused, never referenced wrongly."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import blosc2
 import numpy as np
 
 from .blosc.header import ChunkHeader
@@ -40,6 +43,7 @@ from .containers.base import (
 )
 from .errors import ArgumentError, BloscpackError, FileNotFound, UnsupportedError
 from .io.paths import PathLike
+from .io.staging import staged_output
 from .url import filesystem, is_url, local_path, remote_errors
 
 #: The zarr compressor ids of the two chunk formats, by Blosc format version.
@@ -56,6 +60,22 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
     last chunk inlined; ``codec="bloscpack"``: bloscpack's ``bloscpack_pad`` filter after the
     decompressor, so that the short last chunk is a byte range too (``refs["bloscpack"]["codec"]``
     says which).  ``inline`` takes only ``"leftover"``."""
+    return build_references(
+        path_or_url,
+        zarr_format=zarr_format,
+        inline=inline,
+        codec=codec,
+        storage_options=storage_options,
+        any_fill=zarr_format == 3,
+    )
+
+
+def build_references(path_or_url: PathLike, *, zarr_format: int, inline: str, codec: str,
+                     storage_options: Mapping[str, Any] | None, any_fill: bool,
+                     ) -> dict[str, Any]:  # fmt: skip
+    """:func:`to_references`; ``any_fill``: the special chunks of any one value may be left to
+    the fill value, else only NaN ones (xarray reads a zarr format 2 fill value as missing
+    data: a NaN fill value turns only NaN into NaN)."""
     name = os.fspath(path_or_url)
     if zarr_format not in (2, 3):
         raise ArgumentError(f"zarr_format={zarr_format!r}: references are zarr format 2 or 3")
@@ -73,16 +93,16 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
         refs = {"zarr.json": json.dumps(group)}
     with _opened(name, storage_options) as (fmt, reader):
         if isinstance(reader, TableReader):
-            for column in reader.columns:
-                _add_array(refs, column, fmt, reader.column(column), name, f"{column}_",
-                           zarr_format, padded)  # fmt: skip
+            filled = sum(_add_array(refs, column, fmt, reader.column(column), name,
+                                    f"{column}_", zarr_format, padded, any_fill)
+                         for column in reader.columns)  # fmt: skip
         else:
-            _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded)
+            filled = _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded, any_fill)
     files = _stamps(name, storage_options)
     for value in refs.values():  # (a referenced file outside the container's, if any)
         if isinstance(value, list) and value[0] not in files:
             files.update(_stamps(value[0], storage_options, listed=False))
-    record = {"source": _source(name), "files": files, "codec": codec}
+    record = {"source": _source(name), "files": files, "codec": codec, "filled": filled}
     return {"version": 1, "refs": refs, "bloscpack": record}
 
 
@@ -102,7 +122,8 @@ def verify_references(
     """Whether the files that the references ``refs`` (a dict from :func:`to_references`, or
     the path of its JSON) describe are still as they were: ``{"ok": bool, "source": ...,
     "files": <number checked>, "changed": {file: {what: [recorded, now]}}}``, ``what`` being
-    ``size``, ``mtime``, ``etag``, or ``exists`` (a file gone, or new in the container)."""
+    ``size``, ``mtime``, ``etag``, or ``exists`` (a file gone, or new in the container).
+    ``refs`` may be the directory of parquet references too."""
     loaded = _loaded(refs)
     record = loaded.get("bloscpack")
     name = os.fspath(refs) if not isinstance(refs, Mapping) else "references"
@@ -134,9 +155,13 @@ def verify_references(
 
 
 def _loaded(refs: Mapping[str, Any] | PathLike) -> Mapping[str, Any]:
-    """The reference dict ``refs``, or the one in the JSON file ``refs`` names."""
+    """The reference dict ``refs``, or the one in the JSON file ``refs`` names (of parquet
+    references, the directory: their record of the files)."""
     if isinstance(refs, Mapping):
         return refs
+    if os.path.isdir(refs):
+        record = os.path.join(refs, PARQUET_RECORD)
+        return {"bloscpack": _loaded(record)} if os.path.isfile(record) else {}
     try:
         with open(refs, encoding="utf-8") as fh:
             loaded = json.load(fh)
@@ -226,20 +251,127 @@ def _opened(name: str, storage_options: Mapping[str, Any] | None,
         yield fmt, reader
 
 
-def write_references(refs: Mapping[str, Any], path: PathLike) -> None:
-    """Save the reference dict ``refs`` (from :func:`to_references`) as JSON at ``path``."""
+def write_references(refs: Mapping[str, Any], path: PathLike, *,
+                     record_size: int = 10_000) -> None:  # fmt: skip
+    """Save the reference dict ``refs`` (from :func:`to_references`) at ``path``: as JSON, or
+    where ``path`` ends in ``.parq`` or ``.parquet`` as kerchunk's parquet references (a
+    directory: ``.zmetadata`` and ``<array>/refs.<n>.parq`` of ``record_size`` chunks each,
+    written with pyarrow, read by fsspec's ``reference://`` filesystem with ``fo=path``, with
+    pandas and fastparquet; zarr format 2 only), an existing one replaced."""
+    name = os.fspath(path)
+    if name.rstrip("/").endswith((".parq", ".parquet")):
+        _write_parquet(refs, name, record_size)
+        return
     try:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(refs, fh)
     except OSError as exc:
-        raise FileNotFound(f"{os.fspath(path)}: cannot write references: {exc.strerror}") from None
+        raise FileNotFound(f"{name}: cannot write references: {exc.strerror}") from None
+
+
+#: The file of a parquet references directory that holds the record of the referenced files.
+PARQUET_RECORD = "bloscpack.json"
+
+
+def _write_parquet(refs: Mapping[str, Any], name: str, record_size: int) -> None:
+    """:func:`write_references` as parquet, in the layout of fsspec's ``LazyReferenceMapper``
+    (:func:`_parquet_rows`), the record of the files in ``bloscpack.json``."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UnsupportedError(f"{name}: parquet references need pyarrow"
+                               " (pip install 'bloscpack[virtual]')") from None  # fmt: skip
+    entries = refs.get("refs", {})
+    if "zarr.json" in entries:
+        raise ArgumentError(f"{name}: parquet references hold zarr format 2 only (fsspec's"
+                            " LazyReferenceMapper); write zarr format 3 ones as JSON")  # fmt: skip
+    if record_size < 1:
+        raise ArgumentError(f"{name}: record_size={record_size}: at least 1")
+    meta = {key: json.loads(value) for key, value in entries.items()
+            if key.rsplit("/", 1)[-1].startswith(".z")}  # fmt: skip
+    fields = [key[: -len("/.zarray")] for key in meta if key.endswith("/.zarray")]
+    with staged_output(name, replaces=_is_parquet_refs, what="parquet references") as built:
+        os.mkdir(built)
+        kinds = {"path": pa.string(), "offset": pa.int64(), "size": pa.int64(),
+                 "raw": pa.binary()}  # fmt: skip
+        for field in fields:
+            columns = _parquet_rows(entries, field, meta[f"{field}/.zarray"])
+            os.mkdir(os.path.join(built, field))
+            for number, start in enumerate(range(0, len(columns["path"]), record_size)):
+                rows = slice(start, start + record_size)
+                table = pa.table({key: pa.array(values[rows], kinds[key])
+                                  for key, values in columns.items()})  # fmt: skip
+                pq.write_table(table, os.path.join(built, field, f"refs.{number}.parq"),
+                               compression="zstd")  # fmt: skip
+        zmetadata = {"metadata": meta, "record_size": record_size}
+        with open(os.path.join(built, ".zmetadata"), "w", encoding="utf-8") as fh:
+            json.dump(zmetadata, fh)
+        if "bloscpack" in refs:
+            with open(os.path.join(built, PARQUET_RECORD), "w", encoding="utf-8") as fh:
+                json.dump(refs["bloscpack"], fh)
+
+
+def _parquet_rows(entries: Mapping[str, Any], field: str,
+                  zarray: Mapping[str, Any]) -> dict[str, list[Any]]:  # fmt: skip
+    """The parquet columns of the array ``field`` (of metadata ``zarray``): one row per chunk
+    number (C order over the chunk grid), ``path``, ``offset``, ``size``, or the chunk's bytes
+    in ``raw``.  A chunk with no key (left to the fill value) is held inline, as the fill value
+    compressed: fsspec reads a row with neither path nor raw, with pandas 3, as a path NaN."""
+    counts = [-(-n // c) for n, c in zip(zarray["shape"], zarray["chunks"], strict=True)] or [1]
+    total = math.prod(counts)
+    paths: list[str | None] = [None] * total
+    offsets, sizes = [0] * total, [0] * total
+    raws: list[bytes | None] = [None] * total
+    for key, value in entries.items():
+        parent, chunk = key.rsplit("/", 1) if "/" in key else ("", key)
+        if parent != field or chunk.startswith(".z"):
+            continue
+        number = int(np.ravel_multi_index([int(c) for c in chunk.split(".")], counts))
+        if isinstance(value, list):
+            paths[number], offsets[number], sizes[number] = value
+        else:
+            text = value.encode() if isinstance(value, str) else bytes(value)
+            raws[number] = base64.b64decode(text[7:]) if text.startswith(b"base64:") else text
+    fill = _fill_chunk(zarray)
+    if fill is not None:
+        raws = [fill if raw is None and path is None else raw
+                for path, raw in zip(paths, raws, strict=True)]  # fmt: skip
+    return {"path": paths, "offset": offsets, "size": sizes, "raw": raws}
+
+
+def _fill_chunk(zarray: Mapping[str, Any]) -> bytes | None:
+    """A chunk of the zarr format 2 array ``zarray`` (its metadata) all of its fill value,
+    encoded by its filters and compressor (None: no fill value)."""
+    fill = zarray["fill_value"]
+    if fill is None:
+        return None
+    import numcodecs
+
+    number = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill, fill)
+    dtype = np.dtype(zarray["dtype"] if isinstance(zarray["dtype"], str)
+                     else [tuple(field) for field in zarray["dtype"]])  # fmt: skip
+    data: Any = np.full(zarray["chunks"], number, dtype)
+    for config in zarray["filters"] or ():
+        data = numcodecs.get_codec(config).encode(data)
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    if zarray["compressor"]["id"] == CODEC_IDS[2]:
+        return bytes(blosc2.compress2(raw, typesize=dtype.itemsize))
+    return bytes(numcodecs.get_codec(zarray["compressor"]).encode(raw))
+
+
+def _is_parquet_refs(path: str) -> bool:
+    """Whether the directory ``path`` holds parquet references (which writing replaces)."""
+    return os.path.isfile(os.path.join(path, ".zmetadata"))
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
-               name: str, prefix: str, zarr_format: int, padded: bool) -> None:  # fmt: skip
+               name: str, prefix: str, zarr_format: int, padded: bool,
+               any_fill: bool) -> int:  # fmt: skip
     """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
     its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with bloscpack's
-    filters, a short chunk referenced by byte range, b2nd blocks put in C order)."""
+    filters, a short chunk referenced by byte range, b2nd blocks put in C order); the number
+    of its chunks left to the fill value (no key)."""
     described = reader.description
     dtype, shape = described.dtype, described.shape
     where = name if not prefix else f"{name}: column {key!r}"
@@ -274,29 +406,37 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     else:
         scanned = registry.format_of(fmt).scan(reader)
     spans = list(scanned)[: len(keys)]
-    version = _one_version(spans, where)
+    version = _one_version(spans, where, zarr_format)
+    if zarr_format == 3 and version == 2:
+        _own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
+    fill, filled = _fill_value(reader, spans, dtype, any_fill)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
         meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
-        if padded:
-            pad = {"name": "numcodecs.bloscpack_pad", "configuration": {"nbytes": full}}
-            meta["codecs"].insert(-1, pad)
+        if fill is not None:
+            meta["fill_value"] = fill
+        for kept in filters:  # (before the compressor, as zarr format 2 filters are)
+            named = {key: value for key, value in kept.items() if key != "id"}
+            meta["codecs"].insert(-1, {"name": f"numcodecs.{kept['id']}",
+                                       "configuration": named})  # fmt: skip
     for span, chunk_key in zip(spans, keys, strict=True):
-        refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
+        if span.index not in filled:
+            refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
     dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     if zarr_format == 3:
         refs[f"{key}/zarr.json"] = json.dumps(
             {**meta, "attributes": _json_attrs(reader), "dimension_names": dims}
         )
-        return
+        return len(filled)
     zarray = {
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
-        "compressor": {"id": CODEC_IDS[version]}, "fill_value": None, "order": order,
+        "compressor": {"id": CODEC_IDS[version]}, "fill_value": fill, "order": order,
         "filters": filters or None,
     }  # fmt: skip
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
+    return len(filled)
 
 
 #: The zarr format-3 data types of numpy's kinds and sizes (the core types).
@@ -312,14 +452,12 @@ V3_SHUFFLES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 
 def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype, order: str,
                header: ChunkHeader | None, version: int, where: str) -> dict[str, Any]:  # fmt: skip
-    """The zarr format-3 metadata of an array of Blosc1 chunks (zarr's ``blosc`` codec)."""
+    """The zarr format-3 metadata of an array of Blosc chunks of format ``version``: Blosc1
+    chunks read by zarr's ``blosc`` codec, Blosc2 chunks by ``numcodecs.bloscpack_blosc2``."""
     data_type = V3_TYPES.get((dtype.kind, dtype.itemsize))
     if data_type is None:
         raise UnsupportedError(f"{where}: dtype {dtype.str} has no zarr format 3 data type here"
                                " (zarr_format=2 holds it)")  # fmt: skip
-    if version == 2:
-        raise UnsupportedError(f"{where}: Blosc2 chunks have no zarr format 3 codec here"
-                               " (zarr_format=2 reads them with imagecodecs_blosc2)")  # fmt: skip
     endian = {"<": "little", ">": "big"}.get(dtype.byteorder, "little" if sys.byteorder
                                              == "little" else "big")  # fmt: skip
     codecs: list[dict[str, Any]] = []
@@ -329,8 +467,11 @@ def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype,
     codecs.append({"name": "bytes", "configuration": {"endian": endian}})
     blosc = {"cname": header.codec if header else "lz4", "clevel": 5,
              "shuffle": V3_SHUFFLES.get(header.shuffle if header else 1, "shuffle"),
-             "typesize": dtype.itemsize, "blocksize": 0}  # fmt: skip
-    codecs.append({"name": "blosc", "configuration": blosc})
+             "typesize": dtype.itemsize}  # fmt: skip
+    if version == 1:
+        codecs.append({"name": "blosc", "configuration": {**blosc, "blocksize": 0}})
+    else:
+        codecs.append({"name": "numcodecs.bloscpack_blosc2", "configuration": blosc})
     fill: Any = [0.0, 0.0] if dtype.kind == "c" else (False if dtype.kind == "b" else 0)
     return {
         "zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": data_type,
@@ -380,8 +521,41 @@ def _flat_chunks(reader: ContainerReader, order: str, where: str) -> tuple[int, 
     return (count, *rest) if order == "C" else (*rest, count)
 
 
-def _one_version(spans: list[ChunkSpan], where: str) -> int:
-    """The Blosc format of every chunk (1 if none): one zarr codec reads them all."""
+def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype,
+                any_fill: bool) -> tuple[Any, set[int]]:  # fmt: skip
+    """The array's zarr fill value (JSON; None: none) and the chunks left to it: the special
+    chunks of a frame (no bytes of a file) that decode to one value repeated, which zarr reads
+    where a chunk key is absent.  Of several such values, the one of the most chunks (on a
+    tie, the first met); a value no fill value gives exactly (a NaN payload, a structured or
+    string item) is no fill value; unless ``any_fill``, only NaN is."""
+    if dtype.kind not in "biuf":
+        return None, set()
+    by_value: dict[bytes, list[int]] = {}
+    for span in spans:
+        if span.path is not None:
+            continue
+        data = np.frombuffer(reader.read_chunk(span.index), np.uint8)
+        if not data.size or data.size % dtype.itemsize:
+            continue
+        items = data.reshape(-1, dtype.itemsize)
+        if not (items == items[0]).all():
+            continue
+        by_value.setdefault(items[0].tobytes(), []).append(span.index)
+    for value, indices in sorted(by_value.items(), key=lambda item: -len(item[1])):
+        number = np.frombuffer(value, dtype)[0].item()
+        if np.array(number, dtype).tobytes() != value:
+            continue
+        if not any_fill and not (isinstance(number, float) and math.isnan(number)):
+            continue
+        if isinstance(number, float) and not math.isfinite(number):
+            number = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+        return number, set(indices)
+    return None, set()
+
+
+def _one_version(spans: list[ChunkSpan], where: str, zarr_format: int) -> int:
+    """The Blosc format of every chunk (1 if none): one zarr codec reads them all (that of
+    Blosc2 chunks in zarr format 3 is bloscpack's own)."""
     versions = {span.header.blosc_version for span in spans}
     if len(versions) > 1:
         raise UnsupportedError(f"{where}: Blosc1 and Blosc2 chunks mixed cannot be referenced")
@@ -392,7 +566,8 @@ def _one_version(spans: list[ChunkSpan], where: str) -> int:
                 " do not decode"
             )
     version = versions.pop() if versions else 1
-    _codec(version, where)
+    if zarr_format == 2 or version == 1:
+        _codec(version, where)
     return version
 
 
@@ -414,14 +589,15 @@ def _reference(reader: ContainerReader, span: ChunkSpan, full: int, where: str,
 
 
 def _encode(data: np.ndarray, span: ChunkSpan, where: str) -> bytes:
-    """``data`` compressed by the codec that reads the chunk ``span`` is one of."""
+    """``data`` compressed as a chunk of the format of the chunk ``span`` (Blosc2: by
+    C-Blosc2, which every Blosc2 codec reads)."""
     header = span.header
-    codec = _codec(header.blosc_version, where)
     if header.blosc_version == 1:
+        codec = _codec(1, where)
         sized = header.typesize in (1, 2, 4, 8) and not data.size % header.typesize
         typed = data.view(f"u{header.typesize}") if sized else data
         return bytes(codec(cname=header.codec, clevel=5, shuffle=header.shuffle).encode(typed))
-    return bytes(codec().encode(data))
+    return bytes(blosc2.compress2(data, typesize=header.typesize or 1))
 
 
 def _codec(version: int, where: str) -> Any:

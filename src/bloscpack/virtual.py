@@ -7,9 +7,10 @@ VirtualiZarr's kerchunk translator.  Blosc1 chunks are read by the ``numcodecs.b
 Blosc2 chunks by ``numcodecs.imagecodecs_blosc2``, which :func:`register_codecs` makes known
 to zarr.  VirtualiZarr's manifests hold no chunk data (VirtualiZarr 2.5), only byte ranges: with
 ``codec="bloscpack"`` (the default) a short last chunk is a byte range read through bloscpack's
-``bloscpack_pad`` filter, and b2nd blocks are put in order by ``bloscpack_blocks``; a chunk
-that references still hold inline (a special chunk of a frame; a short last chunk with
-``codec="stock"``) is refused by name."""
+``bloscpack_pad`` filter, and b2nd blocks are put in order by ``bloscpack_blocks``; the
+special chunks of a frame that hold the array's fill value have no manifest entry (zarr reads
+the fill value); a chunk that references still hold inline (a special chunk of another value;
+a short last chunk with ``codec="stock"``) is refused by name."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import UnsupportedError
-from .references import to_references
+from .references import build_references
 
 #: How to install what the parser needs.
 EXTRA = "pip install 'bloscpack[virtual]'"
@@ -47,7 +48,14 @@ class BloscpackParser:
             raise UnsupportedError(f"{url}: the VirtualiZarr parser needs virtualizarr ({EXTRA})"
                                    ) from None  # fmt: skip
         register_codecs()
-        refs = to_references(url, codec=self.codec, storage_options=self.storage_options)
+        refs = build_references(
+            url,
+            zarr_format=2,
+            inline="leftover",
+            codec=self.codec,
+            storage_options=self.storage_options,
+            any_fill=True,
+        )
         group = manifestgroup_from_kerchunk_refs(
             KerchunkStoreRefs({"version": 1, "refs": _manifest_refs(refs["refs"], url)}),
             skip_variables=self.skip_variables,
@@ -68,7 +76,8 @@ def _manifest_refs(refs: Mapping[str, Any], url: str) -> dict[str, Any]:
         elif isinstance(value, str) and value.startswith("base64:"):
             raise UnsupportedError(
                 f"{url}: chunk {key} is held inline (a short last chunk with codec='stock', or"
-                " a special chunk), which VirtualiZarr's manifests cannot hold"
+                " a special chunk of another value than the fill value), which VirtualiZarr's"
+                " manifests cannot hold"
                 " (bloscpack.to_references and fsspec's reference filesystem read it)"
             )
     return converted

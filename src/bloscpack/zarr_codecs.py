@@ -1,17 +1,21 @@
-"""The codecs of ``to_references(..., codec="bloscpack")`` (the optional extra ``virtual``),
-for layouts the stock zarr codecs cannot express: :class:`Pad` pads a decoded chunk shorter
-than a whole chunk (a short last chunk) with zeros, so that it is referenced by byte range
-instead of inline; :class:`Blocks` puts the blocks of a decoded b2nd chunk, stored one after
-another and padded to whole blocks, into the C order of the chunk.
+"""bloscpack's zarr codecs (the optional extra ``virtual``), for what the stock zarr codecs
+cannot express: :class:`Pad` pads a decoded chunk shorter than a whole chunk (a short last
+chunk) with zeros, so that it is referenced by byte range instead of inline; :class:`Blocks`
+puts the blocks of a decoded b2nd chunk, stored one after another and padded to whole blocks,
+into the C order of the chunk (both for ``to_references(..., codec="bloscpack")``);
+:class:`Blosc2` decodes a Blosc2 chunk with the C-Blosc2 library of python-blosc2 (the
+compressor of zarr format 3 references to Blosc2 chunks).
 
-numcodecs knows them as ``bloscpack_pad`` and ``bloscpack_blocks``, zarr format 3 as
-``numcodecs.bloscpack_pad`` and ``numcodecs.bloscpack_blocks``, by the package's entry points
-or by :func:`register_codecs` (which importing this module calls)."""
+numcodecs knows them as ``bloscpack_pad``, ``bloscpack_blocks`` and ``bloscpack_blosc2``, zarr
+format 3 as ``numcodecs.bloscpack_pad``, ``numcodecs.bloscpack_blocks`` and
+``numcodecs.bloscpack_blosc2``, by the package's entry points or by :func:`register_codecs`
+(which importing this module calls)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import blosc2
 import numcodecs
 import numpy as np
 import zarr.registry
@@ -88,6 +92,43 @@ class Blocks(Codec):  # type: ignore[misc]
         return f"Blocks(chunks={self.chunks}, blocks={self.blocks}, itemsize={self.itemsize})"
 
 
+class Blosc2(Codec):  # type: ignore[misc]
+    """A self-contained Blosc2 chunk (any codec, filters and block layout its header gives),
+    decoded by C-Blosc2; encoding compresses with ``cname``, ``clevel``, ``shuffle``
+    (``noshuffle``, ``shuffle``, ``bitshuffle``) and ``typesize``."""
+
+    codec_id = "bloscpack_blosc2"
+    FILTERS = {"noshuffle": blosc2.Filter.NOFILTER, "shuffle": blosc2.Filter.SHUFFLE,
+               "bitshuffle": blosc2.Filter.BITSHUFFLE}  # fmt: skip
+
+    def __init__(self, cname: str = "zstd", clevel: int = 5, shuffle: str = "shuffle",
+                 typesize: int = 1) -> None:  # fmt: skip
+        if shuffle not in self.FILTERS or cname.upper() not in blosc2.Codec.__members__:
+            raise ValueError(f"bloscpack_blosc2: no codec {cname!r} or shuffle {shuffle!r}")
+        self.cname, self.clevel, self.shuffle = cname, int(clevel), shuffle
+        self.typesize = int(typesize)
+
+    def encode(self, buf: Any) -> Any:
+        """``buf`` compressed into one Blosc2 chunk."""
+        data = ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1)
+        return blosc2.compress2(data, codec=blosc2.Codec[self.cname.upper()], clevel=self.clevel,
+                                filters=[self.FILTERS[self.shuffle]], filters_meta=[0],
+                                typesize=self.typesize)  # fmt: skip
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        """The bytes of the Blosc2 chunk ``buf``."""
+        chunk = ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1)
+        try:
+            data = blosc2.decompress2(chunk)
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(f"bloscpack_blosc2: not a Blosc2 chunk ({exc})") from None
+        return ndarray_copy(np.frombuffer(data, np.uint8), out)
+
+    def __repr__(self) -> str:
+        return (f"Blosc2(cname={self.cname!r}, clevel={self.clevel}, shuffle={self.shuffle!r},"
+                f" typesize={self.typesize})")  # fmt: skip
+
+
 class ZarrPad(_NumcodecsBytesBytesCodec, codec_name="bloscpack_pad"):  # type: ignore[misc]
     """:class:`Pad` as a zarr format 3 codec (``numcodecs.bloscpack_pad``)."""
 
@@ -96,10 +137,14 @@ class ZarrBlocks(_NumcodecsBytesBytesCodec, codec_name="bloscpack_blocks"):  # t
     """:class:`Blocks` as a zarr format 3 codec (``numcodecs.bloscpack_blocks``)."""
 
 
+class ZarrBlosc2(_NumcodecsBytesBytesCodec, codec_name="bloscpack_blosc2"):  # type: ignore[misc]
+    """:class:`Blosc2` as a zarr format 3 codec (``numcodecs.bloscpack_blosc2``)."""
+
+
 def register_codecs() -> None:
-    """Make :class:`Pad` and :class:`Blocks` known to numcodecs and to zarr format 3 (where no
-    entry point did)."""
-    for codec, wrapped in ((Pad, ZarrPad), (Blocks, ZarrBlocks)):
+    """Make :class:`Pad`, :class:`Blocks` and :class:`Blosc2` known to numcodecs and to zarr
+    format 3 (where no entry point did)."""
+    for codec, wrapped in ((Pad, ZarrPad), (Blocks, ZarrBlocks), (Blosc2, ZarrBlosc2)):
         numcodecs.register_codec(codec)
         try:
             zarr.registry.get_codec_class(f"numcodecs.{codec.codec_id}")

@@ -514,20 +514,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     refs = one(
         "refs",
-        "byte-range references to a container's chunks (kerchunk JSON)",
+        "byte-range references to a container's chunks (kerchunk JSON or parquet)",
         "Describe the container <src> as a zarr (format 2) store whose chunks are byte ranges of"
-        " its\nfiles (kerchunk references, version 1), for zarr and xarray to read it in place."
-        "\nWith --verify, <src> is a references JSON file: say whether the files it describes"
-        "\nare still as they were (exit 1 if not).",
+        " its\nfiles (kerchunk references, version 1), for zarr and xarray to read it in place:"
+        "\nJSON, or parquet to a directory named *.parq or *.parquet."
+        "\nWith --verify, <src> is a references JSON file (or parquet directory): say whether"
+        "\nthe files it describes are still as they were (exit 1 if not).",
     )
     refs.add_argument("src", metavar="<src>", help="the container (a local file or directory)")
     refs.add_argument(
         "-o", "--output", metavar="<json>", default=None,
-        help="the JSON file to write (default: stdout)",
+        help="the JSON file to write (default: stdout); a name ending in .parq or .parquet:"
+        " a directory of parquet references",
     )  # fmt: skip
     refs.add_argument(
         "--zarr-format", type=int, choices=(2, 3), default=2,
-        help="zarr format of the arrays described (default: 2; 3: Blosc1 chunks only)",
+        help="zarr format of the arrays described (default: 2; 3: Blosc2 chunks are read by"
+        " bloscpack's own codec, bloscpack_blosc2)",
     )  # fmt: skip
     refs.add_argument(
         "--codec", choices=("stock", "bloscpack"), default="stock",

@@ -1,10 +1,12 @@
-"""``blpk refs``: byte-range references to a container's chunks, as kerchunk JSON; with
-``--verify``, whether the files of written references are still as they were."""
+"""``blpk refs``: byte-range references to a container's chunks, as kerchunk JSON (parquet to
+a ``.parq`` directory); with ``--verify``, whether the files of written references are still
+as they were."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from .console import EXIT_ERROR, EXIT_OK, PROG, STDIO, CLIError, Console
 from .files import _check_input, _check_output
@@ -24,13 +26,23 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
     if args.output in (None, STDIO):
         console.plain(json.dumps(to_references(args.src, **options)))
         return EXIT_OK
-    _check_output(args.output, args, console)
+    if args.output.rstrip("/").endswith((".parq", ".parquet")):  # (a directory, replaced)
+        if os.path.lexists(args.output) and not args.force:
+            raise CLIError(f"output '{args.output}' exists!")
+    else:
+        _check_output(args.output, args, console)
     refs = to_references(args.src, **options)
     write_references(refs, args.output)
     chunks = [value for key, value in refs["refs"].items() if "/." not in f"/{key}"]
     inlined = sum(isinstance(value, str) for value in chunks)
+    filled = refs["bloscpack"]["filled"]
     console.result(
         f"{args.src} -> {args.output}: {len(chunks)} chunks referenced, {inlined} of them inlined"
+        + (
+            f", {filled} special chunk{'s' if filled > 1 else ''} read as the fill value"
+            if filled
+            else ""
+        )
     )
     return EXIT_OK
 
