@@ -184,3 +184,68 @@ def test_a_chunk_layout_is_checked_once(
             checked.clear()
             np.asarray(array)  # the whole chunks
             assert checked == ["whole"] * 4, where
+
+
+@pytest.fixture(scope="module")
+def sparse_dir(
+    b2nd_file: tuple[str, np.ndarray], tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The data of ``b2nd_file`` as a sparse b2nd directory with the same chunks."""
+    _, data = b2nd_file
+    path = str(tmp_path_factory.mktemp("partial_sparse") / "a.b2nd.d")
+    blosc2.asarray(data, urlpath=path, mode="w", contiguous=False, chunks=(CHUNK,),
+                   blocks=(BLOCK,), cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})  # fmt: skip
+    return path
+
+
+def _chunk_file_starts(path: str) -> tuple[int, np.ndarray]:
+    """(bstarts end, bstarts) of the chunk file ``path``."""
+    with open(path, "rb") as fh:
+        chunk = fh.read()
+    (nbytes, blocksize) = struct.unpack_from("<ii", chunk, 4)
+    nblocks = -(-nbytes // blocksize)
+    return 32 + 4 * nblocks, np.frombuffer(chunk, "<i4", nblocks, 32).astype(np.int64)
+
+
+@pytest.mark.parametrize("i", [5, CHUNK + 3 * BLOCK + 17])
+def test_single_item_of_a_sparse_frame_reads_one_block_of_its_chunk_file(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, monkeypatch: pytest.MonkeyPatch, i: int
+) -> None:
+    """In a sparse b2nd directory too, an item is read with the chunk file's first bytes and
+    the one block holding it, never the rest of the file."""
+    _, data = b2nd_file
+    c, b = i // CHUNK, i % CHUNK // BLOCK
+    with bloscpack.open(sparse_dir) as array:
+        entry = int(array._store.array.frame.offsets[c])  # noqa: SLF001
+        bstarts_end, starts = _chunk_file_starts(os.path.join(sparse_dir, f"{entry:08X}.chunk"))
+        later = starts[starts > starts[b]]
+        log = ReadLog(monkeypatch)
+        assert array[i] == data[i]
+    assert bstarts_end <= CHUNK_HEAD_READ
+    assert log.reads[0] == (0, CHUNK_HEAD_READ)
+    assert len(log.reads) == 2
+    at, n = log.reads[1]
+    assert at == int(starts[b])
+    if len(later):
+        assert at + n == int(later.min())
+
+
+def test_damaged_block_of_a_sparse_chunk_file_is_reported(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, tmp_path: os.PathLike[str]
+) -> None:
+    import shutil
+
+    _, data = b2nd_file
+    bad = os.path.join(tmp_path, "bad.b2nd.d")
+    shutil.copytree(sparse_dir, bad)
+    with bloscpack.open(bad) as array:
+        entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
+    member = os.path.join(bad, f"{entry:08X}.chunk")
+    _, starts = _chunk_file_starts(member)
+    with open(member, "r+b") as fh:
+        fh.seek(int(starts[2]))
+        fh.write(struct.pack("<i", 1 << 30))  # a stream size far past the chunk
+    with bloscpack.open(bad) as array:
+        assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
+        with pytest.raises(BloscpackError, match="block 2 stream 0"):
+            array[CHUNK + 2 * BLOCK + 1]

@@ -261,25 +261,46 @@ class SparseFrame(FrameBase):
             self.remote.prefetch([chunk_file_name(e) for e in entries if e >= 0])
 
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
-        """At a URL, from a large chunk object only its header and bstarts, then the blocks
-        that bytes ``[lo, hi)`` touch (two requests, two rounds); else the whole chunk."""
+        """From a large chunk file only its header and bstarts, then the blocks that bytes
+        ``[lo, hi)`` touch (at a URL: two requests, two rounds); else the whole chunk."""
         remote, chunksize = self.remote, self.header.chunksize
-        if (remote is None or 0 < chunksize <= partial.MIN_PARTIAL_CBYTES
-                or (hi - lo) * 2 > chunksize):  # fmt: skip
+        if 0 < chunksize <= partial.MIN_PARTIAL_CBYTES or (hi - lo) * 2 > chunksize:
             return self.read_chunk(i)  # most of a chunk is read whole
         entry = self._entry(self._check_index(i))
-        member = chunk_file_name(entry)
-        if entry < 0 or remote.holds(member):
+        if entry < 0:
             return self.read_chunk(i)
-        try:
-            with remote.source(member, head=partial.CHUNK_HEAD_READ) as source:
-                part = partial.source_chunk_items(source, 0, source.size(), lo, hi,
-                                                  f"chunk {i}")  # fmt: skip
-                if part is not None:
-                    return part
-        except BloscpackError:
-            pass  # missing or damaged: reading the whole chunk says how
-        return self.read_chunk(i)
+        part = None
+        if remote is None:
+            part = self._local_chunk_items(i, entry, lo, hi)
+        elif not remote.holds(chunk_file_name(entry)):
+            try:
+                with remote.source(chunk_file_name(entry), head=partial.CHUNK_HEAD_READ) as src:
+                    part = partial.source_chunk_items(src, 0, src.size(), lo, hi, f"chunk {i}")
+            except BloscpackError:
+                pass  # missing or damaged: reading the whole chunk says how
+        return self.read_chunk(i) if part is None else part
+
+    def _local_chunk_items(self, i: int, entry: int, lo: int, hi: int) -> memoryview | None:
+        """:func:`~bloscpack.blosc.partial.read_chunk_items` of the file of chunk ``i`` (two
+        positioned reads), or None (read it whole then: that reports what is wrong)."""
+        path = self.chunk_path(entry)
+        with self.consistent():
+            try:
+                fd = open_member(path, self.path)
+            except (BloscpackError, OSError):
+                return None
+            try:
+                head = os.pread(fd, partial.CHUNK_HEAD_READ, 0)
+
+                def read_into(pos: int, dest: memoryview, what: str) -> None:
+                    if os.preadv(fd, [dest], pos) != dest.nbytes:
+                        raise TruncatedError(f"{path}: chunk {i} {what}: the file ends first")
+
+                return partial.read_chunk_items(read_into, head, lo, hi)
+            except BloscpackError:
+                return None
+            finally:
+                os.close(fd)
 
     def _read_chunk_file(self, entry: int) -> bytes:
         if self.remote is not None:
