@@ -11,7 +11,6 @@ which read the same bytes.
 
 from __future__ import annotations
 
-import bisect
 import struct
 import threading
 from collections.abc import Callable
@@ -88,15 +87,13 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
         view[:bstarts_end] = header_bytes[:bstarts_end]
     else:
         read_into(0, view[:bstarts_end], "chunk header and bstarts")
-    starts = np.frombuffer(view, dtype="<i4", count=nblocks, offset=size)
+    starts = np.frombuffer(view, dtype="<i4", count=nblocks, offset=size).tolist()
     wanted = starts[first:stop]
-    span_lo, top = int(wanted.min()), int(wanted.max())
+    span_lo, top = min(wanted), max(wanted)
     if span_lo < bstarts_end or top >= cbytes:
         return None  # invalid bstarts: the whole-chunk path reports them
     # the wanted blocks' streams end where the next block starts (or at cbytes)
-    ordered = sorted(set(starts.tolist()))
-    k = bisect.bisect_right(ordered, top)
-    span_hi = ordered[k] if k < len(ordered) else cbytes
+    span_hi = min([s for s in starts if s > top], default=cbytes)
     if (span_hi - span_lo) * 2 > cbytes:
         return None  # most of the chunk: read it whole
     read_into(span_lo, view[span_lo:span_hi], "chunk blocks")
@@ -125,7 +122,7 @@ def source_chunk_items(source: Any, at: int, size: int, lo: int, hi: int,
 
 
 def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
-                 starts: np.ndarray) -> int:  # fmt: skip
+                 starts: list[int]) -> int:  # fmt: skip
     """The furthest end of the streams of blocks ``[first, stop)`` (cbytes + 1 when one of
     them leaves the chunk: then the whole-chunk path reports it)."""
     cbytes = header.cbytes
@@ -133,7 +130,7 @@ def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
     short_last = header.nblocks - 1 if header.nbytes % header.blocksize else -1
     end = 0
     for i in range(first, stop):
-        pos = int(starts[i])
+        pos = starts[i]
         for _ in range(1 if i == short_last else nstreams):
             if pos + 4 > cbytes:
                 return cbytes + 1
