@@ -69,13 +69,20 @@ def _frame_core(frame: Any) -> ContiguousFrame | SparseFrame:
 
 def _head_metalayers(path: str) -> list[str]:
     """Names of the metalayers of the frame file ``path``, reading only its header."""
-    with open(path, "rb") as fh:
-        fixed = fh.read(HEADER_FIXED_LEN)
-        if not sniff(fixed):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        head = os.pread(fd, EDGE_READ, 0)  # the header, as opening the frame reads it
+        if not sniff(head[:HEADER_FIXED_LEN]):
             return []
-        header = FrameHeader.parse(fixed, path)
-        head = fixed + fh.read(max(header.header_len - HEADER_FIXED_LEN, 0))
-    layers = parse_layers(head, HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{path}: metalayers")
+        header = FrameHeader.parse(head, path)
+        if header.header_len > len(head) == EDGE_READ:  # (no more than the file holds)
+            end = min(header.header_len, os.fstat(fd).st_size)
+            head += os.pread(fd, max(end - len(head), 0), len(head))
+    finally:
+        os.close(fd)
+    layers = parse_layers(
+        head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{path}: metalayers"
+    )
     return [name for name, _, _ in layers]
 
 

@@ -139,38 +139,39 @@ class SparseFrame(FrameBase):
                 raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
             return image, len(image)
         try:
-            with os.fdopen(open_member(self._index_path, self.path), "rb") as fh:
-                status = os.fstat(fh.fileno())
-                self._identity = file_identity(status)
-                head = fh.read(EDGE_READ)  # what opening the frame reads first
-                try:
-                    frame_len = FrameHeader.parse(head, self._index_path).frame_len
-                except BloscpackError:  # opening the frame says what is wrong
-                    return head, status.st_size
-                if frame_len > status.st_size:  # so does this
-                    return head, status.st_size
-                more = _read_claimed(fh, frame_len - len(head), self._index_path,
-                                     f"header says frame_len {frame_len}")  # fmt: skip
-                image = (head + more)[:frame_len]
-                return image, len(image)
+            fd = open_member(self._index_path, self.path)
         except FileNotFoundError:
             raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
+        try:
+            status = os.fstat(fd)
+            self._identity = file_identity(status)
+            head = os.pread(fd, EDGE_READ, 0)  # what opening the frame reads first
+            try:
+                frame_len = FrameHeader.parse(head, self._index_path).frame_len
+            except BloscpackError:  # opening the frame says what is wrong
+                return head, status.st_size
+            if frame_len > status.st_size:  # so does this
+                return head, status.st_size
+            more = os.pread(fd, max(frame_len - len(head), 0), len(head))
+            image = (head + more)[:frame_len]
+            return image, len(image)
+        finally:
+            os.close(fd)
 
-    @contextlib.contextmanager
-    def consistent(self) -> Iterator[None]:
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
         """A read block: edits by this library wait for it, and a frame changed since it was
         opened (``chunks.b2frame`` replaced) raises ``FileChangedError``."""
         if self.writable or self.remote is not None:  # the editor itself, or a URL
-            yield
-            return
-        with self._lock.held():
-            try:
-                identity = file_identity(os.stat(self._index_path))
-            except FileNotFoundError:
-                identity = None
-            if identity != self._identity:
-                raise FileChangedError.since_opened(self.path)
-            yield
+            return contextlib.nullcontext()
+        return _ReadBlock(self)
+
+    def _check_identity(self) -> None:
+        try:
+            identity = file_identity(os.stat(self._index_path))
+        except FileNotFoundError:
+            identity = None
+        if identity != self._identity:
+            raise FileChangedError.since_opened(self.path)
 
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         return self._lock.held() if self.writable else contextlib.nullcontext()
@@ -607,6 +608,28 @@ def _new_frame_dir(
     os.mkdir(path)
     with atomic_write(os.path.join(path, INDEX_FILE)) as fh:
         fh.write(image)
+
+
+class _ReadBlock:
+    """:meth:`SparseFrame.consistent` of a local frame open for reading: the directory's lock
+    held, ``chunks.b2frame`` checked to be the one opened."""
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: SparseFrame) -> None:
+        self._frame = frame
+
+    def __enter__(self) -> None:
+        lock = self._frame._lock
+        lock.__enter__()
+        try:
+            self._frame._check_identity()
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._frame._lock.__exit__(*exc)
 
 
 def _sync_all() -> None:
