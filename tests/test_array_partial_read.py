@@ -187,9 +187,7 @@ def test_a_chunk_layout_is_checked_once(
 
 
 @pytest.fixture(scope="module")
-def sparse_dir(
-    b2nd_file: tuple[str, np.ndarray], tmp_path_factory: pytest.TempPathFactory
-) -> str:
+def sparse_dir(b2nd_file: tuple[str, np.ndarray], tmp_path_factory: pytest.TempPathFactory) -> str:
     """The data of ``b2nd_file`` as a sparse b2nd directory with the same chunks."""
     _, data = b2nd_file
     path = str(tmp_path_factory.mktemp("partial_sparse") / "a.b2nd.d")

@@ -25,8 +25,8 @@ import msgpack
 import numpy as np
 
 from ... import engine
-from ...blosc.header import BLOSC2_HEADER_SIZE, FLAG_MEMCPYED, ChunkHeader, Special
 from ...blosc import layout
+from ...blosc.header import BLOSC2_HEADER_SIZE, FLAG_MEMCPYED, ChunkHeader, Special
 from ...blosc.layout import check_header, validate_chunk
 from ...blosc.special import special_chunk, stune_blocksize
 from ...errors import ArgumentError, FormatError, TruncatedError, UnsupportedError
