@@ -154,6 +154,7 @@ def test_a_chunk_layout_is_checked_once(
     """Box reads check the layout of the blocks they decode, each block when first touched in
     a contiguous frame file, at every read in the chunk files of a sparse frame; whole reads
     check whole chunks."""
+    from bloscpack import engine
     from bloscpack.containers.b2nd import reader
 
     path, data = b2nd_file
@@ -173,6 +174,8 @@ def test_a_chunk_layout_is_checked_once(
 
     monkeypatch.setattr(reader, "validate_chunk", whole)
     monkeypatch.setattr(reader, "validate_block_runs", runs)
+    # a sparse frame's blocks are read alone from their chunk file: the decoder checks them
+    monkeypatch.setattr(engine, "validate_block_runs", runs)
     for where, rounds in ((path, 1), (sparse, 3)):
         checked.clear()
         with B2ndArray(where) as array:
@@ -247,3 +250,26 @@ def test_damaged_block_of_a_sparse_chunk_file_is_reported(
         assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
         with pytest.raises(BloscpackError, match="block 2 stream 0"):
             array[CHUNK + 2 * BLOCK + 1]
+        with pytest.raises(BloscpackError, match="block 2 stream 0"):  # a box (by blocks)
+            array[CHUNK + BLOCK : CHUNK + 3 * BLOCK]
+
+
+def test_box_of_a_sparse_frame_reads_only_its_blocks_of_the_chunk_file(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A box read (more items than are read one by one) of a sparse b2nd directory reads the
+    chunk file's first bytes and the streams of the blocks it touches, not the whole file."""
+    _, data = b2nd_file
+    lo, hi = CHUNK + 10, CHUNK + 2 * BLOCK + 900  # blocks 0 to 2 of chunk 1
+    with bloscpack.open(sparse_dir) as array:
+        entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
+        member = os.path.join(sparse_dir, f"{entry:08X}.chunk")
+        _, starts = _chunk_file_starts(member)
+        log = ReadLog(monkeypatch)
+        np.testing.assert_array_equal(array[lo:hi], data[lo:hi])
+    later = starts[starts > starts[:3].max()]
+    assert log.reads[0] == (0, CHUNK_HEAD_READ)
+    assert len(log.reads) == 2
+    at, n = log.reads[1]
+    assert at == int(starts[:3].min())
+    assert at + n == (int(later.min()) if len(later) else os.path.getsize(member))

@@ -465,13 +465,17 @@ class B2ndArray:
     def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
         """:meth:`_chunk` with ``runs`` checked (and True: validated), or for a few blocks of a
-        frame at a URL, a buffer holding the chunk's header, bstarts and those blocks (and
-        False: the decoder validates what it decodes)."""
+        frame at a URL or of a chunk file of a local sparse frame, a buffer holding the chunk's
+        header, bstarts and those blocks (and False: the decoder validates what it decodes)."""
+        size = self.grid.block_nbytes
+        part = None
         if self._few_blocks(runs) and self._frame.entry(n) >= 0:
-            size = self.grid.block_nbytes
             lo = min(first for first, _ in runs) * size
             hi = min(max(first + count for first, count in runs) * size, self.grid.chunk_nbytes)
             part = self._frame.read_chunk_items(n, lo, hi)
+        elif not self._frame.ranged:
+            part = self._frame.read_chunk_blocks(n, runs)
+        if part is not None:
             header = ChunkHeader.parse(part)
             unit = header.real_typesize or 1
             if (header.nbytes == self.grid.chunk_nbytes and header.special == Special.NONE

@@ -272,7 +272,9 @@ class SparseFrame(FrameBase):
             return self.read_chunk(i)
         part = None
         if remote is None:
-            part = self._local_chunk_items(i, entry, lo, hi)
+            part = self._local_chunk_part(
+                i, entry, lambda read_into, head: partial.read_chunk_items(read_into, head, lo, hi)
+            )
         elif not remote.holds(chunk_file_name(entry)):
             try:
                 with remote.source(chunk_file_name(entry), head=partial.CHUNK_HEAD_READ) as src:
@@ -281,9 +283,22 @@ class SparseFrame(FrameBase):
                 pass  # missing or damaged: reading the whole chunk says how
         return self.read_chunk(i) if part is None else part
 
-    def _local_chunk_items(self, i: int, entry: int, lo: int, hi: int) -> memoryview | None:
-        """:func:`~bloscpack.blosc.partial.read_chunk_items` of the file of chunk ``i`` (two
-        positioned reads), or None (read it whole then: that reports what is wrong)."""
+    def read_chunk_blocks(self, i: int, runs: Sequence[tuple[int, int]]) -> memoryview | None:
+        if self.remote is not None:
+            return None
+        entry = self._entry(self._check_index(i))
+        if entry < 0:
+            return None
+        return self._local_chunk_part(
+            i, entry, lambda read_into, head: partial.read_chunk_blocks(read_into, head, runs)
+        )
+
+    def _local_chunk_part(self, i: int, entry: int,
+                          read: Callable[[partial.ReadInto, bytes], memoryview | None]
+                          ) -> memoryview | None:  # fmt: skip
+        """``read(read_into, head)`` (a :mod:`bloscpack.blosc.partial` reader) of the file of
+        chunk ``i``, by positioned reads, or None (read it whole then: that reports what is
+        wrong)."""
         path = self.chunk_path(entry)
         with self.consistent():
             try:
@@ -297,7 +312,7 @@ class SparseFrame(FrameBase):
                     if os.preadv(fd, [dest], pos) != dest.nbytes:
                         raise TruncatedError(f"{path}: chunk {i} {what}: the file ends first")
 
-                return partial.read_chunk_items(read_into, head, lo, hi)
+                return read(read_into, head)
             except BloscpackError:
                 return None
             finally:
