@@ -309,7 +309,7 @@ def _address(arr: np.ndarray) -> int | None:
     if not arr.size:
         return None
     if arr.flags.writeable:  # (ctypes maps writable buffers at a fraction of numpy's cost)
-        return ctypes.addressof(ctypes.c_char.from_buffer(arr))
+        return ctypes.addressof(ctypes.c_char.from_buffer(arr))  # type: ignore[arg-type]
     return int(arr.ctypes.data)
 
 
