@@ -380,13 +380,33 @@ def open_member(path: str, root: str | None = None) -> int:
     file (never a directory, a FIFO or a device, which would fail, hang or never end), inside
     ``root`` when given (a symbolic link may point only inside the container).  A missing
     file raises ``FileNotFoundError``; anything else wrong a :class:`FormatError` naming it."""
-    # a file right in ``root`` opened without following a link is inside it
-    return _open_member(path, root, bool(_NOFOLLOW) and os.path.dirname(path) == root)
+    return _open_member(path, root, root is not None and _plain_below(path, root))
+
+
+def _plain_below(path: str, root: str) -> bool:
+    """Whether ``path`` names a file below ``root`` through directories none of which is a
+    link (``lstat``): opened without following a link (``O_NOFOLLOW``), it lies inside."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not _NOFOLLOW or not path.startswith(prefix):
+        return False
+    parts = path[len(prefix) :].split(os.sep)
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    at = root
+    for part in parts[:-1]:
+        at = os.path.join(at, part)
+        try:
+            if stat.S_ISLNK(os.lstat(at).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _open_member(path: str, root: str | None, direct: bool) -> int:
-    """:func:`open_member`; ``direct``: ``path`` names a file right in ``root``, opened without
-    following a link (a link is then opened again, and where it points checked)."""
+    """:func:`open_member`; ``direct``: ``path`` names a file below ``root`` through no link
+    (:func:`_plain_below`), opened without following a link (a link is then opened again, and
+    where it points checked)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (_NOFOLLOW if direct else 0))
     except FileNotFoundError:
