@@ -154,6 +154,7 @@ def test_a_chunk_layout_is_checked_once(
     """Box reads check the layout of the blocks they decode, each block when first touched in
     a contiguous frame file, at every read in the chunk files of a sparse frame; whole reads
     check whole chunks."""
+    from bloscpack import engine
     from bloscpack.containers.b2nd import reader
 
     path, data = b2nd_file
@@ -173,6 +174,8 @@ def test_a_chunk_layout_is_checked_once(
 
     monkeypatch.setattr(reader, "validate_chunk", whole)
     monkeypatch.setattr(reader, "validate_block_runs", runs)
+    # a sparse frame's blocks are read alone from their chunk file: the decoder checks them
+    monkeypatch.setattr(engine, "validate_block_runs", runs)
     for where, rounds in ((path, 1), (sparse, 3)):
         checked.clear()
         with B2ndArray(where) as array:
@@ -184,3 +187,89 @@ def test_a_chunk_layout_is_checked_once(
             checked.clear()
             np.asarray(array)  # the whole chunks
             assert checked == ["whole"] * 4, where
+
+
+@pytest.fixture(scope="module")
+def sparse_dir(b2nd_file: tuple[str, np.ndarray], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The data of ``b2nd_file`` as a sparse b2nd directory with the same chunks."""
+    _, data = b2nd_file
+    path = str(tmp_path_factory.mktemp("partial_sparse") / "a.b2nd.d")
+    blosc2.asarray(data, urlpath=path, mode="w", contiguous=False, chunks=(CHUNK,),
+                   blocks=(BLOCK,), cparams={"codec": blosc2.Codec.LZ4, "clevel": 1})  # fmt: skip
+    return path
+
+
+def _chunk_file_starts(path: str) -> tuple[int, np.ndarray]:
+    """(bstarts end, bstarts) of the chunk file ``path``."""
+    with open(path, "rb") as fh:
+        chunk = fh.read()
+    (nbytes, blocksize) = struct.unpack_from("<ii", chunk, 4)
+    nblocks = -(-nbytes // blocksize)
+    return 32 + 4 * nblocks, np.frombuffer(chunk, "<i4", nblocks, 32).astype(np.int64)
+
+
+@pytest.mark.parametrize("i", [5, CHUNK + 3 * BLOCK + 17])
+def test_single_item_of_a_sparse_frame_reads_one_block_of_its_chunk_file(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, monkeypatch: pytest.MonkeyPatch, i: int
+) -> None:
+    """In a sparse b2nd directory too, an item is read with the chunk file's first bytes and
+    the one block holding it, never the rest of the file."""
+    _, data = b2nd_file
+    c, b = i // CHUNK, i % CHUNK // BLOCK
+    with bloscpack.open(sparse_dir) as array:
+        entry = int(array._store.array.frame.offsets[c])  # noqa: SLF001
+        bstarts_end, starts = _chunk_file_starts(os.path.join(sparse_dir, f"{entry:08X}.chunk"))
+        later = starts[starts > starts[b]]
+        log = ReadLog(monkeypatch)
+        assert array[i] == data[i]
+    assert bstarts_end <= CHUNK_HEAD_READ
+    assert log.reads[0] == (0, CHUNK_HEAD_READ)
+    assert len(log.reads) == 2
+    at, n = log.reads[1]
+    assert at == int(starts[b])
+    if len(later):
+        assert at + n == int(later.min())
+
+
+def test_damaged_block_of_a_sparse_chunk_file_is_reported(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, tmp_path: os.PathLike[str]
+) -> None:
+    import shutil
+
+    _, data = b2nd_file
+    bad = os.path.join(tmp_path, "bad.b2nd.d")
+    shutil.copytree(sparse_dir, bad)
+    with bloscpack.open(bad) as array:
+        entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
+    member = os.path.join(bad, f"{entry:08X}.chunk")
+    _, starts = _chunk_file_starts(member)
+    with open(member, "r+b") as fh:
+        fh.seek(int(starts[2]))
+        fh.write(struct.pack("<i", 1 << 30))  # a stream size far past the chunk
+    with bloscpack.open(bad) as array:
+        assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
+        with pytest.raises(BloscpackError, match="block 2 stream 0"):
+            array[CHUNK + 2 * BLOCK + 1]
+        with pytest.raises(BloscpackError, match="block 2 stream 0"):  # a box (by blocks)
+            array[CHUNK + BLOCK : CHUNK + 3 * BLOCK]
+
+
+def test_box_of_a_sparse_frame_reads_only_its_blocks_of_the_chunk_file(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A box read (more items than are read one by one) of a sparse b2nd directory reads the
+    chunk file's first bytes and the streams of the blocks it touches, not the whole file."""
+    _, data = b2nd_file
+    lo, hi = CHUNK + 10, CHUNK + 2 * BLOCK + 900  # blocks 0 to 2 of chunk 1
+    with bloscpack.open(sparse_dir) as array:
+        entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
+        member = os.path.join(sparse_dir, f"{entry:08X}.chunk")
+        _, starts = _chunk_file_starts(member)
+        log = ReadLog(monkeypatch)
+        np.testing.assert_array_equal(array[lo:hi], data[lo:hi])
+    later = starts[starts > starts[:3].max()]
+    assert log.reads[0] == (0, CHUNK_HEAD_READ)
+    assert len(log.reads) == 2
+    at, n = log.reads[1]
+    assert at == int(starts[:3].min())
+    assert at + n == (int(later.min()) if len(later) else os.path.getsize(member))

@@ -143,6 +143,28 @@ def test_a_link_inside_the_container_is_read(tmp_path):
     np.testing.assert_array_equal(bloscpack.load(path), ARRAY)
 
 
+def test_a_directory_linking_inside_the_container_is_read(tmp_path):
+    """Members below a directory that is a link are checked by where they lead: inside the
+    container they are read."""
+    path = written(tmp_path, "bcolz")
+    (path / "meta").rename(path / "meta.copy")
+    (path / "meta").symlink_to("meta.copy")
+    np.testing.assert_array_equal(bloscpack.load(path), ARRAY)
+    with bloscpack.open(path) as array:
+        assert array[7] == ARRAY[7]
+
+
+def test_a_chunk_file_linking_inside_a_sparse_frame_is_read(tmp_path):
+    """A chunk file right in the directory is opened without following links; one that is a
+    link into the container is then opened through it (whole and by blocks)."""
+    path = written(tmp_path, "sframe")
+    (path / CHUNK["sframe"]).rename(path / "copy.bin")
+    (path / CHUNK["sframe"]).symlink_to("copy.bin")
+    np.testing.assert_array_equal(bloscpack.load(path), ARRAY)
+    with bloscpack.open(path) as array:
+        np.testing.assert_array_equal(array[..., :3], ARRAY[..., :3])
+
+
 @pytest.mark.timeout(60)
 def test_a_fifo_for_a_column_metadata_file_is_named(tmp_path):
     """A ctable is told by ``__rootdirs__``; a column's ``meta/sizes`` that is a FIFO is then

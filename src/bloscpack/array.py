@@ -54,7 +54,7 @@ from .inputs import detect_buffer, map_file, open_file, open_path
 from .io.locks import shared_lock
 from .io.paths import PathLike, is_stream
 from .io.sources import ByteSource, Directory
-from .journal import in_one_state, recover
+from .journal import in_one_state, needs_recovery, recover
 from .ndarray import check_text
 from .selection import (
     NUMPY,
@@ -173,7 +173,8 @@ class BloscArray:
                    if isinstance(source, Directory) else None)  # fmt: skip
         elif isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
-            recover(self.path)  # an append that was interrupted is rolled back first
+            if needs_recovery(self.path):  # an interrupted append is rolled back first
+                recover(self.path)
         elif isinstance(source, (bytes, bytearray, memoryview)):
             self.path = None
             self._view = opened = memoryview(source).cast("B")

@@ -21,12 +21,9 @@ def open_path(path: str) -> tuple[str | None, Any]:
     """(format, what to open it from) for a path: a directory's format and its path, or the
     one :class:`~bloscpack.io.ByteSource` a file's reader reads (format None: detected under
     :meth:`~bloscpack.io.ByteSource.consistent`, with the rest of the opening)."""
-    try:
-        return None, ByteSource(path)
-    except FileNotFound:
-        if not os.path.isdir(path):
-            raise
-    return detect(path), path
+    if os.path.isdir(path):
+        return detect(path), path
+    return None, ByteSource(path)
 
 
 def open_file(path: str) -> tuple[None, ByteSource | None]:

@@ -492,7 +492,7 @@ def _blocks_ok(h: ChunkHeader, mv: memoryview, first: int, stop: int) -> bool:
 
 
 #: Structs of the bstarts of chunks with few blocks.
-_BSTARTS = [struct.Struct(f"<{n}i") for n in range(64)]
+_BSTARTS = [struct.Struct(f"<{n}i") for n in range(128)]
 
 
 def _block_end(mv: memoryview, pos: int, nstreams: int, cbytes: int) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,31 +77,72 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
     lo, hi = lo // ts * ts, -(-hi // ts) * ts
     if not partial_candidate(header, lo, hi):
         return None
+    bs = header.blocksize
+    first = lo // bs
+    return _read_runs(read_into, header_bytes, header, [(first, -(-hi // bs) - first)])
+
+
+def read_chunk_blocks(read_into: ReadInto, header_bytes: Any,
+                      runs: Sequence[tuple[int, int]]) -> memoryview | None:  # fmt: skip
+    """:func:`read_chunk_items` for the blocks of several runs ``(first block, count)``: a
+    buffer holding the chunk's header, bstarts and those blocks' streams (one read per run, or
+    per group of runs whose streams meet), or None (read the chunk whole then)."""
+    try:
+        header = check_header(header_bytes)
+    except BloscpackError:
+        return None
+    bs, nblocks = header.blocksize, header.nblocks
+    if not runs or bs <= 0 or not all(0 <= f < f + c <= nblocks for f, c in runs):
+        return None
+    ts = max(header.real_typesize, 1)
+    lo = min(f for f, _ in runs) * bs
+    hi = min(max(f + c for f, c in runs) * bs, header.nbytes // ts * ts)
+    if lo >= hi or not partial_candidate(header, lo, hi):
+        return None
+    return _read_runs(read_into, header_bytes, header, runs)
+
+
+def _read_runs(read_into: ReadInto, header_bytes: Any, header: ChunkHeader,
+               runs: Sequence[tuple[int, int]]) -> memoryview | None:  # fmt: skip
+    """The buffer of :func:`read_chunk_blocks` for block ``runs`` (in range) of a chunk that
+    :func:`partial_candidate` accepts."""
     cbytes, nblocks, size = header.cbytes, header.nblocks, header.size
     bstarts_end = size + 4 * nblocks
     if bstarts_end > cbytes:
         return None  # invalid: the whole-chunk path reports it
-    bs = header.blocksize
-    first, stop = lo // bs, -(-hi // bs)
     view = _scratch(cbytes)
     if len(header_bytes) >= bstarts_end:
         view[:bstarts_end] = header_bytes[:bstarts_end]
     else:
         read_into(0, view[:bstarts_end], "chunk header and bstarts")
-    starts = np.frombuffer(view, dtype="<i4", count=nblocks, offset=size)
-    wanted = starts[first:stop]
-    span_lo, top = int(wanted.min()), int(wanted.max())
-    if span_lo < bstarts_end or top >= cbytes:
-        return None  # invalid bstarts: the whole-chunk path reports them
-    # the wanted blocks' streams end where the next block starts (or at cbytes)
-    ordered = sorted(set(starts.tolist()))
-    k = bisect.bisect_right(ordered, top)
-    span_hi = ordered[k] if k < len(ordered) else cbytes
-    if (span_hi - span_lo) * 2 > cbytes:
+    starts = np.frombuffer(view, dtype="<i4", count=nblocks, offset=size).tolist()
+    ordered = sorted(set(starts)) if len(runs) > 1 else None
+    spans = []  # (first byte, end, first block, stop block) of each run
+    for first, count in runs:
+        wanted = starts[first : first + count]
+        span_lo, top = min(wanted), max(wanted)
+        if span_lo < bstarts_end or top >= cbytes:
+            return None  # invalid bstarts: the whole-chunk path reports them
+        # the wanted blocks' streams end where the next block starts (or at cbytes)
+        if ordered is None:
+            span_hi = min([s for s in starts if s > top], default=cbytes)
+        else:
+            k = bisect.bisect_right(ordered, top)
+            span_hi = ordered[k] if k < len(ordered) else cbytes
+        spans.append((span_lo, span_hi, first, first + count))
+    merged: list[list[int]] = []
+    for span_lo, span_hi, _, _ in sorted(spans):
+        if merged and span_lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], span_hi)
+        else:
+            merged.append([span_lo, span_hi])
+    if sum(end - at for at, end in merged) * 2 > cbytes:
         return None  # most of the chunk: read it whole
-    read_into(span_lo, view[span_lo:span_hi], "chunk blocks")
-    if _streams_end(view, header, first, stop, starts) > span_hi:
-        return None  # streams overlap the next block: the whole-chunk path checks them
+    for at, end in merged:
+        read_into(at, view[at:end], "chunk blocks")
+    for _, span_hi, first, stop in spans:
+        if _streams_end(view, header, first, stop, starts) > span_hi:
+            return None  # streams overlap the next block: the whole-chunk path checks them
     return view
 
 
@@ -125,7 +166,7 @@ def source_chunk_items(source: Any, at: int, size: int, lo: int, hi: int,
 
 
 def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
-                 starts: np.ndarray) -> int:  # fmt: skip
+                 starts: list[int]) -> int:  # fmt: skip
     """The furthest end of the streams of blocks ``[first, stop)`` (cbytes + 1 when one of
     them leaves the chunk: then the whole-chunk path reports it)."""
     cbytes = header.cbytes
@@ -133,7 +174,7 @@ def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
     short_last = header.nblocks - 1 if header.nbytes % header.blocksize else -1
     end = 0
     for i in range(first, stop):
-        pos = int(starts[i])
+        pos = starts[i]
         for _ in range(1 if i == short_last else nstreams):
             if pos + 4 > cbytes:
                 return cbytes + 1

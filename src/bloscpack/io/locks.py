@@ -43,26 +43,33 @@ class FileLock:
         self._holders = 0
         self._mutex = threading.RLock()
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        with self._mutex if self.exclusive else contextlib.nullcontext():
-            self._enter()
-            try:
-                yield
-            finally:
-                self._leave()
+    def held(self) -> contextlib.AbstractContextManager[None]:
+        """The block during which this process holds the lock (the lock itself, entered)."""
+        return self
 
-    def _enter(self) -> None:
-        with self._mutex:
+    def __enter__(self) -> None:
+        mutex = self._mutex
+        mutex.acquire()  # an exclusive holder keeps it until it leaves
+        try:
             if not self._holders and self.fd is not None:
                 lock_file(self.fd, self.exclusive)
             self._holders += 1
+        except BaseException:
+            mutex.release()
+            raise
+        if not self.exclusive:
+            mutex.release()
 
-    def _leave(self) -> None:
-        with self._mutex:
+    def __exit__(self, *exc: object) -> None:
+        mutex = self._mutex
+        if not self.exclusive:
+            mutex.acquire()
+        try:
             self._holders -= 1
             if not self._holders and self.fd is not None:
                 unlock_file(self.fd)
+        finally:
+            mutex.release()
 
     def close(self, close: Callable[[], None]) -> None:
         """Run ``close`` (which closes the file, and so releases the lock) once no thread is

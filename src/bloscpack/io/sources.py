@@ -4,6 +4,7 @@ containers, and reads in one state of a file."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import inspect
 import io
@@ -92,11 +93,13 @@ class ByteSource:
                 raise FileNotFound(f"file {path!r} does not exist") from None
             except IsADirectoryError:
                 raise FileNotFound(f"{path!r} is a directory, not a file") from None
-            if has_known_size(os.fstat(self._file.fileno())):
+            status = os.fstat(self._file.fileno())
+            if has_known_size(status):
                 self._lock = FileLock(self._file.fileno())
             else:
                 self._file = _copy_to_anonymous_file(self._file)
-            self._size = os.fstat(self._file.fileno()).st_size
+                status = os.fstat(self._file.fileno())
+            self._size = status.st_size
             if not self._size:
                 self._view = memoryview(b"")
 
@@ -104,18 +107,12 @@ class ByteSource:
         """Total number of bytes."""
         return self._size
 
-    @contextlib.contextmanager
-    def consistent(self) -> Iterator[None]:
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
         """A block during which no append or edit by this library changes the file (a shared
         ``flock``, taken once for all the threads inside such blocks).  The first block takes
         the file as it is; later ones raise :class:`~bloscpack.errors.FileChangedError` if it
         has changed since.  Nothing for buffers and private copies."""
-        if self._lock is None:
-            yield
-            return
-        with self._lock.held():
-            self._check_identity()
-            yield
+        return _NO_BLOCK if self._lock is None else _ConsistentBlock(self)
 
     def _check_identity(self) -> None:
         """Record the file's :func:`file_identity`, or check it."""
@@ -280,6 +277,34 @@ class ByteSource:
         self.close()
 
 
+_NO_BLOCK = contextlib.nullcontext()
+
+
+class _ConsistentBlock:
+    """:meth:`ByteSource.consistent` of a locked file: its lock held, its identity checked."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: ByteSource) -> None:
+        self._source = source
+
+    def __enter__(self) -> None:
+        source = self._source
+        lock = source._lock
+        assert lock is not None
+        lock.__enter__()
+        try:
+            source._check_identity()
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        lock = self._source._lock
+        assert lock is not None
+        lock.__exit__(*exc)
+
+
 class FileObjectSource(ByteSource):
     """Positioned reads from a seekable binary file object, which stays open.
 
@@ -347,23 +372,55 @@ class FileObjectSource(ByteSource):
         pass  # the caller owns the file object
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def open_member(path: str, root: str | None = None) -> int:
     """A read-only descriptor of the member file ``path`` of a directory container: a regular
     file (never a directory, a FIFO or a device, which would fail, hang or never end), inside
     ``root`` when given (a symbolic link may point only inside the container).  A missing
     file raises ``FileNotFoundError``; anything else wrong a :class:`FormatError` naming it."""
+    return _open_member(path, root, root is not None and _plain_below(path, root))
+
+
+def _plain_below(path: str, root: str) -> bool:
+    """Whether ``path`` names a file below ``root`` through directories none of which is a
+    link (``lstat``): opened without following a link (``O_NOFOLLOW``), it lies inside."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not _NOFOLLOW or not path.startswith(prefix):
+        return False
+    parts = path[len(prefix) :].split(os.sep)
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    at = root
+    for part in parts[:-1]:
+        at = os.path.join(at, part)
+        try:
+            if stat.S_ISLNK(os.lstat(at).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _open_member(path: str, root: str | None, direct: bool) -> int:
+    """:func:`open_member`; ``direct``: ``path`` names a file below ``root`` through no link
+    (:func:`_plain_below`), opened without following a link (a link is then opened again, and
+    where it points checked)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (_NOFOLLOW if direct else 0))
     except FileNotFoundError:
         raise
     except OSError as exc:
+        if direct and exc.errno == errno.ELOOP:  # a link: where it points is checked below
+            return _open_member(path, root, False)
         raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO or a device"
             raise FormatError(f"{path}: is {kind}, not a regular file")
-        if root is not None:
+        if root is not None and not direct:
             inside = os.path.realpath(root)
             if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
                 raise FormatError(f"{path}: a symbolic link out of the container")

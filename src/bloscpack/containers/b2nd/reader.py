@@ -69,13 +69,20 @@ def _frame_core(frame: Any) -> ContiguousFrame | SparseFrame:
 
 def _head_metalayers(path: str) -> list[str]:
     """Names of the metalayers of the frame file ``path``, reading only its header."""
-    with open(path, "rb") as fh:
-        fixed = fh.read(HEADER_FIXED_LEN)
-        if not sniff(fixed):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        head = os.pread(fd, EDGE_READ, 0)  # the header, as opening the frame reads it
+        if not sniff(head[:HEADER_FIXED_LEN]):
             return []
-        header = FrameHeader.parse(fixed, path)
-        head = fixed + fh.read(max(header.header_len - HEADER_FIXED_LEN, 0))
-    layers = parse_layers(head, HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{path}: metalayers")
+        header = FrameHeader.parse(head, path)
+        if header.header_len > len(head) == EDGE_READ:  # (no more than the file holds)
+            end = min(header.header_len, os.fstat(fd).st_size)
+            head += os.pread(fd, max(end - len(head), 0), len(head))
+    finally:
+        os.close(fd)
+    layers = parse_layers(
+        head[: header.header_len], HEADER_FIXED_LEN, 0, MAX_METALAYERS, f"{path}: metalayers"
+    )
     return [name for name, _, _ in layers]
 
 
@@ -458,13 +465,17 @@ class B2ndArray:
     def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
         """:meth:`_chunk` with ``runs`` checked (and True: validated), or for a few blocks of a
-        frame at a URL, a buffer holding the chunk's header, bstarts and those blocks (and
-        False: the decoder validates what it decodes)."""
+        frame at a URL or of a chunk file of a local sparse frame, a buffer holding the chunk's
+        header, bstarts and those blocks (and False: the decoder validates what it decodes)."""
+        size = self.grid.block_nbytes
+        part = None
         if self._few_blocks(runs) and self._frame.entry(n) >= 0:
-            size = self.grid.block_nbytes
             lo = min(first for first, _ in runs) * size
             hi = min(max(first + count for first, count in runs) * size, self.grid.chunk_nbytes)
             part = self._frame.read_chunk_items(n, lo, hi)
+        elif not self._frame.ranged:
+            part = self._frame.read_chunk_blocks(n, runs)
+        if part is not None:
             header = ChunkHeader.parse(part)
             unit = header.real_typesize or 1
             if (header.nbytes == self.grid.chunk_nbytes and header.special == Special.NONE

@@ -298,6 +298,13 @@ class FrameCore:
         and those blocks' streams (see :mod:`bloscpack.blosc.partial`)."""
         return self.read_chunk(i)
 
+    def read_chunk_blocks(self, i: int, runs: Sequence[tuple[int, int]]) -> memoryview | None:
+        """A buffer of chunk ``i``'s size holding its header, bstarts and the streams of its
+        block ``runs`` ``(first, count)``, read alone (from a local chunk file of a sparse
+        frame, see :func:`bloscpack.blosc.partial.read_chunk_blocks`); None: read it whole (a
+        contiguous frame's file is mapped, which then serves every chunk without copies)."""
+        return None
+
     def _synthesize(self, i: int, kind: Special) -> bytes:
         header = self.header
         if header.chunksize <= 0:

@@ -25,6 +25,7 @@ import msgpack
 import numpy as np
 
 from ... import engine
+from ...blosc import layout
 from ...blosc.header import BLOSC2_HEADER_SIZE, FLAG_MEMCPYED, ChunkHeader, Special
 from ...blosc.layout import check_header, validate_chunk
 from ...blosc.special import special_chunk, stune_blocksize
@@ -560,12 +561,17 @@ def decode_index(chunk: Any, nchunks: int | None, where: str, source_size: int) 
     return out
 
 
+_ENTRY = struct.Struct("<q")
+
+
 def index_entry(chunk: Any, header: ChunkHeader, i: int) -> int | None:
     """Entry ``i`` of an index chunk whose header :func:`check_index` returned, decoding (and
     validating) only the block that holds it; None when the index is not made of 8-byte items
     (decode it whole then)."""
     if header.real_typesize != 8 or not 0 <= i < header.nbytes // 8:
         return None
+    if layout.chunk_kind(header) == layout.ChunkKind.MEMCPYED:  # stored as they are (the
+        return int(_ENTRY.unpack_from(chunk, header.size + 8 * i)[0])  # header was checked)
     out = np.empty(1, dtype="<i8")
     engine.getitem_into(chunk, i, 1, out)
     return int(out[0])

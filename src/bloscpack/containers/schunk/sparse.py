@@ -139,38 +139,39 @@ class SparseFrame(FrameBase):
                 raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
             return image, len(image)
         try:
-            with os.fdopen(open_member(self._index_path, self.path), "rb") as fh:
-                status = os.fstat(fh.fileno())
-                self._identity = file_identity(status)
-                head = fh.read(EDGE_READ)  # what opening the frame reads first
-                try:
-                    frame_len = FrameHeader.parse(head, self._index_path).frame_len
-                except BloscpackError:  # opening the frame says what is wrong
-                    return head, status.st_size
-                if frame_len > status.st_size:  # so does this
-                    return head, status.st_size
-                more = _read_claimed(fh, frame_len - len(head), self._index_path,
-                                     f"header says frame_len {frame_len}")  # fmt: skip
-                image = (head + more)[:frame_len]
-                return image, len(image)
+            fd = open_member(self._index_path, self.path)
         except FileNotFoundError:
             raise FileNotFound(f"{self.path}: no {INDEX_FILE} (not a sparse frame)") from None
+        try:
+            status = os.fstat(fd)
+            self._identity = file_identity(status)
+            head = os.pread(fd, EDGE_READ, 0)  # what opening the frame reads first
+            try:
+                frame_len = FrameHeader.parse(head, self._index_path).frame_len
+            except BloscpackError:  # opening the frame says what is wrong
+                return head, status.st_size
+            if frame_len > status.st_size:  # so does this
+                return head, status.st_size
+            more = os.pread(fd, max(frame_len - len(head), 0), len(head))
+            image = (head + more)[:frame_len]
+            return image, len(image)
+        finally:
+            os.close(fd)
 
-    @contextlib.contextmanager
-    def consistent(self) -> Iterator[None]:
+    def consistent(self) -> contextlib.AbstractContextManager[None]:
         """A read block: edits by this library wait for it, and a frame changed since it was
         opened (``chunks.b2frame`` replaced) raises ``FileChangedError``."""
         if self.writable or self.remote is not None:  # the editor itself, or a URL
-            yield
-            return
-        with self._lock.held():
-            try:
-                identity = file_identity(os.stat(self._index_path))
-            except FileNotFoundError:
-                identity = None
-            if identity != self._identity:
-                raise FileChangedError.since_opened(self.path)
-            yield
+            return contextlib.nullcontext()
+        return _ReadBlock(self)
+
+    def _check_identity(self) -> None:
+        try:
+            identity = file_identity(os.stat(self._index_path))
+        except FileNotFoundError:
+            identity = None
+        if identity != self._identity:
+            raise FileChangedError.since_opened(self.path)
 
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         return self._lock.held() if self.writable else contextlib.nullcontext()
@@ -261,25 +262,61 @@ class SparseFrame(FrameBase):
             self.remote.prefetch([chunk_file_name(e) for e in entries if e >= 0])
 
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
-        """At a URL, from a large chunk object only its header and bstarts, then the blocks
-        that bytes ``[lo, hi)`` touch (two requests, two rounds); else the whole chunk."""
+        """From a large chunk file only its header and bstarts, then the blocks that bytes
+        ``[lo, hi)`` touch (at a URL: two requests, two rounds); else the whole chunk."""
         remote, chunksize = self.remote, self.header.chunksize
-        if (remote is None or 0 < chunksize <= partial.MIN_PARTIAL_CBYTES
-                or (hi - lo) * 2 > chunksize):  # fmt: skip
+        if 0 < chunksize <= partial.MIN_PARTIAL_CBYTES or (hi - lo) * 2 > chunksize:
             return self.read_chunk(i)  # most of a chunk is read whole
         entry = self._entry(self._check_index(i))
-        member = chunk_file_name(entry)
-        if entry < 0 or remote.holds(member):
+        if entry < 0:
             return self.read_chunk(i)
-        try:
-            with remote.source(member, head=partial.CHUNK_HEAD_READ) as source:
-                part = partial.source_chunk_items(source, 0, source.size(), lo, hi,
-                                                  f"chunk {i}")  # fmt: skip
-                if part is not None:
-                    return part
-        except BloscpackError:
-            pass  # missing or damaged: reading the whole chunk says how
-        return self.read_chunk(i)
+        part = None
+        if remote is None:
+            part = self._local_chunk_part(
+                i, entry, lambda read_into, head: partial.read_chunk_items(read_into, head, lo, hi)
+            )
+        elif not remote.holds(chunk_file_name(entry)):
+            try:
+                with remote.source(chunk_file_name(entry), head=partial.CHUNK_HEAD_READ) as src:
+                    part = partial.source_chunk_items(src, 0, src.size(), lo, hi, f"chunk {i}")
+            except BloscpackError:
+                pass  # missing or damaged: reading the whole chunk says how
+        return self.read_chunk(i) if part is None else part
+
+    def read_chunk_blocks(self, i: int, runs: Sequence[tuple[int, int]]) -> memoryview | None:
+        if self.remote is not None:
+            return None
+        entry = self._entry(self._check_index(i))
+        if entry < 0:
+            return None
+        return self._local_chunk_part(
+            i, entry, lambda read_into, head: partial.read_chunk_blocks(read_into, head, runs)
+        )
+
+    def _local_chunk_part(self, i: int, entry: int,
+                          read: Callable[[partial.ReadInto, bytes], memoryview | None]
+                          ) -> memoryview | None:  # fmt: skip
+        """``read(read_into, head)`` (a :mod:`bloscpack.blosc.partial` reader) of the file of
+        chunk ``i``, by positioned reads, or None (read it whole then: that reports what is
+        wrong)."""
+        path = self.chunk_path(entry)
+        with self.consistent():
+            try:
+                fd = open_member(path, self.path)
+            except (BloscpackError, OSError):
+                return None
+            try:
+                head = os.pread(fd, partial.CHUNK_HEAD_READ, 0)
+
+                def read_into(pos: int, dest: memoryview, what: str) -> None:
+                    if os.preadv(fd, [dest], pos) != dest.nbytes:
+                        raise TruncatedError(f"{path}: chunk {i} {what}: the file ends first")
+
+                return read(read_into, head)
+            except BloscpackError:
+                return None
+            finally:
+                os.close(fd)
 
     def _read_chunk_file(self, entry: int) -> bytes:
         if self.remote is not None:
@@ -586,6 +623,28 @@ def _new_frame_dir(
     os.mkdir(path)
     with atomic_write(os.path.join(path, INDEX_FILE)) as fh:
         fh.write(image)
+
+
+class _ReadBlock:
+    """:meth:`SparseFrame.consistent` of a local frame open for reading: the directory's lock
+    held, ``chunks.b2frame`` checked to be the one opened."""
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: SparseFrame) -> None:
+        self._frame = frame
+
+    def __enter__(self) -> None:
+        lock = self._frame._lock
+        lock.__enter__()
+        try:
+            self._frame._check_identity()
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._frame._lock.__exit__(*exc)
 
 
 def _sync_all() -> None:
