@@ -1,8 +1,10 @@
 """Writing a ``.blp`` file: chunk compression, :class:`BloscpackWriter` (header, metadata
 section and offsets exactly as bloscpack 0.16 wrote them), the in-place metadata rewrite, the
 writer's options for conversions (:func:`own_options`, :class:`BlpTarget`), the packing
-pipeline of the 0.16 functions and :func:`save_blp`, and :func:`open_writer` (an array's
-:class:`~bloscpack.containers.base.ContainerWriter`, the same bytes as :func:`save_blp`).
+pipeline of the 0.16 functions, and :class:`BlpWriter`, the one writer of a new file at a path
+(:func:`save_blp`, :class:`BlpTarget`, :func:`~.compress.compress_file` and
+:func:`open_writer`, an array's :class:`~bloscpack.containers.base.ContainerWriter`) with
+its options read once (:class:`BlpSettings`).
 """
 
 from __future__ import annotations
