@@ -106,3 +106,14 @@ def test_an_empty_array_is_one_empty_chunk(tmp_path: Path, metadata: Any) -> Non
     assert (written["header"]["nchunks"], written["header"]["chunk_size"]) == (1, 0)
     assert written["metadata"] == {**NUMPY, "shape": [0], **(metadata or {})}
     assert bloscpack.load(tmp_path / "e.blp").shape == (0,)
+
+
+def test_converted_chunks_do_not_depend_on_the_threads(tmp_path: Path) -> None:
+    # chunks of many blocks: C-Blosc 1.x threads would store them in the order they finish
+    values = np.cumsum(np.random.default_rng(3).normal(size=1_000_000))
+    options: dict[str, Any] = dict(chunk_size=1 << 22, blocksize=1 << 15, clevel=5, codec="zstd")
+    bloscpack.save(values, tmp_path / "saved.blp", nthreads=1, **options)
+    bloscpack.save(values, tmp_path / "src.b2nd")
+    for _ in range(5):
+        bloscpack.convert(tmp_path / "src.b2nd", tmp_path / "c.blp", nthreads=2, **options)
+        assert (tmp_path / "c.blp").read_bytes() == (tmp_path / "saved.blp").read_bytes()

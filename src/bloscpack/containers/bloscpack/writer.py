@@ -110,6 +110,31 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
     A producer may cycle through ``engine.IN_FLIGHT_PER_WORKER * get_nthreads()`` buffers
     (see :func:`~bloscpack.engine.map_in_order`).  Close the generator when leaving early
     (other Blosc1 compressions wait until then)."""
+    with _chunk_compressor(blosc_args, nchunks) as (compress, workers, own_threads):
+        yield from engine.map_in_order(compress, datas, workers, own_threads=own_threads)
+
+
+def compress_or_copy(items: Iterable[tuple[Any, Buffer | None, int]], blosc_args: BloscArgs,
+                     nchunks: int) -> Generator[tuple[Any, bool, int], None, None]:  # fmt: skip
+    """``(chunk, copied, n)`` for each ``(chunk, data, n)`` of ``items`` (``nchunks`` of them):
+    a stored chunk to copy as it is (``data`` None), else ``data`` compressed as
+    :func:`compress_chunks` compresses it (several at once, so a producer may cycle through
+    as many buffers)."""
+
+    with _chunk_compressor(blosc_args, nchunks) as (compress, workers, own_threads):
+
+        def one(item: tuple[Any, Buffer | None, int]) -> tuple[Any, bool, int]:
+            chunk, data, n = item
+            return (chunk, True, n) if data is None else (compress(data), False, n)
+
+        yield from engine.map_in_order(one, items, workers, own_threads=own_threads)
+
+
+@contextlib.contextmanager
+def _chunk_compressor(blosc_args: BloscArgs, nchunks: int
+                      ) -> Iterator[tuple[Callable[[Buffer], Any], int, bool]]:  # fmt: skip
+    """How :func:`compress_chunks` compresses ``nchunks`` chunks: the function compressing
+    one, the chunks compressed at once and whether on threads of their own."""
     workers = max(1, min(engine.get_nthreads(), nchunks))
     if blosc_args.blosc_version == 2:
         settings = _blosc2_settings(blosc_args)
@@ -118,12 +143,12 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
         def compress2(data: Buffer) -> bytearray:
             return engine.compress_blosc2(data, **settings, nthreads=c_threads)
 
-        yield from engine.map_in_order(compress2, datas, workers)
+        yield compress2, workers, False
     else:
         settings = _blosc1_settings(blosc_args)
         with engine.blosc1_compressor(**settings, concurrent=True) as compress:
             # threads of its own: Blosc1 work on the shared pool's threads may wait for it
-            yield from engine.map_in_order(compress, datas, workers, own_threads=True)
+            yield compress, workers, True
 
 
 def _blosc2_settings(blosc_args: BloscArgs) -> dict[str, Any]:
@@ -460,7 +485,11 @@ class BlpTarget(Target):
         with BlpWriter.create(path, self.settings, source.nbytes, source.spec.dtype.itemsize,
                               self.metadata) as writer:  # fmt: skip
             spans = flat_spans(source.nbytes, writer.header.chunk_size) or [(0, 0)]
-            self._write_spans(spans, False, writer.append_chunk, writer.append_data)
+            in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
+            items = self._span_items(spans, False, buffers=in_flight)
+            for chunk, copied, n in writer.compress_or_copy(items):
+                writer.append_chunk(chunk)
+                self.written(copied, n)
 
 
 ConversionTarget = BlpTarget
@@ -753,9 +782,10 @@ class BlpWriter(WriterBase):
         their bytes (as :func:`compress_chunks` compresses them: several at once)."""
         write_chunks(self._writer, chunks, self.settings.blosc_args)
 
-    def append_data(self, data: Buffer) -> None:
-        """Compress the bytes of the next chunk and append it."""
-        self._writer.write_chunk(compress_chunk(data, self.settings.blosc_args), trusted=True)
+    def compress_or_copy(self, items: Iterable[tuple[Any, Buffer | None, int]]
+                         ) -> Iterator[tuple[Any, bool, int]]:  # fmt: skip
+        """The next chunks (:func:`compress_or_copy` of ``items``) to append in order."""
+        return compress_or_copy(items, self.settings.blosc_args, self.header.nchunks)
 
     def append_chunk(self, chunk: Any) -> None:
         """Append the next chunk (compressed by :attr:`layout`, or checked by the caller)."""
