@@ -487,9 +487,10 @@ class BlpTarget(Target):
             spans = flat_spans(source.nbytes, writer.header.chunk_size) or [(0, 0)]
             in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
             items = self._span_items(spans, False, buffers=in_flight)
-            for chunk, copied, n in writer.compress_or_copy(items):
-                writer.append_chunk(chunk)
-                self.written(copied, n)
+            with contextlib.closing(writer.compress_or_copy(items)) as chunks:
+                for chunk, copied, n in chunks:
+                    writer.append_chunk(chunk)
+                    self.written(copied, n)
 
 
 ConversionTarget = BlpTarget
@@ -783,8 +784,9 @@ class BlpWriter(WriterBase):
         write_chunks(self._writer, chunks, self.settings.blosc_args)
 
     def compress_or_copy(self, items: Iterable[tuple[Any, Buffer | None, int]]
-                         ) -> Iterator[tuple[Any, bool, int]]:  # fmt: skip
-        """The next chunks (:func:`compress_or_copy` of ``items``) to append in order."""
+                         ) -> Generator[tuple[Any, bool, int], None, None]:  # fmt: skip
+        """The next chunks (:func:`compress_or_copy` of ``items``) to append in order (close
+        the generator when leaving early)."""
         return compress_or_copy(items, self.settings.blosc_args, self.header.nchunks)
 
     def append_chunk(self, chunk: Any) -> None:
