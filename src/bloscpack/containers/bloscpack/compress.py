@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import IO, Any
 
 from ...errors import ArgumentError
@@ -25,7 +26,6 @@ from .file import BloscFile
 from .reader import reading
 from .sinks import WriteOptions
 from .writer import (
-    BlpSettings,
     add_order_record,
     file_chunks,
     pack_npy_file,
@@ -91,8 +91,7 @@ def _compress(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], chunk_size: 
     container = BloscpackArgs(**dict(write.container))
     streamed = not isinstance(dst, (str, os.PathLike)) and not seekable(dst)
     container.offsets = container.offsets and not streamed
-    settings = BlpSettings(write.blosc_args, container, write.metadata_args_object, chunk_size,
-                           order_record)  # fmt: skip
+    settings = replace(write.settings, bloscpack_args=container, order_record=order_record)
     if path is not None and npy:
         pack_npy_file(path, dst, settings, user)
         return

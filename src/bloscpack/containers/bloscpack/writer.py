@@ -516,7 +516,8 @@ def _bloscpack_args(value: BloscpackArgs | Mapping[str, Any] | None) -> Bloscpac
     return BloscpackArgs(**dict(value))
 
 
-def _metadata_args(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
+def metadata_args_of(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
+    """0.16's metadata options from an object, a dict or None (the defaults)."""
     if value is None or isinstance(value, MetadataArgs):
         return value
     return MetadataArgs(**dict(value))
@@ -526,7 +527,7 @@ def pack_arguments(
     blosc_args: Any, bloscpack_args: Any, metadata_args: Any
 ) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
     """0.16's three argument objects from objects, dicts or None (the defaults)."""
-    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), metadata_args_of(metadata_args)
 
 
 def array_pack_arguments(
@@ -726,7 +727,7 @@ class BlpSettings:
         handle_max_app_chunks(bool(self.bloscpack_args.offsets), 1,
                               self.bloscpack_args.max_app_chunks)  # fmt: skip
         check_order_record(self.order_record, self.bloscpack_args.checksum)
-        self.metadata_args = _metadata_args(self.metadata_args)
+        self.metadata_args = metadata_args_of(self.metadata_args)
 
     @classmethod
     def parse(cls, options: Mapping[str, Any], dtype: np.dtype | None = None,
