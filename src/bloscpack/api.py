@@ -18,12 +18,14 @@ import numpy as np
 
 from .containers.bloscpack.args import (
     DEFAULT_CHUNK_SIZE,
+    DEFAULT_TYPESIZE,
     BloscArgs,
     BloscpackArgs,
     MetadataArgs,
 )
 from .containers.bloscpack.reader import BloscpackReader, load, read_array, reading
 from .containers.bloscpack.writer import (
+    BlpSettings,
     buffer_chunks,
     file_chunks,
     pack,
@@ -156,7 +158,9 @@ def pack_npy_file_to_file(
     or a binary file object, as for :func:`pack_file_to_file`): the bytes
     ``pack_ndarray_to_file(numpy.load(in_file), ...)`` writes, 0.16's numpy metadata included,
     with the data read chunk by chunk (memory stays flat whatever the array's size)."""
-    pack_npy_file(in_file, out_file, chunk_size, blosc_args, bloscpack_args, metadata_args)
+    blosc, bloscpack, metadata = pack_arguments(blosc_args, bloscpack_args, metadata_args)
+    blosc.typesize = DEFAULT_TYPESIZE  # the array's item size replaces it
+    pack_npy_file(in_file, out_file, BlpSettings(blosc, bloscpack, metadata, chunk_size))
 
 
 def pack_ndarray_to_file(

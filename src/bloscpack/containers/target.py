@@ -204,13 +204,36 @@ class Target:
     def _write_spans(self, spans: Sequence[tuple[int, int]], c_order: bool,
                      put_chunk: Any, put_data: Any, chunk_nbytes: Any = None) -> None:  # fmt: skip
         """Write the target chunks holding the flat byte ranges ``spans``: a source chunk that
-        holds exactly the range and that the target accepts is copied, anything else is read
-        (in C order if ``c_order``) and compressed.  ``chunk_nbytes(n)`` is the uncompressed
-        size a target chunk for ``n`` bytes must have (default: ``n``)."""
+        holds exactly the range and that the target accepts is copied (``put_chunk``),
+        anything else is read (in C order if ``c_order``) and compressed (``put_data``).
+        ``chunk_nbytes(n)`` is the uncompressed size a target chunk for ``n`` bytes must have
+        (default: ``n``)."""
+        for chunk, data, n in self._span_items(spans, c_order, chunk_nbytes):
+            if data is None:
+                put_chunk(chunk)
+            else:
+                put_data(data)
+            self.written(data is None, n)
+
+    def written(self, copied: bool, nbytes: int) -> None:
+        """Count a target chunk written (``copied`` or compressed) for ``nbytes`` source bytes."""
+        if copied:
+            self.copied += 1
+        else:
+            self.recompressed += 1
+        self.progress(nbytes)
+
+    def _span_items(self, spans: Sequence[tuple[int, int]], c_order: bool,
+                    chunk_nbytes: Any = None, buffers: int = 1
+                    ) -> Iterator[tuple[Any, memoryview | None, int]]:  # fmt: skip
+        """For each of ``spans`` (as :meth:`_write_spans` takes them), ``(chunk, None, n)``:
+        the source's stored chunk to copy, or ``(None, data, n)``: its ``n`` bytes, read into
+        one of ``buffers`` scratch buffers used in turn."""
         source = self.source
         transposed = c_order and source.spec.order == "F"  # stored chunks hold F-order bytes
         lookup = source.span_lookup() if self.copy_chunks and not transposed else {}
-        scratch = memoryview(b"")  # made when a chunk is read, not copied
+        scratch = [memoryview(b"")] * buffers  # made when a chunk is read, not copied
+        turn = 0
         for start, n in spans:
             index = lookup.get((start, n))
             if index is not None:
@@ -218,26 +241,23 @@ class Target:
                 header = validate_chunk(chunk)
                 wanted = n if chunk_nbytes is None else chunk_nbytes(n)
                 if header.nbytes == wanted and self.accepts_format(header):
-                    put_chunk(chunk)
-                    self.copied += 1
-                    self.progress(n)
+                    yield chunk, None, n
                     continue
-            if len(scratch) < n:
+            turn = (turn + 1) % buffers
+            if len(scratch[turn]) < n:
                 try:
-                    scratch = memoryview(bytearray(n))
+                    scratch[turn] = memoryview(bytearray(n))
                 except MemoryError:
                     raise UnsupportedError(
                         f"{source.name}: a chunk of {n} bytes to compress does not fit in"
                         " memory; give a smaller chunk size"
                     ) from None
-            data = scratch[:n]
+            data = scratch[turn][:n]
             if c_order:
                 source.read_c(start, data)
             else:
                 source.read_into(start, data)
-            put_data(data)
-            self.recompressed += 1
-            self.progress(n)
+            yield None, data, n
 
 
 class WriterTarget(Target):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import IO, Any
 
 from ...errors import ArgumentError
@@ -26,12 +27,10 @@ from .reader import reading
 from .sinks import WriteOptions
 from .writer import (
     add_order_record,
-    check_order_record,
     file_chunks,
-    pack,
     pack_npy_file,
     seekable,
-    write_file,
+    write_container,
 )
 
 #: :func:`compress_file` reads a stream a whole chunk at a time (compressed straight from the
@@ -70,24 +69,19 @@ def compress_file(
     that cannot seek gets no offsets section).  Every option is checked before anything is
     read; they mean what they mean for :func:`save_blp`, ``typesize`` being the item size of
     the bytes; ``order_record`` (a path ``dst`` only) also records the chunks' order."""
-    check_order_record(order_record, checksum)
-    recorded = None
-    if order_record:
-        if not isinstance(dst, (str, os.PathLike)):
-            raise ArgumentError("order_record=True needs a path to write to, not a stream")
-        recorded = os.fspath(dst)
-    _compress(src, dst, chunk_size, metadata, metadata_args, {
+    if order_record and not isinstance(dst, (str, os.PathLike)):
+        raise ArgumentError("order_record=True needs a path to write to, not a stream")
+    _compress(src, dst, chunk_size, metadata, metadata_args, order_record, {
         "typesize": typesize, "clevel": clevel, "shuffle": shuffle, "cname": cname,
         "codec": codec, "checksum": checksum, "offsets": offsets,
         "max_app_chunks": max_app_chunks, "blosc_version": blosc_version, "filters": filters,
         "filters_meta": filters_meta, "use_dict": use_dict, "blocksize": blocksize,
     })  # fmt: skip
-    if recorded is not None:
-        add_order_record(recorded)
 
 
 def _compress(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], chunk_size: Any,
-              metadata: Any, metadata_args: Any, given: dict[str, Any]) -> None:  # fmt: skip
+              metadata: Any, metadata_args: Any, order_record: bool,
+              given: dict[str, Any]) -> None:  # fmt: skip
     """:func:`compress_file` of the ``given`` options."""
     given = {name: value for name, value in given.items() if value is not None}
     path = os.fspath(src) if isinstance(src, (str, os.PathLike)) else None
@@ -97,18 +91,15 @@ def _compress(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], chunk_size: 
     container = BloscpackArgs(**dict(write.container))
     streamed = not isinstance(dst, (str, os.PathLike)) and not seekable(dst)
     container.offsets = container.offsets and not streamed
+    settings = replace(write.settings, bloscpack_args=container, order_record=order_record)
     if path is not None and npy:
-        pack_npy_file(path, dst, chunk_size, write.blosc_args, container,
-                      write.metadata_args_object, user)  # fmt: skip
+        pack_npy_file(path, dst, settings, user)
         return
     if path is not None and not is_stream(path):
         with ByteSource(path) as probe:  # raises FileNotFound naming the path
             size = probe.size()
         with open(path, "rb") as fp:
-            chunks = file_chunks(fp, path)
-            write_file(dst, lambda out: pack(chunks, size, out, chunk_size, metadata,
-                                             write.blosc_args, container,
-                                             write.metadata_args_object))  # fmt: skip
+            write_container(dst, settings, size, 1, metadata, file_chunks(fp, path))
         return
     with contextlib.ExitStack() as stack:
         stream: Any = src if path is None else stack.enter_context(open(path, "rb"))
@@ -118,6 +109,8 @@ def _compress(src: PathLike | IO[bytes], dst: PathLike | IO[bytes], chunk_size: 
         buffer = memoryview(bytearray(piece))
         while n := stream.readinto(buffer):
             blp.write(buffer[:n])
+    if order_record:  # a stream's container is not written by BlpWriter
+        add_order_record(dst)  # type: ignore[arg-type]
 
 
 def write_stored(source: Any, out: IO[bytes], progress: Any = None,

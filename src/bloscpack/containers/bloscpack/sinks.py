@@ -26,14 +26,12 @@ from .args import (
     BloscpackArgs,
     MetadataArgs,
     calculate_nchunks,
-    handle_max_app_chunks,
     parse_chunk_size,
 )
-from .checksums import check_valid_checksum
 from .header import header_typesize, sniff
 from .preamble import Preamble, encode_metadata_section
 from .reader import BloscpackReader
-from .writer import BloscpackWriter, check_blosc_args, compress_chunk, seekable
+from .writer import BloscpackWriter, BlpSettings, compress_chunk, metadata_args_of, seekable
 
 Buffer = Any  # any object exporting the buffer protocol
 _SPOOL_IN_MEMORY = 32 << 20  # compressed chunks (or appended bytes) kept in memory up to this
@@ -67,19 +65,15 @@ class WriteOptions:
         self.bloscpack_args = bloscpack_args
         self.metadata = metadata
         self.metadata_args = metadata_args
-        self.blosc_args = BloscArgs(**self.given_blosc)
-        check_blosc_args(self.blosc_args)
-        self.chunk_size = parse_chunk_size(DEFAULT_CHUNK_SIZE if chunk_size is None else chunk_size)
         container = dict(bloscpack_args or BloscpackArgs())
         container.update(self.given_container)
-        self.container = BloscpackArgs(**container)
-        check_valid_checksum(self.container.checksum)
-        handle_max_app_chunks(bool(self.container.offsets), 1, self.container.max_app_chunks)
-        self.metadata_args_object = (
-            metadata_args
-            if metadata_args is None or isinstance(metadata_args, MetadataArgs)
-            else MetadataArgs(**dict(metadata_args))
-        )
+        #: The options as the writer of a new file takes them (checked there).
+        self.settings = BlpSettings(BloscArgs(**self.given_blosc), BloscpackArgs(**container),
+                                    metadata_args_of(metadata_args), chunk_size)  # fmt: skip
+        self.chunk_size = parse_chunk_size(DEFAULT_CHUNK_SIZE if chunk_size is None else chunk_size)
+        self.blosc_args = self.settings.blosc_args
+        self.container = self.settings.bloscpack_args
+        self.metadata_args_object = self.settings.metadata_args
         if metadata is not None:
             encode_metadata_section(metadata, self.metadata_args_object)
 

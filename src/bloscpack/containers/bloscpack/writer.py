@@ -1,8 +1,10 @@
 """Writing a ``.blp`` file: chunk compression, :class:`BloscpackWriter` (header, metadata
 section and offsets exactly as bloscpack 0.16 wrote them), the in-place metadata rewrite, the
 writer's options for conversions (:func:`own_options`, :class:`BlpTarget`), the packing
-pipeline of the 0.16 functions and :func:`save_blp`, and :func:`open_writer` (an array's
-:class:`~bloscpack.containers.base.ContainerWriter`, the same bytes as :func:`save_blp`).
+pipeline of the 0.16 functions, and :class:`BlpWriter`, the one writer of a new file at a path
+(:func:`save_blp`, :class:`BlpTarget`, :func:`~.compress.compress_file` and
+:func:`open_writer`, an array's :class:`~bloscpack.containers.base.ContainerWriter`) with
+its options read once (:class:`BlpSettings`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
 import numpy as np
@@ -27,8 +29,9 @@ from ...errors import (
     NoMetadataFound,
     TruncatedError,
 )
+from ...io.durability import open_new
 from ...io.paths import PathLike
-from ...io.staging import StagedOutput, atomic_write
+from ...io.staging import StagedOutput, atomic_write, is_written_in_place
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
 from ..options import CompressionParams, chunk_nbytes, parse_size, save_options, shuffle_only
 from ..target import (
@@ -54,7 +57,7 @@ from .args import (
     check_range,
     handle_max_app_chunks,
 )
-from .checksums import get_checksum
+from .checksums import check_valid_checksum, get_checksum
 from .header import BLOSCPACK_HEADER_LENGTH, BloscpackHeader, MetadataHeader, header_typesize
 from .order import encode_record, tag_size
 from .preamble import OFFSET, encode_offsets, metadata_section, replacement_metadata_section
@@ -107,6 +110,31 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
     A producer may cycle through ``engine.IN_FLIGHT_PER_WORKER * get_nthreads()`` buffers
     (see :func:`~bloscpack.engine.map_in_order`).  Close the generator when leaving early
     (other Blosc1 compressions wait until then)."""
+    with _chunk_compressor(blosc_args, nchunks) as (compress, workers, own_threads):
+        yield from engine.map_in_order(compress, datas, workers, own_threads=own_threads)
+
+
+def compress_or_copy(items: Iterable[tuple[Any, Buffer | None, int]], blosc_args: BloscArgs,
+                     nchunks: int) -> Generator[tuple[Any, bool, int], None, None]:  # fmt: skip
+    """``(chunk, copied, n)`` for each ``(chunk, data, n)`` of ``items`` (``nchunks`` of them):
+    a stored chunk to copy as it is (``data`` None), else ``data`` compressed as
+    :func:`compress_chunks` compresses it (several at once, so a producer may cycle through
+    as many buffers)."""
+
+    with _chunk_compressor(blosc_args, nchunks) as (compress, workers, own_threads):
+
+        def one(item: tuple[Any, Buffer | None, int]) -> tuple[Any, bool, int]:
+            chunk, data, n = item
+            return (chunk, True, n) if data is None else (compress(data), False, n)
+
+        yield from engine.map_in_order(one, items, workers, own_threads=own_threads)
+
+
+@contextlib.contextmanager
+def _chunk_compressor(blosc_args: BloscArgs, nchunks: int
+                      ) -> Iterator[tuple[Callable[[Buffer], Any], int, bool]]:  # fmt: skip
+    """How :func:`compress_chunks` compresses ``nchunks`` chunks: the function compressing
+    one, the chunks compressed at once and whether on threads of their own."""
     workers = max(1, min(engine.get_nthreads(), nchunks))
     if blosc_args.blosc_version == 2:
         settings = _blosc2_settings(blosc_args)
@@ -115,12 +143,12 @@ def compress_chunks(datas: Iterable[Buffer], blosc_args: BloscArgs, nchunks: int
         def compress2(data: Buffer) -> bytearray:
             return engine.compress_blosc2(data, **settings, nthreads=c_threads)
 
-        yield from engine.map_in_order(compress2, datas, workers)
+        yield compress2, workers, False
     else:
         settings = _blosc1_settings(blosc_args)
         with engine.blosc1_compressor(**settings, concurrent=True) as compress:
             # threads of its own: Blosc1 work on the shared pool's threads may wait for it
-            yield from engine.map_in_order(compress, datas, workers, own_threads=True)
+            yield compress, workers, True
 
 
 def _blosc2_settings(blosc_args: BloscArgs) -> dict[str, Any]:
@@ -231,9 +259,8 @@ class BloscpackWriter:
         compressed: only its header is read)."""
         header = ChunkHeader.parse(chunk) if trusted else validate_chunk(chunk)
         position = self.add_written(header.nbytes, header.cbytes)
-        view = memoryview(chunk).cast("B")[: header.cbytes]
-        self.fp.write(view)
-        self.fp.write(self.checksum(view))
+        for part in stored_chunk(chunk, header, self.checksum):
+            self.fp.write(part)
         return position
 
     def add_written(self, nbytes: int, cbytes: int) -> int:
@@ -286,6 +313,13 @@ class BloscpackWriter:
     def __exit__(self, exc_type: object, *exc: object) -> None:
         if exc_type is None:
             self.close()
+
+
+def stored_chunk(chunk: Buffer, header: ChunkHeader, checksum: Any) -> list[Any]:
+    """The bytes a ``.blp`` file stores for ``chunk`` (of ``header``): the chunk and its
+    digest (``checksum``: a :mod:`.checksums` hash)."""
+    view = memoryview(chunk).cast("B")[: header.cbytes]
+    return [view, checksum(view)]
 
 
 def seekable(fp: IO[bytes]) -> bool:
@@ -417,30 +451,16 @@ class BlpTarget(Target):
     def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
         super().__init__(source, copy_chunks)
         opts = take_options(options, self.OPTIONS, self.fmt)
-        self.opts = opts
-        spec = source.spec
-        self.args = blosc_args_of(opts)
-        itemsize = spec.dtype.itemsize
-        self.args.typesize = nd.chunk_typesize(spec.dtype, self.args.blosc_version)
+        typesize = None
         if not source.meta.is_array and source.meta.typesize:  # raw bytes keep their typesize
-            limit = nd.MAX_BLOSC1_TYPESIZE if self.args.blosc_version == 1 else MAX_TYPESIZE
-            self.args.typesize = min(source.meta.typesize, limit)
-        check_blosc_args(self.args)
-        if opts["metadata_args"] is not None and not isinstance(
-            opts["metadata_args"], MetadataArgs
-        ):
-            self.opts["metadata_args"] = MetadataArgs(**dict(opts["metadata_args"]))
-        chunk_size: Any = opts["chunk_size"]
+            limit = nd.MAX_BLOSC1_TYPESIZE if opts["blosc_version"] == 1 else MAX_TYPESIZE
+            typesize = min(source.meta.typesize, limit)
+        self.settings = BlpSettings.parse(opts, source.spec.dtype, typesize)
         span = source.uniform_span()
-        if chunk_size is None and span and self._copyable(source.first_chunk_header()):
-            chunk_size = span
-        chunk_size = array_chunk_size(
-            chunk_size or DEFAULT_CHUNK_SIZE, source.nbytes, max(itemsize, 1)
-        )
-        self.nchunks, self.chunk_size, self.last_chunk = calculate_nchunks(
-            source.nbytes, chunk_size
-        )
-        check_order_record(opts["order_record"], opts["checksum"])
+        if opts["chunk_size"] is None and span and self._copyable(source.first_chunk_header()):
+            self.settings.chunk_size = span
+        self.settings.chunk_size = self.settings.chunk_size or DEFAULT_CHUNK_SIZE
+        self.settings.chunk_bytes(source.nbytes, source.spec.dtype.itemsize)  # checked now
         self.metadata = self._metadata()
         kept_metalayers(source, self.dropped, 0, False)
 
@@ -456,28 +476,21 @@ class BlpTarget(Target):
         return metadata
 
     def accepts_format(self, header: ChunkHeader) -> bool:
-        if self.args.blosc_version == 1:
+        if self.settings.blosc_args.blosc_version == 1:
             return header.blosc_version == 1
         return not header.lazy
 
     def write(self, path: str) -> None:
-        with open(path, "wb") as fh:
-            writer = BloscpackWriter(
-                fh, chunk_size=self.chunk_size, last_chunk=self.last_chunk, nchunks=self.nchunks,
-                typesize=header_typesize(self.args.typesize), checksum=self.opts["checksum"],
-                offsets=self.opts["offsets"], max_app_chunks=self.opts["max_app_chunks"],
-                metadata=self.metadata, metadata_args=self.opts["metadata_args"],
-            )  # fmt: skip
-            spans = flat_spans(self.source.nbytes, self.chunk_size) or [(0, 0)]
-            self._write_spans(
-                spans,
-                False,
-                writer.write_chunk,
-                lambda data: writer.write_chunk(compress_chunk(data, self.args)),
-            )
-            writer.close()
-        if self.opts["order_record"]:
-            add_order_record(path)
+        source = self.source
+        with BlpWriter.create(path, self.settings, source.nbytes, source.spec.dtype.itemsize,
+                              self.metadata) as writer:  # fmt: skip
+            spans = flat_spans(source.nbytes, writer.header.chunk_size) or [(0, 0)]
+            in_flight = engine.IN_FLIGHT_PER_WORKER * engine.get_nthreads()
+            items = self._span_items(spans, False, buffers=in_flight)
+            with contextlib.closing(writer.compress_or_copy(items)) as chunks:
+                for chunk, copied, n in chunks:
+                    writer.append_chunk(chunk)
+                    self.written(copied, n)
 
 
 ConversionTarget = BlpTarget
@@ -503,7 +516,8 @@ def _bloscpack_args(value: BloscpackArgs | Mapping[str, Any] | None) -> Bloscpac
     return BloscpackArgs(**dict(value))
 
 
-def _metadata_args(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
+def metadata_args_of(value: MetadataArgs | Mapping[str, Any] | None) -> MetadataArgs | None:
+    """0.16's metadata options from an object, a dict or None (the defaults)."""
     if value is None or isinstance(value, MetadataArgs):
         return value
     return MetadataArgs(**dict(value))
@@ -513,7 +527,7 @@ def pack_arguments(
     blosc_args: Any, bloscpack_args: Any, metadata_args: Any
 ) -> tuple[BloscArgs, BloscpackArgs, MetadataArgs | None]:
     """0.16's three argument objects from objects, dicts or None (the defaults)."""
-    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), _metadata_args(metadata_args)
+    return _blosc_args(blosc_args), _bloscpack_args(bloscpack_args), metadata_args_of(metadata_args)
 
 
 def array_pack_arguments(
@@ -540,13 +554,7 @@ def pack(
     checked is checked before the first byte is written."""
     writer = new_writer(size, out, chunk_size, metadata, blosc_args, bloscpack_args,
                         metadata_args)  # fmt: skip
-    header = writer.header
-    nchunks = header.nchunks
-    with contextlib.closing(
-        compress_chunks(chunks(nchunks, header.chunk_size, header.last_chunk), blosc_args, nchunks)
-    ) as compressed:
-        for chunk in compressed:
-            writer.write_chunk(chunk, trusted=True)
+    write_chunks(writer, chunks, blosc_args)
     writer.close()
 
 
@@ -633,19 +641,12 @@ def pack_ndarray(
     pack(buffer_chunks(view), view.nbytes, out, chunk_size, metadata, *args)
 
 
-def pack_npy_file(
-    in_file: PathLike,
-    out_file: PathLike | IO[bytes],
-    chunk_size: str | int,
-    blosc_args: Any,
-    bloscpack_args: Any,
-    metadata_args: Any,
-    user: Mapping[str, Any] | None = None,
-) -> None:
+def pack_npy_file(in_file: PathLike, out_file: PathLike | IO[bytes], settings: BlpSettings,
+                  user: Mapping[str, Any] | None = None) -> None:  # fmt: skip
     """Store the array of the ``.npy`` file ``in_file`` in the ``.blp`` file ``out_file`` (a path
     or a binary file object), with the data read chunk by chunk (memory stays flat whatever
     the array's size): the bytes ``pack_ndarray`` writes, 0.16's numpy metadata plus the
-    ``user`` entries."""
+    ``user`` entries; ``settings`` as given, the chunks' typesize that of the array's items."""
     name = os.fspath(in_file)
     try:
         mapped = np.load(name, mmap_mode="r", allow_pickle=False)
@@ -657,16 +658,41 @@ def pack_npy_file(
         raise FormatError(f"{name}: not a .npy file")
     array = nd.contiguous(mapped)  # a mapped .npy is C- or F-contiguous: nothing is read
     metadata = {**nd.encode_metadata(array), **(user or {})}
-    args = array_pack_arguments(array.dtype, blosc_args, bloscpack_args, metadata_args)
-    chunk_size = array_chunk_size(chunk_size, array.nbytes, array.dtype.itemsize)
-    size, offset = array.nbytes, mapped.offset
+    blosc_args = settings.blosc_args.copy()
+    blosc_args.typesize = nd.chunk_typesize(array.dtype, blosc_args.blosc_version)
+    settings = replace(settings, blosc_args=blosc_args)
+    size, itemsize, offset = array.nbytes, array.dtype.itemsize, mapped.offset
     del array, mapped
     with open(name, "rb") as fp:
         fp.seek(offset)
-        write_file(
-            out_file,
-            lambda out: pack(file_chunks(fp, name), size, out, chunk_size, metadata, *args),
+        write_container(out_file, settings, size, itemsize, metadata, file_chunks(fp, name))
+
+
+def write_container(out_file: PathLike | IO[bytes], settings: BlpSettings, size: int,
+                    itemsize: int, metadata: Any,
+                    chunks: Callable[[int, int, int], Iterator[Buffer]]) -> None:  # fmt: skip
+    """A new ``.blp`` container of ``size`` bytes (items of ``itemsize`` bytes; the chunks'
+    bytes from ``chunks(nchunks, chunk_size, last_chunk)``) with ``metadata``: to a path
+    through :class:`BlpWriter`; to a binary file object (or a FIFO or a device, written in
+    place) as bloscpack 0.16 wrote it, there (then without an order record)."""
+    if not hasattr(out_file, "write") and not is_written_in_place(out_file):  # type: ignore[arg-type]
+        with BlpWriter.create(out_file, settings, size, itemsize, metadata) as writer:  # type: ignore[arg-type]
+            writer.write_data(chunks)
+        return
+    if settings.order_record:
+        raise ArgumentError(
+            f"{_name(out_file)}: order_record=True needs a regular file to write to"
         )
+    chunk_size = settings.chunk_bytes(size, itemsize)
+    write_file(out_file, lambda out: pack(chunks, size, out, chunk_size, metadata,
+                                          settings.blosc_args, settings.bloscpack_args,
+                                          settings.metadata_args))  # fmt: skip
+
+
+def _name(out_file: Any) -> str:
+    if isinstance(out_file, (str, os.PathLike)):
+        return os.fspath(out_file)
+    return str(getattr(out_file, "name", "the output"))
 
 
 def blosc_args_of(options: Mapping[str, Any]) -> BloscArgs:
@@ -678,6 +704,138 @@ def blosc_args_of(options: Mapping[str, Any]) -> BloscArgs:
         filters_meta=options["filters_meta"], use_dict=options["use_dict"],
         blocksize=options["blocksize"],
     )  # fmt: skip
+
+
+# --- the writer of a new file: save, convert, compress_file, open_writer (dask) ------------
+
+
+@dataclass
+class BlpSettings:
+    """What a new ``.blp`` file is written with, checked before anything is written: the
+    chunks' compression, the container options, the metadata section's options, the chunk
+    size (None: the default) and whether the chunks' order is recorded."""
+
+    blosc_args: BloscArgs
+    bloscpack_args: BloscpackArgs
+    metadata_args: MetadataArgs | None = None
+    chunk_size: str | int | None = None
+    order_record: bool = False
+
+    def __post_init__(self) -> None:
+        check_blosc_args(self.blosc_args)
+        check_valid_checksum(self.bloscpack_args.checksum)
+        handle_max_app_chunks(bool(self.bloscpack_args.offsets), 1,
+                              self.bloscpack_args.max_app_chunks)  # fmt: skip
+        check_order_record(self.order_record, self.bloscpack_args.checksum)
+        self.metadata_args = metadata_args_of(self.metadata_args)
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any], dtype: np.dtype | None = None,
+              typesize: int | None = None) -> BlpSettings:  # fmt: skip
+        """The settings ``options`` (every name :func:`save_blp` takes) ask for, the chunks'
+        typesize that of ``dtype``'s items (:func:`~bloscpack.ndarray.chunk_typesize`) or
+        ``typesize`` (the item size of raw bytes)."""
+        blosc_args = blosc_args_of(options)
+        if typesize is None:
+            typesize = nd.chunk_typesize(np.dtype(dtype or np.uint8), blosc_args.blosc_version)
+        blosc_args.typesize = typesize
+        bloscpack_args = BloscpackArgs(offsets=options["offsets"], checksum=options["checksum"],
+                                       max_app_chunks=options["max_app_chunks"])  # fmt: skip
+        return cls(blosc_args, bloscpack_args, options["metadata_args"], options["chunk_size"],
+                   options["order_record"])  # fmt: skip
+
+    def chunk_bytes(self, nbytes: int, itemsize: int) -> str | int:
+        """The chunk size of ``nbytes`` of items of ``itemsize`` bytes (checked: whole items,
+        in range)."""
+        chunk_size = DEFAULT_CHUNK_SIZE if self.chunk_size is None else self.chunk_size
+        size = array_chunk_size(chunk_size, nbytes, max(itemsize, 1))
+        calculate_nchunks(nbytes, size)
+        return size
+
+
+class BlpWriter(WriterBase):
+    """The writer of every new ``.blp`` file at a path (:func:`save_blp`, :class:`BlpTarget`,
+    :func:`~.compress.compress_file`, :func:`open_writer` and so the dask writer): ``nbytes``
+    of items of ``itemsize`` bytes (raw bytes: 1) in chunks as ``settings`` ask, with
+    ``metadata``.  Header, metadata section, offsets, chunks and digests are written by one
+    :class:`BloscpackWriter` into the staged ``output``; committing flushes the file to disk
+    and adds the order record before the output is moved into place."""
+
+    def __init__(self, output: StagedOutput, settings: BlpSettings, nbytes: int,
+                 itemsize: int = 1, metadata: Any = None) -> None:  # fmt: skip
+        super().__init__(output)
+        self.settings = settings
+        chunk_size = settings.chunk_bytes(nbytes, itemsize)
+        fd = os.open(output.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        self._fh = open_new(fd, "wb")
+        try:
+            self._writer = new_writer(nbytes, self._fh, chunk_size, metadata, settings.blosc_args,
+                                      settings.bloscpack_args, settings.metadata_args)  # fmt: skip
+        except BaseException:
+            self._fh.close()
+            raise
+        self.header = header = self._writer.header
+        items = header.chunk_size // max(itemsize, 1)
+        self.layout = BlpLayout(settings.blosc_args, header.nchunks, (max(items, 1),),
+                                header.checksum)  # fmt: skip
+
+    def write_data(self, chunks: Callable[[int, int, int], Iterator[Buffer]]) -> None:
+        """Compress and append every chunk: ``chunks(nchunks, chunk_size, last_chunk)`` yields
+        their bytes (as :func:`compress_chunks` compresses them: several at once)."""
+        write_chunks(self._writer, chunks, self.settings.blosc_args)
+
+    def compress_or_copy(self, items: Iterable[tuple[Any, Buffer | None, int]]
+                         ) -> Generator[tuple[Any, bool, int], None, None]:  # fmt: skip
+        """The next chunks (:func:`compress_or_copy` of ``items``) to append in order (close
+        the generator when leaving early)."""
+        return compress_or_copy(items, self.settings.blosc_args, self.header.nchunks)
+
+    def append_chunk(self, chunk: Any) -> None:
+        """Append the next chunk (compressed by :attr:`layout`, or checked by the caller)."""
+        self._writer.write_chunk(chunk, trusted=True)
+
+    def _add_written(self, receipt: Any) -> IO[bytes]:
+        self._writer.add_written(*receipt)
+        return self._fh
+
+    def _finish(self) -> None:
+        if not self._writer.offsets and self.header.nchunks == 1 and not self.header.chunk_size:
+            self.append_chunk(self.layout.compress_chunk(0, np.empty(0, np.uint8)))  # empty
+        self._writer.close()
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        if self.settings.order_record:
+            add_order_record(self.output.path)
+
+    def _discard(self) -> None:
+        self._fh.close()
+
+    @classmethod
+    def create(cls, path: PathLike, settings: BlpSettings, nbytes: int, itemsize: int = 1,
+               metadata: Any = None) -> BlpWriter:  # fmt: skip
+        """The writer of a new file at ``path``, built in a :class:`StagedOutput` that
+        replaces ``path`` on commit."""
+        output = StagedOutput(path)
+        output.open()
+        try:
+            return cls(output, settings, nbytes, itemsize, metadata)
+        except BaseException:
+            output.abort()
+            raise
+
+
+def write_chunks(writer: BloscpackWriter, chunks: Callable[[int, int, int], Iterator[Buffer]],
+                 blosc_args: BloscArgs) -> None:  # fmt: skip
+    """Compress the chunks ``chunks(nchunks, chunk_size, last_chunk)`` yields (the header of
+    ``writer`` says how many) and append them to ``writer``."""
+    header = writer.header
+    nchunks = header.nchunks
+    with contextlib.closing(
+        compress_chunks(chunks(nchunks, header.chunk_size, header.last_chunk), blosc_args, nchunks)
+    ) as compressed:
+        for chunk in compressed:
+            writer.write_chunk(chunk, trusted=True)
 
 
 def save_blp(
@@ -709,17 +867,19 @@ def save_blp(
     which digest each chunk position holds (:mod:`.order`), so that ``verify`` finds chunks
     swapped or moved.
     """
-    blosc_args = blosc_args_of(locals())
-    bloscpack_args = BloscpackArgs(
-        offsets=offsets, checksum=checksum, max_app_chunks=max_app_chunks
-    )
-    check_order_record(order_record, checksum)
-    if order_record and hasattr(path, "write"):
-        raise ArgumentError("order_record=True needs a path to write to, not a file object")
-    write_file(path, lambda out: pack_ndarray(array, out, chunk_size, blosc_args, bloscpack_args,
-                                              metadata_args))  # fmt: skip
-    if order_record:
-        add_order_record(path)
+    options = dict(locals())
+    array = np.asarray(array)
+    metadata = nd.encode_metadata(array)
+    settings = BlpSettings.parse(options, array.dtype)
+    if hasattr(path, "write"):  # a binary file object, written at its position
+        if order_record:
+            raise ArgumentError("order_record=True needs a path to write to, not a file object")
+        pack_ndarray(array, path, chunk_size, settings.blosc_args,  # type: ignore[arg-type]
+                     settings.bloscpack_args, settings.metadata_args)  # fmt: skip
+        return
+    view = nd.byte_view(nd.contiguous(array))
+    with BlpWriter.create(path, settings, view.nbytes, array.dtype.itemsize, metadata) as writer:
+        writer.write_data(buffer_chunks(view))
 
 
 @dataclass(frozen=True)
@@ -737,8 +897,10 @@ class BlpLayout:
         """The chunk's bytes and digest, as the file holds them, and its receipt (its
         uncompressed and compressed sizes, :meth:`BloscpackWriter.add_written`)."""
         header = ChunkHeader.parse(chunk)
-        view = memoryview(chunk).cast("B")[: header.cbytes]
-        return [view, get_checksum(self.checksum)(view)], (header.nbytes, header.cbytes)
+        return stored_chunk(chunk, header, get_checksum(self.checksum)), (
+            header.nbytes,
+            header.cbytes,
+        )
 
     def compress_chunk(self, index: int, data: np.ndarray) -> bytes | bytearray:
         view = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -749,64 +911,19 @@ class BlpLayout:
             return compress(view)
 
 
-class BlpWriter(WriterBase):
-    """A new ``.blp`` file of an array (:func:`open_writer`)."""
-
-    def __init__(self, output: StagedOutput, description: ArrayDescription,
-                 options: dict[str, Any], metadata: Any = None) -> None:  # fmt: skip
-        kw = save_options("blp", save_blp, options)
-        super().__init__(output)
-        blosc_args = blosc_args_of(kw)
-        bloscpack_args = BloscpackArgs(offsets=kw["offsets"], checksum=kw["checksum"],
-                                       max_app_chunks=kw["max_app_chunks"])  # fmt: skip
-        dtype = description.dtype
-        blosc_args.typesize = nd.chunk_typesize(dtype, blosc_args.blosc_version)
-        size = dtype.itemsize * int(np.prod(description.shape, dtype=np.int64))
-        chunk_size = array_chunk_size(kw["chunk_size"], size, dtype.itemsize)
-        spec = nd.ArraySpec(dtype, description.shape, description.order)
-        stored = numpy_metadata(spec)
-        if metadata is not None:  # as BlpTarget stores it
-            stored.update(writer_user(metadata, "blp", lambda source, dropped: json_user(
-                source, BLP_METADATA, dropped, NUMPY_KEYS)))  # fmt: skip
-        check_order_record(kw["order_record"], kw["checksum"])
-        self._order_record = kw["order_record"] and output.path
-        self._fh = open(output.path, "xb")  # noqa: SIM115 (open until commit or abort)
-        try:
-            self._writer = new_writer(size, self._fh, chunk_size, stored,
-                                      blosc_args, bloscpack_args, kw["metadata_args"])  # fmt: skip
-        except BaseException:
-            self._fh.close()
-            raise
-        header = self._writer.header
-        items = header.chunk_size // max(dtype.itemsize, 1)
-        self.layout = BlpLayout(blosc_args, header.nchunks, (max(items, 1),),
-                                header.checksum)  # fmt: skip
-
-    def append_chunk(self, chunk: Any) -> None:
-        self._writer.write_chunk(chunk, trusted=True)
-
-    def _add_written(self, receipt: Any) -> IO[bytes]:
-        self._writer.add_written(*receipt)
-        return self._fh
-
-    def _finish(self) -> None:
-        self._writer.close()
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        if self._order_record:
-            add_order_record(self._order_record)
-
-    def _discard(self) -> None:
-        self._fh.close()
-
-
 def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata: Any = None,
                 **options: Any) -> BlpWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.blp`` file of the
     array ``description`` at ``output.path`` (``options``: those of :func:`save_blp`), the
     user ``metadata`` next to the numpy metadata."""
-    return BlpWriter(output, description, options, metadata)
+    dtype = description.dtype
+    settings = BlpSettings.parse(save_options("blp", save_blp, options), dtype)
+    stored = numpy_metadata(nd.ArraySpec(dtype, description.shape, description.order))
+    if metadata is not None:  # as BlpTarget stores it
+        stored.update(writer_user(metadata, "blp", lambda source, dropped: json_user(
+            source, BLP_METADATA, dropped, NUMPY_KEYS)))  # fmt: skip
+    nbytes = dtype.itemsize * int(np.prod(description.shape, dtype=np.int64))
+    return BlpWriter(output, settings, nbytes, dtype.itemsize, stored)
 
 
 #: What :func:`bloscpack.save` writes a new ``.blp`` output with.
