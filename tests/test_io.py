@@ -12,7 +12,8 @@ import pytest
 from bloscpack.io import copies, durability, sources, staging
 
 
-def test_atomic_write_starts_writeback_while_writing(tmp_path, monkeypatch) -> None:
+def test_atomic_write_starts_writeback_of_each_new_range_while_writing(tmp_path,
+                                                                      monkeypatch) -> None:  # fmt: skip
     calls = []
     monkeypatch.setattr(durability, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
     monkeypatch.setattr(durability, "WRITEBACK_STEP", 20_000)
@@ -24,7 +25,7 @@ def test_atomic_write_starts_writeback_while_writing(tmp_path, monkeypatch) -> N
         fh.seek(0)
         fh.write(b"head")
     assert path.read_bytes() == b"head" + b"".join(parts)[4:]
-    assert calls == [(0, 0, 2), (0, 0, 2)]  # after 24 000 and 48 000 bytes
+    assert calls == [(0, 24_000, 2), (24_000, 24_000, 2)]  # the bytes written since the last
 
 
 def test_atomic_write_keeps_the_existing_file_on_error(tmp_path) -> None:
