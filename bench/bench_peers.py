@@ -173,8 +173,9 @@ class Zarr(Contender):
 
         codec = BloscCodec(cname=self.codec, clevel=self.clevel, shuffle="shuffle",
                            typesize=a.itemsize)  # fmt: skip
-        z = self.zarr.create_array(str(path), shape=a.shape, dtype=a.dtype, chunks=self.chunk_shape(a),
-                                   compressors=[codec], overwrite=True)  # fmt: skip
+        z = self.zarr.create_array(str(path), shape=a.shape, dtype=a.dtype,
+                                   chunks=self.chunk_shape(a), compressors=[codec],
+                                   overwrite=True)  # fmt: skip
         z[...] = a
         fsync_tree(path)
 
@@ -257,7 +258,8 @@ class Tensorstore(Contender):
         metadata = {
             "shape": list(a.shape),
             "data_type": a.dtype.name,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape(a))}},
+            "chunk_grid": {"name": "regular",
+                           "configuration": {"chunk_shape": list(self.chunk_shape(a))}},
             "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
                        {"name": "blosc", "configuration": blosc}],
         }  # fmt: skip

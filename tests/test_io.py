@@ -12,8 +12,7 @@ import pytest
 from bloscpack.io import copies, durability, sources, staging
 
 
-def test_atomic_write_starts_writeback_of_each_new_range_while_writing(tmp_path,
-                                                                      monkeypatch) -> None:  # fmt: skip
+def test_atomic_write_starts_writeback_of_each_new_range(tmp_path, monkeypatch) -> None:
     calls = []
     monkeypatch.setattr(durability, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
     monkeypatch.setattr(durability, "WRITEBACK_STEP", 20_000)
