@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import platform
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -160,3 +161,16 @@ def disk_size(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     return path.stat().st_size
+
+
+def median_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Median wall time of each function over ``repeat`` interleaved rounds (after a warm-up)."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}

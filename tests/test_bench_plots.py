@@ -292,3 +292,54 @@ def test_blp_json_has_what_plots_reads(tmp_path, bloscpack016):
             f"{name}: {tmp_path / 'img' / name}.png"
             in draw(tmp_path / "results", tmp_path / "img").stdout.splitlines()
         )
+
+
+# --- bench_peers.py: whichever peers are installed ----------------------------------------------
+
+#: peer -> the modules it needs
+PEER_MODULES = {
+    "zarr": ["zarr", "numcodecs"],
+    "h5py+Blosc2": ["h5py", "hdf5plugin"],
+    "h5py+Blosc": ["h5py", "hdf5plugin"],
+    "python-blosc2": ["blosc2"],
+    "tensorstore": ["tensorstore"],
+}
+
+
+def test_peers_json_compares_the_installed_peers(tmp_path):
+    import importlib.util
+
+    installed = [p for p, modules in PEER_MODULES.items()
+                 if all(importlib.util.find_spec(m) for m in modules)]  # fmt: skip
+    args = ["--size-mib", "1", "--repeat", "1", "--codecs", "lz4"]
+    out = tmp_path / "peers.json"
+    proc = run("bench_peers.py", *args, "--json", str(out), "--machine-note", "test VM",
+               "--run-note", "tiny")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    skipped = [line.split(":")[0] for line in proc.stdout.splitlines() if line.endswith("skipped")]
+    assert skipped == [p for p in PEER_MODULES if p not in installed]
+    doc = json.loads(out.read_text())
+    check_doc(doc, "peers", ["size_mib", "codecs", "chunks", "nthreads"], "test VM")
+    ours = ["bloscpack .b2nd", "bloscpack .blp"]
+    operations = ["save", "load", "open + element", "open + 1 MiB slice", "open + 512x512 box"]
+    datasets = ["float64 random walk (lz4)", "int64 timestamps (lz4)", "float32 image (lz4)"]
+    assert [(r["dataset"], r["operation"], r["contender"]) for r in doc["results"]] == [
+        (dataset, op, who)
+        for dataset in datasets
+        for op in operations
+        for who in [*ours, *installed]
+        if who != "bloscpack .blp" or op != "open + 512x512 box"
+    ]
+    assert {(c["ours"], c["peer"]) for c in doc["comparisons"]} == {
+        (o, p) for o in ours for p in installed
+    }
+    assert {r["nbytes"] for r in doc["results"] if r["operation"] in ("save", "load")} == {2**20}
+
+
+def test_peers_unknown_peer_is_refused():
+    proc = run("bench_peers.py", "--peers", "zarr,netcdf")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "bench_peers.py: error: unknown peers netcdf"
+        " (known: zarr, h5py+Blosc2, h5py+Blosc, python-blosc2, tensorstore)"
+    )

@@ -12,7 +12,7 @@ import pytest
 from bloscpack.io import copies, durability, sources, staging
 
 
-def test_atomic_write_starts_writeback_while_writing(tmp_path, monkeypatch) -> None:
+def test_atomic_write_starts_writeback_of_each_new_range(tmp_path, monkeypatch) -> None:
     calls = []
     monkeypatch.setattr(durability, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
     monkeypatch.setattr(durability, "WRITEBACK_STEP", 20_000)
@@ -24,7 +24,7 @@ def test_atomic_write_starts_writeback_while_writing(tmp_path, monkeypatch) -> N
         fh.seek(0)
         fh.write(b"head")
     assert path.read_bytes() == b"head" + b"".join(parts)[4:]
-    assert calls == [(0, 0, 2), (0, 0, 2)]  # after 24 000 and 48 000 bytes
+    assert calls == [(0, 24_000, 2), (24_000, 24_000, 2)]  # the bytes written since the last
 
 
 def test_atomic_write_keeps_the_existing_file_on_error(tmp_path) -> None:
@@ -119,3 +119,24 @@ def test_append_file_raises_what_a_copy_midway_raises(tmp_path, monkeypatch) -> 
     monkeypatch.setattr(os, "copy_file_range", failing)
     with pytest.raises(OSError, match="No space left on device"):
         _append_case(tmp_path)
+
+
+@pytest.mark.parametrize("suffix", [".blp", ".b2frame", ".b2nd"])
+def test_a_saved_file_is_handed_to_the_disk_while_written(suffix, tmp_path, monkeypatch) -> None:
+    """Every single-file format's save hands each new range of its file to the disk once, in
+    order, before the final ``fsync``."""
+    import numpy as np
+
+    import bloscpack
+
+    calls = []
+    monkeypatch.setattr(durability, "_sync_file_range", lambda *args: calls.append(args[1:]) or 0)
+    monkeypatch.setattr(durability, "WRITEBACK_STEP", 100_000)
+    rng = np.random.default_rng(5)
+    path = tmp_path / f"a{suffix}"
+    bloscpack.save(rng.standard_normal(200_000), path, codec="zstd", clevel=1, chunk_size=65_536)
+    size = path.stat().st_size
+    assert len(calls) >= 5 and {flags for _, _, flags in calls} == {2}
+    ends = [offset + n for offset, n, _ in calls]
+    assert [offset for offset, _, _ in calls] == [0, *ends[:-1]]
+    assert ends[-1] <= size

@@ -130,3 +130,39 @@ def test_an_open_array_turns_into_dask_in_a_fresh_process(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "45.0\n", "")
+
+
+#: A ``sitecustomize`` that writes, at exit, what the process's environment says of BLAS
+#: threads and whether numpy was imported.
+BLAS_PROBE = (
+    "import atexit, json, os, sys\n"
+    "atexit.register(lambda: open(os.environ['BLAS_PROBE_OUT'], 'w').write(json.dumps(\n"
+    "    [os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules])))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "given", "seen"),
+    [
+        (["-m", "bloscpack", "i", "in.bin.blp"], None, ["1", True]),
+        (["-m", "bloscpack", "i", "in.bin.blp"], "3", ["3", True]),
+        (["-c", "import bloscpack, numpy; bloscpack.load('in.bin.blp')"], None, [None, True]),
+    ],
+    ids=["blpk", "blpk-user-setting", "library"],
+)
+def test_blpk_gives_numpy_blas_one_thread(argv, given, seen, raw, tmp_path):
+    """``blpk`` never uses BLAS: numpy's OpenBLAS starts no thread pool (unless the user set
+    its size); a program importing bloscpack keeps its own BLAS settings."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(BLAS_PROBE)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env.update(PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{SRC}",
+               BLAS_PROBE_OUT=str(tmp_path / "blas.json"))  # fmt: skip
+    subprocess.run([sys.executable, "-m", "bloscpack", "c", str(raw)], check=True, env=env)
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    proc = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, cwd=tmp_path, env=env
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "blas.json").read_text()) == seen

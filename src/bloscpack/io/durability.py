@@ -17,18 +17,24 @@ WRITEBACK_STEP = 8 * 1024 * 1024
 
 class _WritebackFile(io.FileIO):
     """A file opened for writing whose dirty pages start going to disk (``sync_file_range``,
-    asynchronously) every :data:`WRITEBACK_STEP` bytes written."""
+    asynchronously) every :data:`WRITEBACK_STEP` bytes written: the bytes written since the
+    last time, so that the kernel never walks the whole file again (pages written behind that
+    range, after a seek, are left to the final ``fsync``)."""
 
     def __init__(self, fd: int) -> None:
         super().__init__(fd, "wb")
         self._unflushed = 0
+        self._handed = 0  # the pages before this offset have been handed to the disk
 
     def write(self, data: Any) -> int:
         n = super().write(data) or 0
         self._unflushed += n
         if self._unflushed >= WRITEBACK_STEP:
             self._unflushed = 0
-            start_writeback(self.fileno())
+            end = self.tell()
+            if end > self._handed:
+                start_writeback(self.fileno(), self._handed, end - self._handed)
+                self._handed = end
         return n
 
 
@@ -47,12 +53,13 @@ _sync_file_range = _libc_sync_file_range()
 _SYNC_FILE_RANGE_WRITE = 2
 
 
-def start_writeback(fd: int) -> None:
-    """Ask the kernel to start writing the dirty pages of ``fd`` to disk now, without waiting:
-    a later ``fsync`` (or ``sync``) then finds little left to do, and the disk works while the
-    caller goes on producing data."""
+def start_writeback(fd: int, offset: int = 0, nbytes: int = 0) -> None:
+    """Ask the kernel to start writing the dirty pages of ``fd`` (``nbytes`` from ``offset``;
+    0: to the end of the file) to disk now, without waiting: a later ``fsync`` (or ``sync``)
+    then finds little left to do, and the disk works while the caller goes on producing
+    data."""
     if _sync_file_range is not None:
-        _sync_file_range(fd, 0, 0, _SYNC_FILE_RANGE_WRITE)
+        _sync_file_range(fd, offset, nbytes, _SYNC_FILE_RANGE_WRITE)
 
 
 def open_new(fd: int, mode: str) -> IO[Any]:

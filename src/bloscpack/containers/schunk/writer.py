@@ -16,6 +16,7 @@ import numpy as np
 from ... import ndarray as nd
 from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
+from ...io.durability import open_new
 from ...io.paths import PathLike
 from ...io.staging import CommitsOnSuccess, StagedOutput, atomic_write
 from ..base import NUMPY_KEYS, ArrayDescription, WriterBase
@@ -202,8 +203,10 @@ def frame_stored(chunk: Any) -> tuple[list[Any], bytes]:
 
 @contextlib.contextmanager
 def _new_file(path: PathLike) -> Iterator[IO[bytes]]:
-    """The new file ``path``, on disk when the block succeeds."""
-    with open(path, "xb") as fh:
+    """The new file ``path``, on disk when the block succeeds (its pages handed to the disk
+    while it is written: :func:`~bloscpack.io.durability.open_new`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with open_new(fd, "wb") as fh:
         yield fh
         fh.flush()
         os.fsync(fh.fileno())
