@@ -2,7 +2,8 @@
 """Figures for the documentation, drawn from the benchmarks' ``--json`` results.
 
 Reads every ``*.json`` in the results directory (one per benchmark script: ``bench_blp.py``,
-``bench_write.py``, ``bench_b2nd.py``, ``bench_bcolz.py``, ``bench_random_access.py``) and
+``bench_write.py``, ``bench_b2nd.py``, ``bench_bcolz.py``, ``bench_random_access.py``,
+``bench_peers.py``) and
 writes PNG figures, 800 pixels wide, into the output directory.  A figure whose data is missing
 is left out (and said so).  The same JSON gives the same PNG bytes: no timestamps or software
 versions in the metadata, fixed size and resolution.
@@ -39,6 +40,7 @@ HEIGHTS = {
     "formats_vs_own_library": 6.5,
     "random_access_latency": 4.5,
     "compression_ratio": 8.0,
+    "peers_ratios": 7.5,
 }
 MBS = "MB/s (uncompressed; 1 MB = 2²⁰ bytes)"
 PALETTE = plt.get_cmap("tab10").colors
@@ -52,6 +54,7 @@ SETTINGS_KEYS = {
     "blp": ("datasets", "size_mib", "codec", "clevel", "chunk_size", "nthreads"),
     "random_access": ("size_mib", "item_rounds"),
     "b2nd": ("size_mib", "repeat"),
+    "peers": ("size_mib", "codecs", "clevel", "chunks", "nthreads", "repeat"),
 }
 
 
@@ -410,14 +413,71 @@ def log_scale(ax: Axes) -> None:
     ax.yaxis.set_minor_formatter(lambda y, _: "")
 
 
+# --- (e) against the tools users pick instead ---------------------------------------------
+
+
+def peers_ratios(docs: Results, out: Path) -> Path | None:
+    """(e) Peer time / bloscpack time, one panel per operation: a point per dataset and codec,
+    for each peer and each of bloscpack's formats; the line at 1.0 is parity."""
+    doc = docs.get("peers")
+    if doc is None:
+        return None
+    found = pairs({"peers": doc}, "throughput") + pairs({"peers": doc}, "latency")
+    ops = unique(c["operation"] for c, _, _ in found)
+    peers = unique(c["peer"] for c, _, _ in found)
+    ours = unique(c["ours"] for c, _, _ in found)
+    colors = color_map(ours)
+    name = "peers_ratios"
+    fig, axes = new_figure(name, 2, 3)
+    for ax, op in zip(axes, ops, strict=False):
+        for i, who in enumerate(ours):
+            offset = (i - (len(ours) - 1) / 2) * 0.3
+            xs, ys = [], []
+            for c, mine, peer in found:
+                if (c["operation"], c["ours"]) == (op, who):
+                    xs.append(peers.index(c["peer"]) + offset)
+                    ys.append(peer["seconds"] / mine["seconds"])
+            ax.scatter(xs, ys, s=14, color=colors[who], label=who, alpha=0.8)
+        ax.axhline(1.0, color="black", linewidth=1)
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(lambda y, _: f"{y:g}×" if y >= 1 else f"1/{1 / y:g}×")
+        ax.set_xticks(range(len(peers)), peers, fontsize=7, rotation=30, ha="right")
+        ax.set_title(op, fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    for ax in axes[len(ops) :]:
+        ax.set_axis_off()
+    for ax in axes[::3]:  # the first of each row
+        ax.set_ylabel("peer time / bloscpack time\n(log scale; > 1: bloscpack faster)")
+    fig.legend(
+        [Patch(color=colors[w]) for w in ours], ours, loc="outside lower center", ncol=2,
+        fontsize=8,
+    )  # fmt: skip
+    settings = doc["settings"]
+    fig.suptitle(
+        "Against the tools users pick instead: each point a dataset and codec\n"
+        + subtitle(doc, f"{settings['size_mib']} MiB arrays, {', '.join(settings['codecs'])}"
+                   f" {settings['clevel']}, chunks {tuple(settings['chunks'])},"
+                   f" {settings['nthreads']} threads, medians of {settings['repeat']}"),
+        fontsize=10,
+    )  # fmt: skip
+    return save(fig, out, name)
+
+
+def without_peers(draw: Callable[[Results, Path], Path | None]) -> Callable[..., Path | None]:
+    """``draw`` over every result but ``bench_peers.py``'s (which has a figure of its own)."""
+    return lambda docs, out: draw({k: v for k, v in docs.items() if k != "peers"}, out)
+
+
 FIGURES: dict[str, Callable[[Results, Path], Path | None]] = {
     "blp_throughput": lambda docs, out: blp_throughput(docs, out) if "blp" in docs else None,
     "blp_cli_throughput": lambda docs, out: (
         blp_cli_throughput(docs, out) if "blp" in docs else None
     ),
-    "formats_vs_own_library": formats_vs_own_library,
-    "random_access_latency": random_access_latency,
-    "compression_ratio": compression_ratio,
+    "formats_vs_own_library": without_peers(formats_vs_own_library),
+    "random_access_latency": without_peers(random_access_latency),
+    "compression_ratio": without_peers(compression_ratio),
+    "peers_ratios": peers_ratios,
 }
 
 

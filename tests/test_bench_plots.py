@@ -24,6 +24,7 @@ FIGURES = {
     "formats_vs_own_library.png": (800, 650),
     "random_access_latency.png": (800, 450),
     "compression_ratio.png": (800, 800),
+    "peers_ratios.png": (800, 750),
 }
 DOC_KEYS = {"schema", "benchmark", "settings", "machine", "results", "comparisons"}
 MACHINE_KEYS = {"cpu_count", "cpu_model", "load_average", "memory_bytes", "platform", "python",
@@ -102,12 +103,29 @@ def test_a_figure_without_its_data_is_left_out(tmp_path):
         f"formats_vs_own_library: {tmp_path / 'img' / 'formats_vs_own_library.png'}",
         "random_access_latency: no data, left out",
         f"compression_ratio: {tmp_path / 'img' / 'compression_ratio.png'}",
+        "peers_ratios: no data, left out",
     ]
     assert sorted(p.name for p in (tmp_path / "img").iterdir()) == [
         "compression_ratio.png",
         "formats_vs_own_library.png",
     ]
     check_png(tmp_path / "img" / "compression_ratio.png", FIGURES["compression_ratio.png"])
+
+
+def test_the_peers_results_have_their_own_figure_only(tmp_path):
+    """bench_peers.py's comparisons are drawn in peers_ratios alone: the other figures are the
+    same bytes with and without them."""
+    results = tmp_path / "results"
+    shutil.copytree(FIXTURE, results)
+    (results / "peers.json").unlink()
+    proc = draw(results, tmp_path / "without")
+    assert proc.stdout.splitlines()[-1] == "peers_ratios: no data, left out"
+    draw(FIXTURE, tmp_path / "with")
+    for name in FIGURES:
+        if name != "peers_ratios.png":
+            assert (tmp_path / "with" / name).read_bytes() == (
+                tmp_path / "without" / name
+            ).read_bytes(), name
 
 
 def bad_results(tmp_path: Path, name: str, text: str) -> str:
