@@ -1,0 +1,114 @@
+"""Every way of writing a new container of a format goes through its one writer, its options
+read once by the format's settings: ``save``, ``convert`` from another format (and from the
+same format in another layout) and the dask writer give the same bytes for the same array and
+options.  (``.blp``: ``test_blp_write_paths.py``.)"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import blosc2
+import numpy as np
+import pytest
+
+import bloscpack
+from bloscpack.containers.b2nd import writer as b2nd_writer
+
+da = pytest.importorskip("dask.array")
+
+ARRAY = np.cumsum(np.random.default_rng(7).normal(size=(400, 250)), axis=0)
+#: Pinned so that the chunks never depend on the machine (default blocks depend on its caches).
+OPTIONS: dict[str, dict[str, Any]] = {
+    "b2nd": dict(chunks=(100, 250), blocks=(20, 250), codec="lz4", clevel=5),
+}
+#: The same format in another layout, which convert recompresses.
+OTHER: dict[str, dict[str, Any]] = {
+    "b2nd": dict(chunks=(64, 64), blocks=(16, 16), codec="zstd", clevel=1),
+}
+SUFFIX = {"b2nd": ".b2nd"}
+
+
+def _contents(path: Path) -> dict[str, bytes]:
+    """A file's bytes, or every file of a directory by its relative name."""
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))}
+
+
+def _save(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
+    bloscpack.save(ARRAY, out, **options)
+
+
+def _dask(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
+    bloscpack.save(da.from_array(ARRAY, chunks=(70, 90)), out, **options)
+
+
+def _convert(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
+    bloscpack.save(ARRAY, tmp / "src.blp")
+    bloscpack.convert(tmp / "src.blp", out, **options)
+
+
+def _convert_same_format(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
+    source = tmp / f"src{SUFFIX[fmt]}"
+    bloscpack.save(ARRAY, source, **OTHER[fmt])
+    bloscpack.convert(source, out, **options)
+
+
+PATHS = {"save": _save, "dask": _dask, "convert": _convert, "convert-same": _convert_same_format}
+
+
+@pytest.mark.parametrize("nthreads", [None, 1, 3])
+@pytest.mark.parametrize("write", PATHS.values(), ids=list(PATHS))
+@pytest.mark.parametrize("fmt", list(OPTIONS))
+def test_every_write_path_writes_the_bytes_save_writes(tmp_path: Path, fmt: str, write: Any,
+                                                       nthreads: Any) -> None:  # fmt: skip
+    options = {**OPTIONS[fmt], "nthreads": nthreads}
+    saved, other = tmp_path / f"saved{SUFFIX[fmt]}", tmp_path / f"other{SUFFIX[fmt]}"
+    _save(fmt, tmp_path, saved, **options)
+    write(fmt, tmp_path, other, **options)
+    assert _contents(other) == _contents(saved)
+    np.testing.assert_array_equal(bloscpack.load(other), ARRAY)
+
+
+@pytest.mark.parametrize("write", [_save, _convert, _convert_same_format],
+                         ids=["save", "convert", "convert-same"])  # fmt: skip
+def test_a_sparse_b2nd_is_written_alike(tmp_path: Path, write: Any) -> None:
+    options = {**OPTIONS["b2nd"], "sparse": True}
+    _save("b2nd", tmp_path, tmp_path / "saved.b2nd", **options)
+    write("b2nd", tmp_path, tmp_path / "other.b2nd", **options)
+    assert tmp_path.joinpath("other.b2nd").is_dir()
+    assert _contents(tmp_path / "other.b2nd") == _contents(tmp_path / "saved.b2nd")
+
+
+@pytest.mark.parametrize("write", PATHS.values(), ids=list(PATHS))
+def test_meta_and_vlmeta_in_every_b2nd_write_path(tmp_path: Path, write: Any) -> None:
+    options = {**OPTIONS["b2nd"], "meta": {"units": "m"}, "vlmeta": {"note": [1, 2]}}
+    write("b2nd", tmp_path, tmp_path / "out.b2nd", **options)
+    array = blosc2.open(str(tmp_path / "out.b2nd"))
+    assert array.schunk.meta["units"] == "m"
+    assert array.schunk.vlmeta["note"] == [1, 2]
+    _save("b2nd", tmp_path, tmp_path / "saved.b2nd", **options)
+    assert _contents(tmp_path / "out.b2nd") == _contents(tmp_path / "saved.b2nd")
+
+
+def test_convert_keeps_the_sources_meta_but_what_it_is_given(tmp_path: Path) -> None:
+    bloscpack.save(ARRAY, tmp_path / "a.b2nd", meta={"a": 1, "b": 2}, vlmeta={"x": 1, "y": 2})
+    bloscpack.convert(tmp_path / "a.b2nd", tmp_path / "c.b2nd", meta={"b": 3, "c": 4},
+                      vlmeta={"y": 3})  # fmt: skip
+    array = blosc2.open(str(tmp_path / "c.b2nd"))
+    assert list(array.schunk.meta.keys()) == ["b2nd", "a", "b", "c"]
+    assert [array.schunk.meta[k] for k in "abc"] == [1, 3, 4]
+    assert {k: array.schunk.vlmeta[k] for k in array.schunk.vlmeta.getall()} == {"x": 1, "y": 3}
+
+
+def test_b2nd_options_are_one_table() -> None:
+    """save_b2nd's defaults, the conversion target's options and the format's lists are the
+    table the settings read."""
+    params = list(inspect.signature(b2nd_writer.save_b2nd).parameters.values())[2:]
+    assert {p.name: p.default for p in params} == b2nd_writer.OPTIONS
+    fmt = bloscpack.containers.registry.format_of("b2nd")
+    assert fmt.conversion_options() is b2nd_writer.OPTIONS
+    assert set(fmt.save_options) == set(b2nd_writer.OPTIONS)
+    assert set(fmt.writer_options) == set(b2nd_writer.OPTIONS) - {"nthreads", "sparse"}
