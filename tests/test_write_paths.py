@@ -16,6 +16,7 @@ import pytest
 import bloscpack
 from bloscpack.containers.b2nd import writer as b2nd_writer
 from bloscpack.containers.bcolz import writer as bcolz_writer
+from bloscpack.containers.schunk import writer as frame_writer
 
 da = pytest.importorskip("dask.array")
 
@@ -26,13 +27,17 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "bcolz": dict(
         chunklen=60, expectedlen=100_000, cname="zstd", quantize=3, dflt=1.5, attrs={"units": "m"}
     ),
+    "b2frame": dict(chunksize=80_000, blocksize=16_000, codec="lz4", typesize=4),
+    "sframe": dict(chunksize=80_000, blocksize=16_000, codec="zstd", use_dict=True),
 }
 #: The same format in another layout, which convert recompresses.
 OTHER: dict[str, dict[str, Any]] = {
     "b2nd": dict(chunks=(64, 64), blocks=(16, 16), codec="zstd", clevel=1),
     "bcolz": dict(chunklen=37, clevel=1),
+    "b2frame": dict(chunksize=50_000, clevel=1),
+    "sframe": dict(chunksize=50_000, clevel=1),
 }
-SUFFIX = {"b2nd": ".b2nd", "bcolz": ".bcolz"}
+SUFFIX = {"b2nd": ".b2nd", "bcolz": ".bcolz", "b2frame": ".b2frame", "sframe": ".sframe"}
 
 
 def _contents(path: Path) -> dict[str, bytes]:
@@ -45,22 +50,22 @@ def _contents(path: Path) -> dict[str, bytes]:
 
 
 def _save(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
-    bloscpack.save(ARRAY, out, **options)
+    bloscpack.save(ARRAY, out, format=fmt, **options)
 
 
 def _dask(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
-    bloscpack.save(da.from_array(ARRAY, chunks=(70, 90)), out, **options)
+    bloscpack.save(da.from_array(ARRAY, chunks=(70, 90)), out, format=fmt, **options)
 
 
 def _convert(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
     bloscpack.save(ARRAY, tmp / "src.blp")
-    bloscpack.convert(tmp / "src.blp", out, **options)
+    bloscpack.convert(tmp / "src.blp", out, format=fmt, **options)
 
 
 def _convert_same_format(fmt: str, tmp: Path, out: Path, **options: Any) -> None:
     source = tmp / f"src{SUFFIX[fmt]}"
-    bloscpack.save(ARRAY, source, **OTHER[fmt])
-    bloscpack.convert(source, out, **options)
+    bloscpack.save(ARRAY, source, format=fmt, **OTHER[fmt])
+    bloscpack.convert(source, out, format=fmt, **options)
 
 
 PATHS = {"save": _save, "dask": _dask, "convert": _convert, "convert-same": _convert_same_format}
@@ -76,7 +81,7 @@ def test_every_write_path_writes_the_bytes_save_writes(tmp_path: Path, fmt: str,
     _save(fmt, tmp_path, saved, **options)
     write(fmt, tmp_path, other, **options)
     assert _contents(other) == _contents(saved)
-    np.testing.assert_allclose(bloscpack.load(other), ARRAY, rtol=0, atol=1e-3)  # quantize=3
+    np.testing.assert_allclose(bloscpack.load(other), ARRAY, rtol=0, atol=1e-3)  # bcolz: quantize
 
 
 @pytest.mark.parametrize("write", [_save, _convert, _convert_same_format],
@@ -160,3 +165,23 @@ def test_bcolz_options_are_one_table() -> None:
     fmt = bloscpack.containers.registry.format_of("bcolz")
     assert fmt.conversion_options() is bcolz_writer.OPTIONS
     assert set(fmt.save_options) == {*bcolz_writer.OPTIONS, "overwrite"}
+
+
+@pytest.mark.parametrize("fmt", ["b2frame", "sframe"])
+def test_frame_options_are_one_table(fmt: str) -> None:
+    """The frames' conversion targets and array writers read one table."""
+    found = bloscpack.containers.registry.format_of(fmt)
+    assert found.conversion_options() is frame_writer.OPTIONS
+    assert found.save_options is None  # bloscpack.save goes through the array writer
+
+
+@pytest.mark.parametrize("fmt", ["b2frame", "sframe"])
+def test_converted_dictionary_chunks_do_not_depend_on_the_threads(tmp_path: Path, fmt: str
+                                                                  ) -> None:  # fmt: skip
+    # chunks of many blocks, a dictionary trained on each: C-Blosc2 threads would change them
+    options = dict(chunksize=80_000, blocksize=16_000, codec="zstd", use_dict=True)
+    bloscpack.save(ARRAY, tmp_path / "saved", format=fmt, nthreads=1, **options)
+    bloscpack.save(ARRAY, tmp_path / "src.blp")
+    for _ in range(20):
+        bloscpack.convert(tmp_path / "src.blp", tmp_path / "c", format=fmt, nthreads=3, **options)
+        assert _contents(tmp_path / "c") == _contents(tmp_path / "saved")
