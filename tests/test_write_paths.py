@@ -185,3 +185,17 @@ def test_converted_dictionary_chunks_do_not_depend_on_the_threads(tmp_path: Path
     for _ in range(20):
         bloscpack.convert(tmp_path / "src.blp", tmp_path / "c", format=fmt, nthreads=3, **options)
         assert _contents(tmp_path / "c") == _contents(tmp_path / "saved")
+
+
+@pytest.mark.parametrize("write", PATHS.values(), ids=list(PATHS))
+@pytest.mark.parametrize("size", ["abc", 0, None])
+def test_every_frame_write_path_refuses_a_bad_chunksize(tmp_path: Path, write: Any, size: Any
+                                                        ) -> None:  # fmt: skip
+    options = {"chunksize": size} if size is not None else {"chunksize": 100, "clevel": 10}
+    with pytest.raises(bloscpack.errors.ArgumentError) as raised:
+        write("b2frame", tmp_path, tmp_path / "out.b2frame", **options)
+    if size is None:
+        assert str(raised.value) == "clevel must be 0..9, got 10"
+    else:
+        assert str(raised.value) == f"chunksize must be a positive number of bytes, got {size!r}"
+    assert not (tmp_path / "out.b2frame").exists()

@@ -314,15 +314,19 @@ class FrameSettings:
         typesize = opts.pop("typesize") or typesize or min(max(itemsize, 1), 255)
         nthreads = int(opts.pop("nthreads"))
         size = opts.pop("chunksize")
-        if size is not None and int(size) < 1:
-            raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
+        try:
+            chunksize = None if size is None else int(size)
+        except (TypeError, ValueError):
+            chunksize = 0
+        if chunksize is not None and chunksize < 1:
+            raise ArgumentError(f"chunksize must be a positive number of bytes, got {size!r}")
         try:
             cparams = CParams.make(typesize=typesize, **opts)
         except BloscpackError:
             raise
         except (TypeError, ValueError) as exc:
             raise ArgumentError(str(exc)) from None
-        return cls(cparams, None if size is None else int(size), nthreads)
+        return cls(cparams, chunksize, nthreads)
 
     def chunk_items(self, itemsize: int) -> int:
         """The items of ``itemsize`` bytes a chunk holds: as many whole ones as fit in the
