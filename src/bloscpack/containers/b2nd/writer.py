@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,10 +24,9 @@ from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
 from ..options import CompressionParams, rows_of
 from ..schunk.params import CParams
 from ..schunk.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
-from ..schunk.sparse import SPARSE_FRAME, SparseFrameTarget, SparseFrameWriter, sniff_dir
+from ..schunk.sparse import SPARSE_FRAME, SparseFrameWriter, sniff_dir
 from ..schunk.writer import (
     FrameArrayWriter,
-    FrameTarget,
     FrameWriter,
     frame_stored,
     packed_user,
@@ -118,51 +117,90 @@ class B2ndLayout:
         return frame_stored(chunk)
 
 
-def new_layout(
-    shape: tuple[int, ...], dtype: np.dtype, chunks: Sequence[int] | None,
-    blocks: Sequence[int] | None, codec: str | int, clevel: int, filters: Sequence[int] | None,
-    filters_meta: Sequence[int] | None, splitmode: str, meta: Mapping[str, Any] | None,
-) -> tuple[B2ndLayout, list[tuple[str, bytes]]]:  # fmt: skip
-    """The layout and metalayers of a new NDArray of ``shape`` and ``dtype``: chunk and block
-    shapes default to :func:`.layout.box_chunks_blocks`, ``meta`` adds msgpack metalayers after
-    ``b2nd``."""
-    dtype_to_string(dtype)  # refuses dtypes holding Python objects
-    if chunks is not None:
-        chunks = tuple(int(c) for c in chunks)
-    if blocks is not None:
-        blocks = tuple(int(b) for b in blocks)
-    chunks, blocks = box_chunks_blocks(shape, dtype.itemsize, chunks, blocks)
-    layer = B2ndMeta.from_array_params(shape, chunks, blocks, dtype)
-    grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
-    params = b2nd_cparams(dtype, grid, codec, clevel, filters, filters_meta, splitmode)
-    metalayers = [(METALAYER_NAME, layer.pack())]
-    metalayers += [(name, pack_value(value)) for name, value in (meta or {}).items()]
-    return B2ndLayout(grid, params, dtype), metalayers
+#: The options of a new b2nd array and their defaults (those :func:`save_b2nd` takes).
+OPTIONS: dict[str, Any] = {
+    "chunks": None, "blocks": None, "codec": "zstd", "clevel": 5, "filters": None,
+    "filters_meta": None, "splitmode": "auto", "nthreads": None, "sparse": False, "meta": None,
+    "vlmeta": None,
+}  # fmt: skip
 
 
-def open_writer(
-    output: StagedOutput, description: ArrayDescription, *, chunks: Sequence[int] | None = None,
-    blocks: Sequence[int] | None = None, codec: str | int = "zstd", clevel: int = 5,
-    filters: Sequence[int] | None = None, filters_meta: Sequence[int] | None = None,
-    splitmode: str = "auto", meta: Mapping[str, Any] | None = None,
-    vlmeta: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None,
-) -> FrameArrayWriter:  # fmt: skip
+@dataclass(frozen=True)
+class B2ndSettings:
+    """What a new NDArray is written with, checked before anything is written: its
+    ``layout`` (chunk and block shapes, compression), its ``metalayers`` (``b2nd``, then those
+    of the ``meta`` option), its ``vlmeta`` (packed), whether it is a sparse frame directory
+    and how many chunks are compressed at a time (None: as many as C threads)."""
+
+    layout: B2ndLayout
+    metalayers: list[tuple[str, bytes]]
+    vlmeta: list[tuple[str, bytes]]
+    sparse: bool = False
+    nthreads: int | None = None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any], dtype: np.dtype, shape: tuple[int, ...],
+              geometry: Callable[[], tuple[Any, Any]] | None = None) -> B2ndSettings:  # fmt: skip
+        """The settings ``options`` (names of :data:`OPTIONS`) ask for an array of ``dtype``
+        and ``shape``: chunk and block shapes default to ``geometry()`` (where given), else to
+        :func:`.layout.box_chunks_blocks`."""
+        opts = take_options(dict(options), OPTIONS, "b2nd")
+        dtype_to_string(dtype)  # refuses dtypes holding Python objects
+        unit = tuple(min(n, 1) for n in shape)  # the shape and dtype alone are checked
+        B2ndMeta.from_array_params(shape, unit, unit, dtype)
+        chunks, blocks = opts["chunks"], opts["blocks"]
+        if chunks is None and blocks is None and geometry is not None:
+            chunks, blocks = geometry()
+        chunks = None if chunks is None else tuple(int(c) for c in chunks)
+        blocks = None if blocks is None else tuple(int(b) for b in blocks)
+        chunks, blocks = box_chunks_blocks(shape, dtype.itemsize, chunks, blocks)
+        layer = B2ndMeta.from_array_params(shape, chunks, blocks, dtype)
+        grid = ChunkGrid(layer.shape, layer.chunks, layer.blocks, dtype.itemsize)
+        try:
+            params = b2nd_cparams(dtype, grid, opts["codec"], opts["clevel"], opts["filters"],
+                                  opts["filters_meta"], opts["splitmode"])  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, BloscpackError):
+                raise
+            raise ArgumentError(str(exc)) from None
+        metalayers = [(METALAYER_NAME, layer.pack())]
+        metalayers += [(name, pack_value(value)) for name, value in (opts["meta"] or {}).items()]
+        vlmeta = [(name, pack_value(value)) for name, value in (opts["vlmeta"] or {}).items()]
+        nthreads = None if opts["nthreads"] is None else int(opts["nthreads"])
+        return cls(B2ndLayout(grid, params, dtype), metalayers, vlmeta, bool(opts["sparse"]),
+                   nthreads)  # fmt: skip
+
+    def frame(self, path: PathLike, *, in_place: bool = False) -> FrameWriter | SparseFrameWriter:
+        """The one writer of the new frame at ``path`` (a sparse frame directory if
+        :attr:`sparse`; ``in_place``: ``path`` is a new private file), its header's
+        ``nthreads`` :func:`bloscpack.engine.get_nthreads`, as python-blosc2 records it."""
+        params, chunksize = self.layout.params, self.layout.grid.chunk_nbytes
+        threads = engine.get_nthreads()
+        if self.sparse:
+            return SparseFrameWriter(path, params, chunksize=chunksize,
+                                     metalayers=self.metalayers, vlmeta=self.vlmeta,
+                                     nthreads=threads)  # fmt: skip
+        return FrameWriter(path, params, chunksize=chunksize, metalayers=self.metalayers,
+                           vlmeta=self.vlmeta, nthreads=threads, in_place=in_place)  # fmt: skip
+
+
+def open_writer(output: StagedOutput, description: ArrayDescription, *,
+                metadata: Mapping[str, Any] | None = None,
+                **options: Any) -> FrameArrayWriter:  # fmt: skip
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.b2nd`` file of the
-    array ``description`` at ``output.path``: the bytes :func:`save_b2nd` writes (the user
-    ``metadata`` as vlmetalayers, as :func:`bloscpack.save` stores it: give it or
-    ``vlmeta``)."""
-    if vlmeta is not None and metadata is not None:
+    array ``description`` at ``output.path`` (``options``: those of :func:`save_b2nd` but
+    ``sparse``): the bytes :func:`save_b2nd` writes (the user ``metadata`` as vlmetalayers, as
+    :func:`bloscpack.save` stores it: give it or ``vlmeta``)."""
+    if options.get("vlmeta") is not None and metadata is not None:
         raise ArgumentError("metadata= is stored as the vlmetalayers: give it or vlmeta=, not"
                             " both")  # fmt: skip
-    layout, metalayers = new_layout(description.shape, description.dtype, chunks, blocks, codec,
-                                    clevel, filters, filters_meta, splitmode, meta)  # fmt: skip
-    vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
-    vl += user_vlmeta(metadata, "b2nd", 0)
-    frame = FrameWriter(
-        output.path, layout.params, chunksize=layout.grid.chunk_nbytes, metalayers=metalayers,
-        vlmeta=vl, nthreads=engine.get_nthreads(), in_place=True,
-    )  # fmt: skip
-    return FrameArrayWriter(output, layout, frame)
+    settings = B2ndSettings.parse(options, description.dtype, description.shape)
+    if settings.sparse:
+        raise ArgumentError("the b2nd array writer writes a .b2nd file, not a sparse frame")
+    if metadata is not None:
+        settings = replace(settings, vlmeta=user_vlmeta(metadata, "b2nd", 0))
+    frame = settings.frame(output.path, in_place=True)
+    return FrameArrayWriter(output, settings.layout, cast(FrameWriter, frame))
 
 
 def _compressed_chunks(
@@ -209,7 +247,6 @@ def _append_all(append: Callable[[Any], Any], chunks: Iterator[Any]) -> None:
             pending.popleft().result()
 
 
-
 def save_b2nd(
     array: Any,
     path: PathLike,
@@ -234,62 +271,46 @@ def save_b2nd(
     them; ``meta`` adds msgpack
     metalayers after ``b2nd``; ``vlmeta`` adds variable-length metalayers.  The output appears
     atomically: a failed save leaves nothing behind."""
-    array = np.asarray(array)
-    layout, metalayers = new_layout(array.shape, array.dtype, chunks, blocks, codec, clevel,
-                                    filters, filters_meta, splitmode, meta)  # fmt: skip
-    grid, params = layout.grid, layout.params
-    vl = [(name, pack_value(value)) for name, value in (vlmeta or {}).items()]
-    threads = engine.get_nthreads()  # recorded in the header, as python-blosc2 does
-    with staged_output(path, replaces=sniff_dir, what=SPARSE_FRAME) as build:
-        writer_class = SparseFrameWriter if sparse else FrameWriter
-        with writer_class(build, params, chunksize=grid.chunk_nbytes, metalayers=metalayers,
-                          vlmeta=vl, nthreads=threads) as writer:  # fmt: skip
-            _append_all(writer.append_chunk, _compressed_chunks(array, grid, params, nthreads))
+    options = dict(locals())
+    array = np.asarray(options.pop("array"))
+    del options["path"]
+    settings = B2ndSettings.parse(options, array.dtype, array.shape)
+    grid, params = settings.layout.grid, settings.layout.params
+    with (
+        staged_output(path, replaces=sniff_dir, what=SPARSE_FRAME) as build,
+        settings.frame(build) as writer,
+    ):
+        _append_all(writer.append_chunk,
+                    _compressed_chunks(array, grid, params, settings.nthreads))  # fmt: skip
 
+
+def _merged(kept: list[tuple[str, bytes]], given: list[tuple[str, bytes]]
+            ) -> list[tuple[str, bytes]]:  # fmt: skip
+    """The ``kept`` (name, value) pairs but those ``given`` replaces, then ``given``."""
+    names = {name for name, _ in given}
+    return [(name, value) for name, value in kept if name not in names] + given
 
 
 class B2ndTarget(Target):
     """A python-blosc2 NDArray (``sparse=True``: a sparse frame directory)."""
 
     fmt = "b2nd"
-    OPTIONS = {
-        "chunks": None, "blocks": None, "codec": "zstd", "clevel": 5, "filters": None,
-        "filters_meta": None, "splitmode": "auto", "nthreads": None, "sparse": False,
-    }  # fmt: skip
+    OPTIONS = OPTIONS
 
     def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
         super().__init__(source, copy_chunks)
-        opts = take_options(options, self.OPTIONS, self.fmt)
         spec = source.spec
+        self.settings = B2ndSettings.parse(options, spec.dtype, spec.shape, self._copy_geometry)
         if spec.order == "F":
             self.dropped.append("Fortran order: b2nd arrays are C-ordered (values are kept)")
-        self.sparse = bool(opts["sparse"])
-        self.nthreads = engine.get_nthreads() if opts["nthreads"] is None else int(opts["nthreads"])
-        unit = tuple(min(n, 1) for n in spec.shape)  # the shape and dtype alone are checked
-        B2ndMeta.from_array_params(spec.shape, unit, unit, spec.dtype)
-        self.same_geometry = False
-        chunks, blocks = opts["chunks"], opts["blocks"]
-        if chunks is None and blocks is None:
-            chunks, blocks = self._copy_geometry()
-        chunks = None if chunks is None else tuple(int(c) for c in chunks)
-        blocks = None if blocks is None else tuple(int(b) for b in blocks)
-        chunks, blocks = box_chunks_blocks(spec.shape, spec.dtype.itemsize, chunks, blocks)
-        self.meta = B2ndMeta.from_array_params(spec.shape, chunks, blocks, spec.dtype)
-        self.grid = ChunkGrid(spec.shape, self.meta.chunks, self.meta.blocks, spec.dtype.itemsize)
-        if getattr(source, "grid", None) is not None:
-            self.same_geometry = source.grid == self.grid
-        try:
-            self.cparams = b2nd_cparams(
-                spec.dtype, self.grid, opts["codec"], opts["clevel"], opts["filters"],
-                opts["filters_meta"], opts["splitmode"],
-            )  # fmt: skip
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, BloscpackError):
-                raise
-            raise ArgumentError(str(exc)) from None
-        self.layers = [(METALAYER_NAME, self.meta.pack())]
-        self.layers += kept_metalayers(source, self.dropped, MAX_METALAYERS - 1, True)
-        self.vlmeta = packed_user(source, self.dropped, MAX_VLMETALAYERS_WRITE)
+        self.grid, self.cparams = self.settings.layout.grid, self.settings.layout.params
+        self.same_geometry = getattr(source, "grid", None) == self.grid
+        # the source's metalayers and vlmetalayers are kept, those of meta= and vlmeta= added
+        b2nd, *meta = self.settings.metalayers
+        kept = kept_metalayers(source, self.dropped, MAX_METALAYERS - 1, True)
+        vlkept = packed_user(source, self.dropped, MAX_VLMETALAYERS_WRITE)
+        self.settings = replace(self.settings, metalayers=[b2nd, *_merged(kept, meta)],
+                                vlmeta=_merged(vlkept, self.settings.vlmeta))  # fmt: skip
 
     def _copy_geometry(self) -> tuple[Any, Any]:
         """The geometry under which the source's chunks can be copied (else (None, None))."""
@@ -316,9 +337,8 @@ class B2ndTarget(Target):
 
     def write(self, path: str) -> None:
         grid = self.grid
-        target = SparseFrameTarget if self.sparse else FrameTarget
-        with target.writer(path, self.cparams, grid.chunk_nbytes, self.layers, self.vlmeta,
-                           self.nthreads) as append:  # fmt: skip
+        with self.settings.frame(path) as writer:
+            append = writer.append_chunk
             if grid.nchunks == 0:
                 return
             if self.same_geometry:

@@ -11,7 +11,7 @@ import functools
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from ...io.durability import fsync_directory, start_writeback
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput, is_written_in_place, staged_output
 from ..base import ArrayDescription, WriterBase, map_chunks
-from ..options import CompressionParams, chunk_rows, rows_of, save_options, shuffle_only
+from ..options import CompressionParams, chunk_rows, rows_of, shuffle_only
 from ..target import (
     SLAB_NBYTES,
     Target,
@@ -315,8 +315,9 @@ def _new_directory(rootdir: str, overwrite: bool) -> Iterator[str]:
     rootdir = os.path.abspath(rootdir)
     if is_written_in_place(rootdir):
         raise ArgumentError(f"{rootdir}: is a FIFO or a device, not a directory")
-    with staged_output(rootdir, overwrite=overwrite, replaces=sniff_dir,
-                       what="a bcolz directory") as target:
+    with staged_output(
+        rootdir, overwrite=overwrite, replaces=sniff_dir, what="a bcolz directory"
+    ) as target:
         yield target
 
 
@@ -349,31 +350,97 @@ def save_bcolz(
     processes, but a power loss may then lose the directory).  ``codec`` is an alias of
     ``cname``, the name every other writer uses.
     """
-    rootdir = os.fspath(rootdir)
+    options = dict(locals())
+    for name in ("array", "rootdir", "overwrite"):
+        del options[name]
+    settings = BcolzSettings.parse(options)
     data = np.asarray(array)
-    cparams = Cparams.make(clevel, shuffle, codec or cname, quantize)
-    _attrs_blob(attrs)  # checked now: nothing is made unless every argument is valid
-    layout = functools.partial(
-        _column_layout, chunklen=chunklen, expectedlen=expectedlen, cparams=cparams
-    )
+    directory = os.fspath(rootdir)
     if data.dtype.names is None:
-        chunk_rows, expected = layout(data, dflt=dflt)
-        with _new_directory(rootdir, overwrite) as target:
-            writer = CarrayWriter(
-                target, data.dtype, data.shape[1:], chunk_rows, cparams,
-                expectedlen=expected, dflt=dflt, attrs=attrs, durable=durable,
-            )  # fmt: skip
+        chunklen, expected = settings.carray(data.dtype, data.shape)
+        with _new_directory(directory, overwrite) as target:
+            writer = settings.carray_writer(target, data.dtype, data.shape[1:], chunklen,
+                                            expected)  # fmt: skip
             writer.append_rows(data)
             writer.close()
         return
-    columns, dflts = _table_layout(data, layout, dflt)
-    with _new_directory(rootdir, overwrite) as target:
-        table = CtableWriter(
-            target, columns, cparams, expectedlen=len(data) if expectedlen is None else expectedlen,
-            dflts=dflts, attrs=attrs, durable=durable,
-        )  # fmt: skip
+    columns, dflts = settings.table(data.dtype, data.shape)
+    with _new_directory(directory, overwrite) as target:
+        table = settings.table_writer(target, columns, dflts, len(data))
         table.append_rows(data)
         table.close()
+
+
+#: The options of a new bcolz directory and their defaults (those :func:`save_bcolz` takes
+#: but ``overwrite``, which is the staged output's).
+OPTIONS: dict[str, Any] = {
+    "chunklen": None, "expectedlen": None, "clevel": 5, "shuffle": 1, "cname": "lz4",
+    "quantize": 0, "dflt": None, "attrs": None, "durable": True, "codec": None,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BcolzSettings:
+    """What a new bcolz directory is written with, checked before anything is made: the
+    chunks' compression, the chunk length in rows (None: bcolz's default), the expected
+    length (None: the rows written), the default value(s), the attributes and whether every
+    file is flushed to disk before the directory appears."""
+
+    cparams: Cparams
+    chunklen: int | None = None
+    expectedlen: int | None = None
+    dflt: Any = None
+    attrs: Mapping[str, Any] | None = None
+    durable: bool = True
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any]) -> BcolzSettings:
+        """The settings ``options`` (names of :data:`OPTIONS`) ask for."""
+        opts = take_options(dict(options), OPTIONS, "bcolz")
+        cparams = Cparams.make(opts["clevel"], opts["shuffle"], opts["codec"] or opts["cname"],
+                               opts["quantize"])  # fmt: skip
+        _attrs_blob(opts["attrs"])  # checked now: nothing is made unless every option is valid
+        expectedlen = opts["expectedlen"]
+        if expectedlen is not None and (not _is_int(expectedlen) or expectedlen < 0):
+            raise ArgumentError(f"expectedlen must be an integer >= 0, got {expectedlen!r}")
+        return cls(cparams, opts["chunklen"], expectedlen, opts["dflt"], opts["attrs"],
+                   bool(opts["durable"]))  # fmt: skip
+
+    def carray(self, dtype: np.dtype, shape: tuple[int, ...],
+               chunklen: int | None = None) -> tuple[int, int]:  # fmt: skip
+        """The checked ``(chunklen, expectedlen)`` of a new carray of ``dtype`` and
+        ``shape`` (``chunklen``: the default chunk length where none was given)."""
+        data = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: the layout needs none
+        if self.chunklen is not None:
+            chunklen = self.chunklen
+        return _column_layout(data, chunklen=chunklen,
+                              expectedlen=self.expectedlen, cparams=self.cparams,
+                              dflt=self.dflt)  # fmt: skip
+
+    def table(self, dtype: np.dtype, shape: tuple[int, ...]
+              ) -> tuple[TableColumns, dict[str, Any]]:  # fmt: skip
+        """The checked columns of a new ctable of the structured ``dtype`` and ``shape`` and
+        their default values (:func:`_table_layout`)."""
+        data = np.broadcast_to(np.zeros((), dtype), shape)
+        layout = functools.partial(_column_layout, chunklen=self.chunklen,
+                                   expectedlen=self.expectedlen, cparams=self.cparams)  # fmt: skip
+        return _table_layout(data, layout, self.dflt)
+
+    def carray_writer(self, rootdir: str, dtype: np.dtype, rowshape: tuple[int, ...],
+                      chunklen: int, expectedlen: int) -> CarrayWriter:  # fmt: skip
+        """The one writer of a new carray at ``rootdir`` (:meth:`carray` gave ``chunklen``
+        and ``expectedlen``)."""
+        return CarrayWriter(rootdir, dtype, rowshape, chunklen, self.cparams,
+                            expectedlen=expectedlen, dflt=self.dflt, attrs=self.attrs,
+                            durable=self.durable)  # fmt: skip
+
+    def table_writer(self, rootdir: str, columns: TableColumns, dflts: Mapping[str, Any],
+                     nrows: int) -> CtableWriter:  # fmt: skip
+        """The one writer of a new ctable of ``nrows`` rows at ``rootdir`` (:meth:`table`
+        gave ``columns`` and ``dflts``)."""
+        expectedlen = nrows if self.expectedlen is None else self.expectedlen
+        return CtableWriter(rootdir, columns, self.cparams, expectedlen=expectedlen,
+                            dflts=dflts, attrs=self.attrs, durable=self.durable)  # fmt: skip
 
 
 #: The columns of a new ctable: each name's ``(dtype, rowshape, chunklen)``.
@@ -444,37 +511,20 @@ class _ColumnWriter:
         self._carray.add_stored(*stored)
 
 
-def _writer_settings(description: ArrayDescription, options: dict[str, Any]
-                     ) -> tuple[dict[str, Any], Cparams, Any]:  # fmt: skip
-    """The options of :func:`save_bcolz` (``options`` with its defaults), the compression
-    parameters and :func:`_column_layout` with them, checked for a new array ``description``
-    before anything is made."""
-    kw = save_options("bcolz", save_bcolz, options)
-    cparams = Cparams.make(kw["clevel"], kw["shuffle"], kw["codec"] or kw["cname"],
-                           kw["quantize"])  # fmt: skip
-    _attrs_blob(kw["attrs"])
-    layout = functools.partial(_column_layout, chunklen=kw["chunklen"],
-                               expectedlen=kw["expectedlen"], cparams=cparams)  # fmt: skip
-    return kw, cparams, layout
-
-
 class BcolzWriter(WriterBase):
     """A new carray directory of an array (:func:`open_writer`)."""
 
     def __init__(self, output: StagedOutput, description: ArrayDescription,
-                 options: dict[str, Any]) -> None:  # fmt: skip
-        kw, cparams, layout = _writer_settings(description, options)
-        super().__init__(output)
+                 settings: BcolzSettings) -> None:  # fmt: skip
         dtype, shape = description.dtype, description.shape
-        data = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: the layout needs none
-        chunklen, expected = layout(data, dflt=kw["dflt"])
+        chunklen, expected = settings.carray(dtype, shape)
+        super().__init__(output)
         self.directory = output.path
-        self._carray = CarrayWriter(
-            self.directory, dtype, shape[1:], chunklen, cparams, expectedlen=expected,
-            dflt=kw["dflt"], attrs=kw["attrs"], durable=kw["durable"],
-        )  # fmt: skip
+        self._carray = settings.carray_writer(self.directory, dtype, shape[1:], chunklen,
+                                              expected)  # fmt: skip
         nchunks = -(-shape[0] // chunklen)
-        self.layout = CarrayLayout(cparams, nchunks, (chunklen, *shape[1:]), kw["durable"])
+        self.layout = CarrayLayout(settings.cparams, nchunks, (chunklen, *shape[1:]),
+                                   settings.durable)  # fmt: skip
 
     def append_chunk(self, chunk: Any) -> None:
         self._carray.append_chunk(chunk)
@@ -494,22 +544,17 @@ class CtableArrayWriter(WriterBase):
     layout = None
 
     def __init__(self, output: StagedOutput, description: ArrayDescription,
-                 options: dict[str, Any]) -> None:  # fmt: skip
-        kw, cparams, layout = _writer_settings(description, options)
-        data = np.broadcast_to(np.zeros((), description.dtype), description.shape)
-        columns, dflts = _table_layout(data, layout, kw["dflt"])
+                 settings: BcolzSettings) -> None:  # fmt: skip
+        columns, dflts = settings.table(description.dtype, description.shape)
         super().__init__(output)
         nrows = description.shape[0]
-        self._table = CtableWriter(
-            output.path, columns, cparams,
-            expectedlen=nrows if kw["expectedlen"] is None else kw["expectedlen"],
-            dflts=dflts, attrs=kw["attrs"], durable=kw["durable"],
-        )  # fmt: skip
+        self._table = settings.table_writer(output.path, columns, dflts, nrows)
         self.directory = output.path
+        cparams, durable = settings.cparams, settings.durable
         self.columns = {
             name: _ColumnWriter(carray, CarrayLayout(cparams, -(-nrows // carray.chunklen),
                                                      (carray.chunklen, *carray.rowshape),
-                                                     kw["durable"]))
+                                                     durable))
             for name, carray in self._table.columns.items()
         }  # fmt: skip
 
@@ -533,9 +578,10 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
                                 " attrs=, not both")  # fmt: skip
         options["attrs"] = writer_user(metadata, "bcolz", lambda source, dropped: json_user(
             source, BCOLZ_ATTRS, dropped))  # fmt: skip
+    settings = BcolzSettings.parse(options)
     if description.dtype.names is not None:
-        return CtableArrayWriter(output, description, options)
-    return BcolzWriter(output, description, options)
+        return CtableArrayWriter(output, description, settings)
+    return BcolzWriter(output, description, settings)
 
 
 def _column_dflts(dflt: Any, names: Sequence[str]) -> dict[str, Any]:
@@ -588,24 +634,19 @@ class BcolzTarget(Target):
     """A bcolz carray, or a ctable for a 1-d structured array (one carray per field)."""
 
     fmt = "bcolz"
-    OPTIONS = {"chunklen": None, "expectedlen": None, "clevel": 5, "shuffle": 1, "cname": "lz4",
-               "durable": True}  # fmt: skip
+    OPTIONS = OPTIONS
 
     def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
         super().__init__(source, copy_chunks)
-        opts = take_options(options, self.OPTIONS, self.fmt)
+        self.settings = settings = BcolzSettings.parse(options)
         spec = source.spec
+        self.typesize = blosc_typesize(spec.dtype)  # of a carray's chunks
         if not spec.shape:
             raise ArgumentError(f"{source.name}: bcolz stores arrays of at least one dimension,"
                                 " this one is 0-d")  # fmt: skip
         if spec.order == "F":
             self.dropped.append("Fortran order: bcolz arrays are C-ordered (values are kept)")
         nd.check_storable(spec.dtype)
-        self.cparams = Cparams.make(opts["clevel"], opts["shuffle"], opts["cname"])
-        self.durable = bool(opts["durable"])
-        expectedlen = opts["expectedlen"]
-        if expectedlen is None:
-            expectedlen = spec.shape[0]
         self.names = list(spec.dtype.names or ())
         if self.names:
             if len(spec.shape) != 1:
@@ -613,31 +654,21 @@ class BcolzTarget(Target):
                     f"a structured array is stored as a ctable and must be 1-D, got shape"
                     f" {spec.shape}"
                 )
-            for name in self.names:
-                check_column_name(name)
             packed = np.dtype([(name, spec.dtype[name]) for name in self.names])
             if packed != spec.dtype:
                 self.dropped.append(
                     f"the layout of dtype {spec.dtype} (padding, offsets or titles): a ctable"
                     f" stores the fields only and reads back as {packed}"
                 )
-        columns = [spec.dtype[name] for name in self.names] or [
-            np.dtype((spec.dtype, spec.shape[1:]))
-        ]
-        self.typesize = blosc_typesize(spec.dtype)  # of a carray's chunks
-        self.layouts: list[tuple[np.dtype, tuple[int, ...], int]] = []
-        for dtype in columns:
-            base, rowshape = dtype.base, tuple(dtype.shape)
-            atomsize = row_nbytes(base, rowshape)
-            chunklen = opts["chunklen"]
-            if chunklen is None:
-                chunklen = self._copy_chunklen(atomsize) or default_chunklen(
-                    atomsize, expectedlen
-                )
-            check_chunklen(chunklen, atomsize)
-            self.layouts.append((base, rowshape, chunklen))
-        self.attrs = json_user(source, BCOLZ_ATTRS, self.dropped)
+            self.columns, self.dflts = settings.table(spec.dtype, spec.shape)
+        else:
+            atomsize = row_nbytes(spec.dtype, spec.shape[1:])
+            copied = None if settings.chunklen is not None else self._copy_chunklen(atomsize)
+            self.chunklen, self.expectedlen = settings.carray(spec.dtype, spec.shape, copied)
+        # the source's user metadata are kept, the attributes of attrs= added
+        attrs = {**json_user(source, BCOLZ_ATTRS, self.dropped), **(settings.attrs or {})}
         kept_metalayers(source, self.dropped, 0, False)
+        self.settings = replace(settings, attrs=attrs)
 
     def _copy_chunklen(self, atomsize: int) -> int | None:
         source = self.source
@@ -648,25 +679,26 @@ class BcolzTarget(Target):
         return span // atomsize
 
     def accepts_format(self, header: ChunkHeader) -> bool:
-        # bcolz reads parts of chunks in typesize units: the typesize must follow its rule
-        return header.blosc_version == 1 and header.typesize == self.typesize
+        # bcolz reads parts of chunks in typesize units: the typesize must follow its rule;
+        # a stored chunk was not quantized
+        return (header.blosc_version == 1 and header.typesize == self.typesize
+                and not self.settings.cparams.quantize)  # fmt: skip
 
     def write(self, path: str) -> None:
-        source = self.source
+        source, spec = self.source, self.source.spec
         if not self.names:
-            dtype, rowshape, chunklen = self.layouts[0]
-            writer = CarrayWriter(path, dtype, rowshape, chunklen, self.cparams, attrs=self.attrs,
-                                  durable=self.durable)  # fmt: skip
+            rowshape = spec.shape[1:]
+            writer = self.settings.carray_writer(path, spec.dtype, rowshape, self.chunklen,
+                                                 self.expectedlen)  # fmt: skip
 
             def put_data(data: memoryview) -> None:
-                writer.append_rows(np.frombuffer(data, dtype=dtype).reshape((-1, *rowshape)))
+                writer.append_rows(np.frombuffer(data, dtype=spec.dtype).reshape((-1, *rowshape)))
 
-            spans = flat_spans(source.nbytes, chunklen * writer.atomsize)
+            spans = flat_spans(source.nbytes, self.chunklen * writer.atomsize)
             self._write_spans(spans, True, writer.append_chunk, put_data)
             writer.close()
             return
-        table = CtableWriter(path, dict(zip(self.names, self.layouts, strict=True)), self.cparams,
-                             attrs=self.attrs, durable=self.durable)  # fmt: skip
+        table = self.settings.table_writer(path, self.columns, self.dflts, source.nrows)
         slab = max(1, SLAB_NBYTES // max(source.row_nbytes, 1))
         for r0 in range(0, source.nrows, slab):
             rows = source.read_rows(r0, min(r0 + slab, source.nrows))

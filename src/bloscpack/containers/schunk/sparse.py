@@ -53,7 +53,7 @@ from .records import (
     marker_of,
     sniff_sparse,
 )
-from .writer import FrameLayout, FrameTarget, FrameWriter, OnePassWriter
+from .writer import FrameLayout, FrameSettings, FrameTarget, FrameWriter, OnePassWriter
 
 #: The name of a chunk file.
 _CHUNK_FILE = re.compile(r"[0-9A-F]{8,}\.chunk")
@@ -591,13 +591,12 @@ class SparseLayout(FrameLayout):
 class SparseArrayWriter(WriterBase):
     """A new sparse frame of an array (:func:`open_writer`)."""
 
-    def __init__(self, output: StagedOutput, layout: SparseLayout,
-                 vlmeta: list[tuple[str, bytes]], nthreads: int) -> None:  # fmt: skip
+    def __init__(self, output: StagedOutput, layout: SparseLayout, settings: FrameSettings,
+                 vlmeta: list[tuple[str, bytes]]) -> None:  # fmt: skip
         super().__init__(output)
         self.layout = layout
         self.directory = output.path
-        _new_frame_dir(self.directory, layout.cparams, None, (), vlmeta, nthreads, ())
-        self.frame = SparseFrame(self.directory, writable=True, defer_appends=True)
+        self.frame = new_sparse_frame(self.directory, settings, (), vlmeta)
 
     def append_chunk(self, chunk: Any) -> None:
         self.frame.append_chunk(chunk)
@@ -700,19 +699,23 @@ def verify(path: PathLike | Directory) -> dict[str, Any]:
     return {"format": "sframe", **report}
 
 
+def new_sparse_frame(path: str, settings: FrameSettings, metalayers: Sequence[tuple[str, bytes]],
+                     vlmeta: Sequence[tuple[str, bytes]]) -> SparseFrame:  # fmt: skip
+    """The one writer of a new sparse frame of flat chunks at ``path`` (a new private
+    directory), open for writing with deferred appends."""
+    _new_frame_dir(path, settings.cparams, None, metalayers, vlmeta, settings.nthreads, ())
+    return SparseFrame(path, writable=True, defer_appends=True)
+
+
 class SparseFrameTarget(FrameTarget):
     """A sparse frame (a directory) of flat chunks, as :class:`FrameTarget` writes them."""
 
     fmt = "sframe"
 
-    @staticmethod
     @contextlib.contextmanager
-    def writer(path: str, cparams: CParams, chunksize: int | None,
-               metalayers: list[tuple[str, bytes]], vlmeta: list[tuple[str, bytes]],
-               nthreads: int) -> Iterator[Callable[[Any], Any]]:  # fmt: skip
-        """A function appending one chunk to a new sparse frame at ``path``."""
-        frame = SparseFrame.create(path, cparams, chunksize=chunksize, metalayers=metalayers,
-                                   vlmeta=vlmeta, nthreads=nthreads)  # fmt: skip
+    def writer(self, path: str) -> Iterator[Callable[[Any], Any]]:
+        """A function appending one chunk to the new sparse frame at ``path``."""
+        frame = new_sparse_frame(path, self.settings, self.layers, self.vlmeta)
         yield frame.append_chunk
         frame.close()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -289,40 +289,81 @@ def user_vlmeta(metadata: Any, fmt: str, used: int, reserved: Sequence[str] = ()
     return layers
 
 
+#: The options of a new frame of flat chunks (contiguous or sparse) and their defaults.
+OPTIONS: dict[str, Any] = {
+    "chunksize": None, "typesize": None, "codec": "zstd", "clevel": 5,
+    "filters": (0, 0, 0, 0, 0, 1), "filters_meta": (0, 0, 0, 0, 0, 0), "codec_meta": 0,
+    "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": 1,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FrameSettings:
+    """What a new frame of flat chunks (contiguous or sparse) is written with, checked before
+    anything is written: the chunks' compression, their size in bytes (None: the default, or
+    in a conversion the source's chunks) and the header's ``nthreads``."""
+
+    cparams: CParams
+    chunksize: int | None = None
+    nthreads: int = 1
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any], fmt: str, itemsize: int,
+              typesize: int | None = None) -> FrameSettings:  # fmt: skip
+        """The settings ``options`` (names of :data:`OPTIONS`) ask for a new ``fmt`` frame of
+        items of ``itemsize`` bytes, the chunks' typesize by default ``typesize`` (where
+        known), else the item size (at most 255)."""
+        opts = take_options(dict(options), OPTIONS, fmt)
+        typesize = opts.pop("typesize") or typesize or min(max(itemsize, 1), 255)
+        nthreads = int(opts.pop("nthreads"))
+        size = opts.pop("chunksize")
+        try:
+            chunksize = None if size is None else int(size)
+        except (TypeError, ValueError):
+            chunksize = 0
+        if chunksize is not None and chunksize < 1:
+            raise ArgumentError(f"chunksize must be a positive number of bytes, got {size!r}")
+        try:
+            cparams = CParams.make(typesize=typesize, **opts)
+        except BloscpackError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ArgumentError(str(exc)) from None
+        return cls(cparams, chunksize, nthreads)
+
+    def chunk_items(self, itemsize: int) -> int:
+        """The items of ``itemsize`` bytes a chunk holds: as many whole ones as fit in the
+        chunk size (at least one)."""
+        size = FRAME_CHUNK_NBYTES if self.chunksize is None else self.chunksize
+        return max(1, size // max(itemsize, 1))
+
+    def frame(self, path: PathLike, metalayers: Sequence[tuple[str, bytes]] = (),
+              vlmeta: Sequence[tuple[str, bytes]] = (), *,
+              in_place: bool = False) -> FrameWriter:  # fmt: skip
+        """The one writer of a new contiguous frame at ``path`` (``in_place``: a new private
+        file)."""
+        return FrameWriter(path, self.cparams, metalayers=metalayers, vlmeta=vlmeta,
+                           nthreads=self.nthreads, in_place=in_place)  # fmt: skip
+
+
 class FrameTarget(Target):
     """A contiguous frame of flat chunks (the base of the sparse frame's); an array's numpy
     metadata goes to the vlmetalayers ``dtype``, ``shape``, ``order``, ``container``."""
 
     fmt = "b2frame"
-
-    OPTIONS = {
-        "chunksize": None, "typesize": None, "codec": "zstd", "clevel": 5,
-        "filters": (0, 0, 0, 0, 0, 1), "filters_meta": (0, 0, 0, 0, 0, 0), "codec_meta": 0,
-        "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": 1,
-    }  # fmt: skip
+    OPTIONS = OPTIONS
 
     def __init__(self, source: Any, options: dict[str, Any], copy_chunks: bool) -> None:
         super().__init__(source, copy_chunks)
-        opts = take_options(options, self.OPTIONS, self.fmt)
         spec = source.spec
         itemsize = max(spec.dtype.itemsize, 1)
-        typesize = opts.pop("typesize") or source.meta.typesize or min(itemsize, 255)
-        self.nthreads = int(opts.pop("nthreads"))
-        chunksize = opts.pop("chunksize")
-        try:
-            self.cparams = CParams.make(typesize=typesize, **opts)
-        except BloscpackError:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise ArgumentError(str(exc)) from None
-        if chunksize is None and source.spans and self._copyable(source.first_chunk_header()):
+        self.settings = FrameSettings.parse(options, self.fmt, itemsize, source.meta.typesize)
+        self.cparams = self.settings.cparams
+        if (self.settings.chunksize is None and source.spans
+                and self._copyable(source.first_chunk_header())):  # fmt: skip
             self.spans = [span for span in source.spans if span[1]]  # the source's layout
         else:
-            size = FRAME_CHUNK_NBYTES if chunksize is None else int(chunksize)
-            if size < 1:
-                raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
-            size = max(itemsize, size - size % itemsize)
-            self.spans = flat_spans(source.nbytes, size)
+            self.spans = flat_spans(source.nbytes, self.settings.chunk_items(itemsize) * itemsize)
         vl: list[tuple[str, bytes]] = []
         if source.meta.is_array:
             vl = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
@@ -341,22 +382,22 @@ class FrameTarget(Target):
         )
 
     def write(self, path: str) -> None:
-        with self.writer(path, self.cparams, None, self.layers, self.vlmeta,
-                         self.nthreads) as append:  # fmt: skip
-            self._write_spans(
-                self.spans, False, append, lambda data: append(self.cparams.compress(data))
-            )
+        # a chunk trained a dictionary on takes one C thread, as the array writer's do (with
+        # several, its bytes depend on how C-Blosc2's threads ran)
+        threads = 1 if self.cparams.use_dict else None
+        with self.writer(path) as append:
 
-    @staticmethod
+            def put_data(data: memoryview) -> None:
+                append(self.cparams.compress(data, threads))
+
+            self._write_spans(self.spans, False, append, put_data)
+
     @contextlib.contextmanager
-    def writer(path: str, cparams: CParams, chunksize: int | None,
-               metalayers: list[tuple[str, bytes]], vlmeta: list[tuple[str, bytes]],
-               nthreads: int) -> Iterator[Callable[[Any], Any]]:  # fmt: skip
-        """A function appending one chunk to a new frame at ``path`` (the frame is complete
+    def writer(self, path: str) -> Iterator[Callable[[Any], Any]]:
+        """A function appending one chunk to the new frame at ``path`` (the frame is complete
         when the block ends)."""
-        with FrameWriter(path, cparams, chunksize=chunksize, metalayers=metalayers,
-                         vlmeta=vlmeta, nthreads=nthreads) as writer:  # fmt: skip
-            yield writer.append_chunk
+        with self.settings.frame(path, self.layers, self.vlmeta) as frame:
+            yield frame.append_chunk
 
 
 @dataclass(frozen=True)
@@ -379,31 +420,17 @@ class FrameLayout:
 
 def array_layout(
     fmt: str, description: ArrayDescription, options: dict[str, Any], metadata: Any = None
-) -> tuple[FrameLayout, list[tuple[str, bytes]], int]:
-    """The layout, the vlmetalayers (the numpy metadata, then the user ``metadata``) and the
-    header's ``nthreads`` of a new frame of the array ``description`` (``options``:
-    :attr:`FrameTarget.OPTIONS`)."""
-    opts = take_options(options, FrameTarget.OPTIONS, fmt)
-    itemsize = max(description.dtype.itemsize, 1)
-    typesize = opts.pop("typesize") or min(itemsize, 255)
-    nthreads = int(opts.pop("nthreads"))
-    size = opts.pop("chunksize")
-    size = FRAME_CHUNK_NBYTES if size is None else int(size)
-    if size < 1:
-        raise ArgumentError(f"chunksize must be a positive number of bytes, got {size}")
-    try:
-        cparams = CParams.make(typesize=typesize, **opts)
-    except BloscpackError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise ArgumentError(str(exc)) from None
-    items = max(1, size // itemsize)
+) -> tuple[FrameSettings, FrameLayout, list[tuple[str, bytes]]]:
+    """The settings, the layout and the vlmetalayers (the numpy metadata, then the user
+    ``metadata``) of a new frame of the array ``description`` (``options``: :data:`OPTIONS`)."""
+    settings = FrameSettings.parse(options, fmt, description.dtype.itemsize)
+    items = settings.chunk_items(description.dtype.itemsize)
     nitems = int(np.prod(description.shape, dtype=np.int64))
-    layout = FrameLayout(cparams, -(-nitems // items), (items,))
+    layout = FrameLayout(settings.cparams, -(-nitems // items), (items,))
     spec = nd.ArraySpec(description.dtype, description.shape, description.order)
     vlmeta = [(k, pack_value(v)) for k, v in numpy_metadata(spec).items()]
     vlmeta += user_vlmeta(metadata, fmt, len(vlmeta), NUMPY_KEYS)
-    return layout, vlmeta, nthreads
+    return settings, layout, vlmeta
 
 
 class FrameArrayWriter(WriterBase):
@@ -434,10 +461,8 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
     """A :class:`~bloscpack.containers.base.ContainerWriter` of a new frame of the array
     ``description`` at ``output.path``: flat chunks, the numpy metadata and the user
     ``metadata`` as vlmetalayers."""
-    layout, vlmeta, nthreads = array_layout("b2frame", description, options, metadata)
-    frame = FrameWriter(output.path, layout.cparams, vlmeta=vlmeta, nthreads=nthreads,
-                        in_place=True)  # fmt: skip
-    return FrameArrayWriter(output, layout, frame)
+    settings, layout, vlmeta = array_layout("b2frame", description, options, metadata)
+    return FrameArrayWriter(output, layout, settings.frame(output.path, (), vlmeta, in_place=True))
 
 
 ConversionTarget = FrameTarget

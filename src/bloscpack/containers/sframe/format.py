@@ -28,9 +28,9 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *, metadata
     from ..schunk.sparse import SparseArrayWriter, SparseLayout
     from ..schunk.writer import array_layout
 
-    layout, vlmeta, nthreads = array_layout("sframe", description, options, metadata)
+    settings, layout, vlmeta = array_layout("sframe", description, options, metadata)
     sparse = SparseLayout(layout.cparams, layout.nchunks, layout.chunks)
-    return SparseArrayWriter(output, sparse, vlmeta, nthreads)
+    return SparseArrayWriter(output, sparse, settings, vlmeta)
 
 
 def append_rows(path: PathLike, rows: np.ndarray) -> None:
