@@ -40,7 +40,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from timing import add_json_options, comparison, disk_size, median_of, record, write_json
+from timing import (
+    add_json_options,
+    comparison,
+    disk_size,
+    fresh,
+    median_of,
+    record,
+    write_json,
+)
 
 MiB = 2**20
 COLUMNS = 16384
@@ -95,14 +103,6 @@ def fsync_tree(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def fresh(path: Path) -> Path:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
-    return path
 
 
 # --- the contenders: save(a, path), load(path), read(path, selection) ------------------------

@@ -28,20 +28,20 @@ from pathlib import Path
 
 import blosc2
 import numpy as np
-from timing import add_json_options, best_of, comparison, disk_size, record, write_json
+from timing import (
+    add_json_options,
+    best_of,
+    comparison,
+    disk_size,
+    fresh,
+    record,
+    write_json,
+)
 
 import bloscpack
 from bloscpack import engine
 
 MiB = 2**20
-
-
-def fresh(path: Path) -> Path:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
-    return path
 
 
 def main() -> None:

@@ -7,10 +7,20 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+
+def fresh(path: Path) -> Path:
+    """``path``, with whatever was there (a file or a directory) removed."""
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+    return path
 
 
 def best_of(repeat: int, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
