@@ -180,7 +180,7 @@ def test_converted_dictionary_chunks_do_not_depend_on_the_threads(tmp_path: Path
                                                                   ) -> None:  # fmt: skip
     # chunks of many blocks, a dictionary trained on each: C-Blosc2 threads would change them
     options = dict(chunksize=80_000, blocksize=16_000, codec="zstd", use_dict=True)
-    bloscpack.save(ARRAY, tmp_path / "saved", format=fmt, nthreads=1, **options)
+    bloscpack.save(ARRAY, tmp_path / "saved", format=fmt, nthreads=3, **options)
     bloscpack.save(ARRAY, tmp_path / "src.blp")
     for _ in range(20):
         bloscpack.convert(tmp_path / "src.blp", tmp_path / "c", format=fmt, nthreads=3, **options)
@@ -199,3 +199,16 @@ def test_every_frame_write_path_refuses_a_bad_chunksize(tmp_path: Path, write: A
     else:
         assert str(raised.value) == f"chunksize must be a positive number of bytes, got {size!r}"
     assert not (tmp_path / "out.b2frame").exists()
+
+
+@pytest.mark.parametrize("fmt", ["b2nd", "b2frame", "sframe"])
+def test_the_header_records_the_threads_of_every_write_path(tmp_path: Path, fmt: str) -> None:
+    """A Blosc2 frame's header records the C threads it was written with: those given to
+    save and convert, else :func:`bloscpack.engine.get_nthreads`, as python-blosc2 does."""
+    for n, write in enumerate(PATHS.values()):
+        out = tmp_path / f"out{n}"
+        write(fmt, tmp_path, out, nthreads=3)
+        assert bloscpack.info(out)["header"]["nthreads_comp"] == 3
+    bloscpack.save(ARRAY, tmp_path / "default", format=fmt)
+    expected = bloscpack.engine.get_nthreads()
+    assert bloscpack.info(tmp_path / "default")["header"]["nthreads_comp"] == expected

@@ -703,7 +703,7 @@ def new_sparse_frame(path: str, settings: FrameSettings, metalayers: Sequence[tu
                      vlmeta: Sequence[tuple[str, bytes]]) -> SparseFrame:  # fmt: skip
     """The one writer of a new sparse frame of flat chunks at ``path`` (a new private
     directory), open for writing with deferred appends."""
-    _new_frame_dir(path, settings.cparams, None, metalayers, vlmeta, settings.nthreads, ())
+    _new_frame_dir(path, settings.cparams, None, metalayers, vlmeta, settings.header_nthreads(), ())
     return SparseFrame(path, writable=True, defer_appends=True)
 
 

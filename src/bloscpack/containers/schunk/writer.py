@@ -13,6 +13,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ... import engine
 from ... import ndarray as nd
 from ...blosc.header import BLOSC2_HEADER_SIZE, MAX_BUFFERSIZE, ChunkHeader
 from ...errors import ArgumentError, BloscpackError
@@ -293,7 +294,7 @@ def user_vlmeta(metadata: Any, fmt: str, used: int, reserved: Sequence[str] = ()
 OPTIONS: dict[str, Any] = {
     "chunksize": None, "typesize": None, "codec": "zstd", "clevel": 5,
     "filters": (0, 0, 0, 0, 0, 1), "filters_meta": (0, 0, 0, 0, 0, 0), "codec_meta": 0,
-    "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": 1,
+    "splitmode": "auto", "blocksize": 0, "use_dict": False, "nthreads": None,
 }  # fmt: skip
 
 
@@ -301,11 +302,13 @@ OPTIONS: dict[str, Any] = {
 class FrameSettings:
     """What a new frame of flat chunks (contiguous or sparse) is written with, checked before
     anything is written: the chunks' compression, their size in bytes (None: the default, or
-    in a conversion the source's chunks) and the header's ``nthreads``."""
+    in a conversion the source's chunks) and the header's ``nthreads`` (None: the threads in
+    effect when the frame is written, :func:`bloscpack.engine.get_nthreads`, as b2nd records
+    them)."""
 
     cparams: CParams
     chunksize: int | None = None
-    nthreads: int = 1
+    nthreads: int | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, Any], fmt: str, itemsize: int,
@@ -315,7 +318,8 @@ class FrameSettings:
         known), else the item size (at most 255)."""
         opts = take_options(dict(options), OPTIONS, fmt)
         typesize = opts.pop("typesize") or typesize or min(max(itemsize, 1), 255)
-        nthreads = int(opts.pop("nthreads"))
+        threads = opts.pop("nthreads")
+        nthreads = None if threads is None else int(threads)
         size = opts.pop("chunksize")
         try:
             chunksize = None if size is None else int(size)
@@ -331,6 +335,10 @@ class FrameSettings:
             raise ArgumentError(str(exc)) from None
         return cls(cparams, chunksize, nthreads)
 
+    def header_nthreads(self) -> int:
+        """The ``nthreads`` the header records."""
+        return engine.get_nthreads() if self.nthreads is None else self.nthreads
+
     def chunk_items(self, itemsize: int) -> int:
         """The items of ``itemsize`` bytes a chunk holds: as many whole ones as fit in the
         chunk size (at least one)."""
@@ -343,7 +351,7 @@ class FrameSettings:
         """The one writer of a new contiguous frame at ``path`` (``in_place``: a new private
         file)."""
         return FrameWriter(path, self.cparams, metalayers=metalayers, vlmeta=vlmeta,
-                           nthreads=self.nthreads, in_place=in_place)  # fmt: skip
+                           nthreads=self.header_nthreads(), in_place=in_place)  # fmt: skip
 
 
 class FrameTarget(Target):
