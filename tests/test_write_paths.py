@@ -84,8 +84,7 @@ def test_every_write_path_writes_the_bytes_save_writes(tmp_path: Path, fmt: str,
     np.testing.assert_allclose(bloscpack.load(other), ARRAY, rtol=0, atol=1e-3)  # bcolz: quantize
 
 
-@pytest.mark.parametrize("write", [_save, _convert, _convert_same_format],
-                         ids=["save", "convert", "convert-same"])  # fmt: skip
+@pytest.mark.parametrize("write", PATHS.values(), ids=list(PATHS))
 def test_a_sparse_b2nd_is_written_alike(tmp_path: Path, write: Any) -> None:
     options = {**OPTIONS["b2nd"], "sparse": True}
     _save("b2nd", tmp_path, tmp_path / "saved.b2nd", **options)
@@ -123,7 +122,7 @@ def test_b2nd_options_are_one_table() -> None:
     fmt = bloscpack.containers.registry.format_of("b2nd")
     assert fmt.conversion_options() is b2nd_writer.OPTIONS
     assert set(fmt.save_options) == set(b2nd_writer.OPTIONS)
-    assert set(fmt.writer_options) == set(b2nd_writer.OPTIONS) - {"nthreads", "sparse"}
+    assert set(fmt.writer_options) == set(b2nd_writer.OPTIONS) - {"nthreads"}
 
 
 TABLE = np.zeros(3000, dtype=[("a", "<f8"), ("b", "<i4", (2,))])

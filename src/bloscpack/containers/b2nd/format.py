@@ -31,8 +31,8 @@ class B2ndFormat(FrameFormatBase):
     grid = True
     refines = ("b2frame", "sframe")
     writer_options = (
-        "chunks", "blocks", "codec", "clevel", "filters", "filters_meta", "splitmode", "meta",
-        "vlmeta",
+        "chunks", "blocks", "codec", "clevel", "filters", "filters_meta", "splitmode", "sparse",
+        "meta", "vlmeta",
     )  # fmt: skip
     save_options = (
         "chunks", "blocks", "codec", "clevel", "filters", "filters_meta", "splitmode",

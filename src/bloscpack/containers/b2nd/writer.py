@@ -24,9 +24,16 @@ from ..grid import ChunkGrid, array_to_chunk, box_to_chunk
 from ..options import CompressionParams, rows_of
 from ..schunk.params import CParams
 from ..schunk.records import MAX_METALAYERS, MAX_VLMETALAYERS_WRITE, pack_value
-from ..schunk.sparse import SPARSE_FRAME, SparseFrameWriter, sniff_dir
+from ..schunk.sparse import (
+    SPARSE_FRAME,
+    SparseArrayWriter,
+    SparseFrameWriter,
+    sniff_dir,
+    store_chunk,
+)
 from ..schunk.writer import (
     FrameArrayWriter,
+    FrameSettings,
     FrameWriter,
     frame_stored,
     packed_user,
@@ -117,6 +124,16 @@ class B2ndLayout:
         return frame_stored(chunk)
 
 
+class SparseB2ndLayout(B2ndLayout):
+    """An NDArray's chunks in a sparse frame: each stored in a file of its own by whoever
+    compresses it."""
+
+    def store_chunk(self, directory: str, index: int, data: np.ndarray) -> tuple[bytes, str | None]:
+        """Compress chunk ``index`` into a file of ``directory``
+        (:func:`~bloscpack.containers.schunk.sparse.store_chunk`)."""
+        return store_chunk(directory, index, self.compress_chunk(index, data))
+
+
 #: The options of a new b2nd array and their defaults (those :func:`save_b2nd` takes).
 OPTIONS: dict[str, Any] = {
     "chunks": None, "blocks": None, "codec": "zstd", "clevel": 5, "filters": None,
@@ -186,19 +203,23 @@ class B2ndSettings:
 
 def open_writer(output: StagedOutput, description: ArrayDescription, *,
                 metadata: Mapping[str, Any] | None = None,
-                **options: Any) -> FrameArrayWriter:  # fmt: skip
-    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.b2nd`` file of the
-    array ``description`` at ``output.path`` (``options``: those of :func:`save_b2nd` but
-    ``sparse``): the bytes :func:`save_b2nd` writes (the user ``metadata`` as vlmetalayers, as
-    :func:`bloscpack.save` stores it: give it or ``vlmeta``)."""
+                **options: Any) -> FrameArrayWriter | SparseArrayWriter:  # fmt: skip
+    """A :class:`~bloscpack.containers.base.ContainerWriter` of a new ``.b2nd`` file (with
+    ``sparse=True``, a sparse frame directory) of the array ``description`` at
+    ``output.path`` (``options``: those of :func:`save_b2nd`): the bytes :func:`save_b2nd`
+    writes (the user ``metadata`` as vlmetalayers, as :func:`bloscpack.save` stores it: give
+    it or ``vlmeta``)."""
     if options.get("vlmeta") is not None and metadata is not None:
         raise ArgumentError("metadata= is stored as the vlmetalayers: give it or vlmeta=, not"
                             " both")  # fmt: skip
     settings = B2ndSettings.parse(options, description.dtype, description.shape)
-    if settings.sparse:
-        raise ArgumentError("the b2nd array writer writes a .b2nd file, not a sparse frame")
     if metadata is not None:
         settings = replace(settings, vlmeta=user_vlmeta(metadata, "b2nd", 0))
+    if settings.sparse:
+        layout = SparseB2ndLayout(**vars(settings.layout))
+        frame_settings = FrameSettings(layout.params, nthreads=engine.get_nthreads())
+        return SparseArrayWriter(output, layout, frame_settings, settings.vlmeta,
+                                 settings.metalayers)  # fmt: skip
     frame = settings.frame(output.path, in_place=True)
     return FrameArrayWriter(output, settings.layout, cast(FrameWriter, frame))
 

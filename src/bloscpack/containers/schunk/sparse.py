@@ -573,30 +573,37 @@ class SparseLayout(FrameLayout):
     file of its own by whoever compresses it."""
 
     def store_chunk(self, directory: str, index: int, data: Any) -> tuple[bytes, str | None]:
-        """Compress chunk ``index`` into a file of ``directory`` named after the index (its
-        id is given on :meth:`SparseFrame.append_stored`); returns its header and the file
-        name (None for a special chunk, which has no file)."""
+        """Compress chunk ``index`` into a file of ``directory`` (:func:`store_chunk`)."""
         chunk = self.cparams.compress_view(np.ascontiguousarray(data).view(np.uint8))
-        header = ChunkHeader.parse(chunk)
-        if marker_of(header) is not None:
-            return bytes(chunk[:BLOSC2_HEADER_SIZE]), None
-        name = f"{index:08X}.part"
-        with open(os.path.join(directory, name), "xb") as fh:
-            fh.write(chunk[: header.cbytes])
-            fh.flush()
-            start_writeback(fh.fileno())  # the commit's sync finds it (mostly) on disk
-        return bytes(chunk[:BLOSC2_HEADER_SIZE]), name
+        return store_chunk(directory, index, chunk)
+
+
+def store_chunk(directory: str, index: int, chunk: Any) -> tuple[bytes, str | None]:
+    """Store the compressed chunk ``index`` in a file of ``directory`` named after the index
+    (its id is given on :meth:`SparseFrame.append_stored`); returns its header and the file
+    name (None for a special chunk, which has no file)."""
+    header = ChunkHeader.parse(chunk)
+    if marker_of(header) is not None:
+        return bytes(chunk[:BLOSC2_HEADER_SIZE]), None
+    name = f"{index:08X}.part"
+    with open(os.path.join(directory, name), "xb") as fh:
+        fh.write(memoryview(chunk)[: header.cbytes])
+        fh.flush()
+        start_writeback(fh.fileno())  # the commit's sync finds it (mostly) on disk
+    return bytes(chunk[:BLOSC2_HEADER_SIZE]), name
 
 
 class SparseArrayWriter(WriterBase):
-    """A new sparse frame of an array (:func:`open_writer`)."""
+    """A new sparse frame of an array (:func:`open_writer`): ``layout`` compresses and stores
+    its chunks (``store_chunk``), after the ``metalayers``."""
 
-    def __init__(self, output: StagedOutput, layout: SparseLayout, settings: FrameSettings,
-                 vlmeta: list[tuple[str, bytes]]) -> None:  # fmt: skip
+    def __init__(self, output: StagedOutput, layout: Any, settings: FrameSettings,
+                 vlmeta: list[tuple[str, bytes]],
+                 metalayers: Sequence[tuple[str, bytes]] = ()) -> None:  # fmt: skip
         super().__init__(output)
         self.layout = layout
         self.directory = output.path
-        self.frame = new_sparse_frame(self.directory, settings, (), vlmeta)
+        self.frame = new_sparse_frame(self.directory, settings, metalayers, vlmeta)
 
     def append_chunk(self, chunk: Any) -> None:
         self.frame.append_chunk(chunk)
