@@ -255,3 +255,33 @@ def test_without_virtualizarr_the_extra_is_named(tmp_path, monkeypatch):
                " (pip install 'bloscpack[virtual]')")  # fmt: skip
     with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
         BloscpackParser()(url, local())
+
+
+def test_blosc2_chunks_need_no_registration_in_a_new_program(tmp_path):
+    """The parser reads Blosc2 chunks with bloscpack's own codec, which the package's entry
+    points make known to zarr and numcodecs: a new program reads the references VirtualiZarr
+    wrote with nothing registered by hand."""
+    import json
+    import subprocess
+
+    from bloscpack import virtual, zarr_codecs
+
+    assert zarr_codecs.Blosc2.codec_id == virtual.BLOSC2_ID
+    path = tmp_path / "a.b2nd"
+    bloscpack.save(ARRAY, path, chunks=(1000, 3), blocks=(500, 3))
+    dataset = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    (tmp_path / "refs.json").write_text(json.dumps(dataset.vz.to_kerchunk(format="dict")))
+    code = (
+        "import sys, warnings, numpy as np, xarray as xr\n"
+        "warnings.simplefilter('ignore')\n"
+        "ds = xr.open_dataset('reference://', engine='zarr', mask_and_scale=False,"
+        " backend_kwargs={'consolidated': False, 'storage_options': {'fo': sys.argv[1]}})\n"
+        "sys.stdout.write(repr(ds['data'].values.tobytes() == np.load(sys.argv[2]).tobytes()))\n"
+    )
+    np.save(tmp_path / "a.npy", ARRAY)
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "refs.json"),
+                           str(tmp_path / "a.npy")], capture_output=True, text=True)  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "True"), proc.stderr
+    refs = json.loads((tmp_path / "refs.json").read_text())["refs"]
+    assert '"id":"bloscpack_blosc2"' in refs["data/.zarray"].replace(" ", "")

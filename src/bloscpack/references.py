@@ -85,7 +85,7 @@ def build_references(path_or_url: PathLike, *, zarr_format: int, inline: str, co
         raise ArgumentError(f"codec={codec!r}: the codecs are 'stock' or 'bloscpack'")
     padded = codec == "bloscpack"
     if padded:
-        _own_codecs(name)
+        own_codecs(name)
     if zarr_format == 2:
         refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
     else:
@@ -106,7 +106,7 @@ def build_references(path_or_url: PathLike, *, zarr_format: int, inline: str, co
     return {"version": 1, "refs": refs, "bloscpack": record}
 
 
-def _own_codecs(name: str) -> None:
+def own_codecs(name: str) -> None:
     """Register bloscpack's codecs with numcodecs and zarr (:mod:`bloscpack.zarr_codecs`)."""
     try:
         from . import zarr_codecs  # noqa: F401  (registers them)
@@ -408,7 +408,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     spans = list(scanned)[: len(keys)]
     version = _one_version(spans, where, zarr_format)
     if zarr_format == 3 and version == 2:
-        _own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
+        own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
     fill, filled = _fill_value(reader, spans, dtype, any_fill)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None

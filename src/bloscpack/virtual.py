@@ -4,13 +4,14 @@ chunks are byte ranges of its files, ready to be written as kerchunk references 
 
 The parser converts :func:`~bloscpack.references.to_references` (zarr format 2) with
 VirtualiZarr's kerchunk translator.  Blosc1 chunks are read by the ``numcodecs.blosc`` codec,
-Blosc2 chunks by ``numcodecs.imagecodecs_blosc2``, which :func:`register_codecs` makes known
-to zarr.  VirtualiZarr's manifests hold no chunk data (VirtualiZarr 2.5), only byte ranges: with
-``codec="bloscpack"`` (the default) a short last chunk is a byte range read through bloscpack's
-``bloscpack_pad`` filter, and b2nd blocks are put in order by ``bloscpack_blocks``; the
-special chunks of a frame that hold the array's fill value have no manifest entry (zarr reads
-the fill value); a chunk that references still hold inline (a special chunk of another value;
-a short last chunk with ``codec="stock"``) is refused by name."""
+Blosc2 chunks by bloscpack's ``numcodecs.bloscpack_blosc2``, which the package's entry points
+make known to zarr and numcodecs wherever bloscpack is installed.  VirtualiZarr's manifests
+hold no chunk data (VirtualiZarr 2.5), only byte ranges: with ``codec="bloscpack"`` (the
+default) a short last chunk is a byte range read through bloscpack's ``bloscpack_pad``
+filter, and b2nd blocks are put in order by ``bloscpack_blocks``; the special chunks of a
+frame that hold the array's fill value have no manifest entry (zarr reads the fill value); a
+chunk that references still hold inline (a special chunk of another value; a short last chunk
+with ``codec="stock"``) is refused by name."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import UnsupportedError
-from .references import build_references
+from .references import CODEC_IDS, build_references, own_codecs
+
+#: The numcodecs id of bloscpack's Blosc2 codec (:class:`bloscpack.zarr_codecs.Blosc2`).
+BLOSC2_ID = "bloscpack_blosc2"
 
 #: How to install what the parser needs.
 EXTRA = "pip install 'bloscpack[virtual]'"
@@ -47,7 +51,7 @@ class BloscpackParser:
         except ImportError:
             raise UnsupportedError(f"{url}: the VirtualiZarr parser needs virtualizarr ({EXTRA})"
                                    ) from None  # fmt: skip
-        register_codecs()
+        own_codecs(url)  # (bloscpack_blosc2 reads Blosc2 chunks)
         refs = build_references(
             url,
             zarr_format=2,
@@ -65,12 +69,16 @@ class BloscpackParser:
 
 def _manifest_refs(refs: Mapping[str, Any], url: str) -> dict[str, Any]:
     """``refs`` as VirtualiZarr's translator reads them: the compressor as a filter before the
-    others (it reads filters and codec lists), no inlined chunk (refused)."""
+    others (it reads filters and codec lists), Blosc2 chunks read by bloscpack's own codec, no
+    inlined chunk (refused)."""
     converted = dict(refs)
     for key, value in refs.items():
         if key.endswith("/.zarray"):
             zarray = json.loads(value)
-            filters = [*(zarray["filters"] or ()), zarray["compressor"]]
+            compressor = zarray["compressor"]
+            if compressor == {"id": CODEC_IDS[2]}:
+                compressor = {"id": BLOSC2_ID}
+            filters = [*(zarray["filters"] or ()), compressor]
             zarray["filters"], zarray["compressor"] = filters, None
             converted[key] = json.dumps(zarray)
         elif isinstance(value, str) and value.startswith("base64:"):
