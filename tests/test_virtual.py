@@ -134,8 +134,9 @@ def test_a_chunk_held_inline_is_refused_by_name(tmp_path):
     path = tmp_path / "a.bcolz"
     bloscpack.save(ARRAY[:9_999], path, chunklen=1000)
     message = (f"{path.as_uri()}: chunk data/9.0 is held inline (a short last chunk with"
-               " codec='stock', or a special chunk of another value than the fill value), which"
-               " VirtualiZarr's manifests cannot hold (bloscpack.to_references and fsspec's"
+               " codec='stock', or a special chunk of another value than the fill value, or of a"
+               " NaN no fill value gives), which VirtualiZarr's manifests cannot hold"
+               " (bloscpack.to_references and fsspec's"
                " reference filesystem read it)")  # fmt: skip
     with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
         virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),

@@ -24,6 +24,7 @@ import contextlib
 import json
 import math
 import os
+import struct
 import sys
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -348,10 +349,9 @@ def _fill_chunk(zarray: Mapping[str, Any]) -> bytes | None:
         return None
     import numcodecs
 
-    number = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill, fill)
     dtype = np.dtype(zarray["dtype"] if isinstance(zarray["dtype"], str)
                      else [tuple(field) for field in zarray["dtype"]])  # fmt: skip
-    data: Any = np.full(zarray["chunks"], number, dtype)
+    data: Any = np.full(zarray["chunks"], fill_item(fill, dtype), dtype)
     for config in zarray["filters"] or ():
         data = numcodecs.get_codec(config).encode(data)
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
@@ -409,7 +409,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     version = _one_version(spans, where, zarr_format)
     if zarr_format == 3 and version == 2:
         own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
-    fill, filled = _fill_value(reader, spans, dtype, any_fill)
+    fill, filled = _fill_value(reader, spans, dtype, zarr_format, any_fill)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
         meta = _zarr_json(shape, chunks, dtype, order, first, version, where)
@@ -453,8 +453,13 @@ V3_SHUFFLES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 def _zarr_json(shape: tuple[int, ...], chunks: tuple[int, ...], dtype: np.dtype, order: str,
                header: ChunkHeader | None, version: int, where: str) -> dict[str, Any]:  # fmt: skip
     """The zarr format-3 metadata of an array of Blosc chunks of format ``version``: Blosc1
-    chunks read by zarr's ``blosc`` codec, Blosc2 chunks by ``numcodecs.bloscpack_blosc2``."""
-    data_type = V3_TYPES.get((dtype.kind, dtype.itemsize))
+    chunks read by zarr's ``blosc`` codec, Blosc2 chunks by ``numcodecs.bloscpack_blosc2``
+    (datetime64 and timedelta64 as zarr-python's ``numpy.datetime64``/``timedelta64``)."""
+    data_type: Any = V3_TYPES.get((dtype.kind, dtype.itemsize))
+    if dtype.kind in "mM":
+        unit, count = np.datetime_data(dtype)
+        data_type = {"name": f"numpy.{'datetime64' if dtype.kind == 'M' else 'timedelta64'}",
+                     "configuration": {"unit": unit, "scale_factor": count}}  # fmt: skip
     if data_type is None:
         raise UnsupportedError(f"{where}: dtype {dtype.str} has no zarr format 3 data type here"
                                " (zarr_format=2 holds it)")  # fmt: skip
@@ -522,13 +527,15 @@ def _flat_chunks(reader: ContainerReader, order: str, where: str) -> tuple[int, 
 
 
 def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype,
-                any_fill: bool) -> tuple[Any, set[int]]:  # fmt: skip
+                zarr_format: int, any_fill: bool) -> tuple[Any, set[int]]:  # fmt: skip
     """The array's zarr fill value (JSON; None: none) and the chunks left to it: the special
     chunks of a frame (no bytes of a file) that decode to one value repeated, which zarr reads
     where a chunk key is absent.  Of several such values, the one of the most chunks (on a
-    tie, the first met); a value no fill value gives exactly (a NaN payload, a structured or
-    string item) is no fill value; unless ``any_fill``, only NaN is."""
-    if dtype.kind not in "biuf":
+    tie, the first met); a value no fill value of format ``zarr_format`` gives exactly (a
+    structured or string item; but in format 3 a NaN of another payload than NaN's) is no
+    fill value.  ``any_fill``: any value, else only one xarray does not read as missing data
+    in zarr format 2 (:func:`_unmasked`)."""
+    if dtype.kind not in "biufcmM":
         return None, set()
     by_value: dict[bytes, list[int]] = {}
     for span in spans:
@@ -542,15 +549,82 @@ def _fill_value(reader: ContainerReader, spans: list[ChunkSpan], dtype: np.dtype
             continue
         by_value.setdefault(items[0].tobytes(), []).append(span.index)
     for value, indices in sorted(by_value.items(), key=lambda item: -len(item[1])):
-        number = np.frombuffer(value, dtype)[0].item()
-        if np.array(number, dtype).tobytes() != value:
+        if not any_fill and not _unmasked(value, dtype):
             continue
-        if not any_fill and not (isinstance(number, float) and math.isnan(number)):
-            continue
-        if isinstance(number, float) and not math.isfinite(number):
-            number = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
-        return number, set(indices)
+        fill = _json_fill(value, dtype, zarr_format)
+        if fill is not None:
+            return fill, set(indices)
     return None, set()
+
+
+def _unmasked(value: bytes, dtype: np.dtype) -> bool:
+    """Whether xarray reads the zarr format 2 fill value ``value`` (an item of ``dtype``) as
+    itself, not as missing data: a NaN (of a complex number, a NaN part), which it leaves
+    alone, and any value of a datetime64 or timedelta64 array, which it never masks."""
+    if dtype.kind in "mM":
+        return True
+    if dtype.kind == "f":
+        return bool(np.isnan(np.frombuffer(value, dtype)[0]))
+    if dtype.kind == "c":
+        return bool(np.isnan(np.frombuffer(value, _part(dtype))).any())
+    return False
+
+
+def _part(dtype: np.dtype) -> np.dtype:
+    """The float dtype of the real and imaginary parts of the complex ``dtype``."""
+    return np.dtype(f"{dtype.byteorder.replace('|', '=')}f{dtype.itemsize // 2}")
+
+
+def _json_fill(value: bytes, dtype: np.dtype, zarr_format: int) -> Any:
+    """The zarr (format ``zarr_format``) JSON of the fill value whose item is ``value``, or
+    None where zarr would read another item from any JSON of it: a float as a number,
+    ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``, in format 3 a NaN of another payload as
+    the hex of its bits; a complex number as its two parts; a datetime64 or timedelta64 as
+    its integer count of units (``NaT``: the smallest int64)."""
+    item = np.frombuffer(value, dtype)
+    fill: Any
+    if dtype.kind in "mM":
+        fill = int(item.view(dtype.str[0] + "i8")[0])
+    elif dtype.kind == "c":
+        fill = [_json_float(part, zarr_format) for part in item.view(_part(dtype))]
+    elif dtype.kind == "f":
+        fill = _json_float(item[0], zarr_format)
+    else:
+        fill = item[0].item()
+    return fill if fill_item(fill, dtype).tobytes() == value else None
+
+
+def _json_float(number: np.floating, zarr_format: int) -> Any:
+    """The zarr JSON of the float ``number``."""
+    if np.isnan(number):
+        canonical = np.array(math.nan, number.dtype).tobytes() == number.tobytes()
+        if zarr_format == 3 and not canonical:
+            return "0x" + np.array(number, number.dtype.newbyteorder(">")).tobytes().hex()
+        return "NaN"
+    if np.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return float(number)
+
+
+def fill_item(fill: Any, dtype: np.dtype) -> np.ndarray:
+    """The item (a 0-d array of ``dtype``) that zarr reads from the JSON fill value ``fill``
+    (of either zarr format)."""
+    if dtype.kind in "mM":
+        return np.array(fill, "i8").astype(dtype)
+    if dtype.kind == "c":
+        return np.array(complex(_float(fill[0]), _float(fill[1])), dtype)
+    if dtype.kind == "f":
+        return np.array(_float(fill), dtype)
+    return np.array(fill, dtype)
+
+
+def _float(fill: Any) -> float:
+    """The float that zarr reads from the JSON ``fill``: a number, ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"`` or (format 3) ``"0x"`` and the hex of the bits of a float16, 32 or 64."""
+    if isinstance(fill, str) and fill.startswith("0x"):
+        code = {4: ">e", 8: ">f", 16: ">d"}[len(fill) - 2]
+        return float(struct.unpack(code, bytes.fromhex(fill[2:]))[0])
+    return float({"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill, fill))
 
 
 def _one_version(spans: list[ChunkSpan], where: str, zarr_format: int) -> int:

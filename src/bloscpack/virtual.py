@@ -60,18 +60,20 @@ class BloscpackParser:
             storage_options=self.storage_options,
             any_fill=True,
         )
+        converted, fills = _manifest_refs(refs["refs"], url)
         group = manifestgroup_from_kerchunk_refs(
-            KerchunkStoreRefs({"version": 1, "refs": _manifest_refs(refs["refs"], url)}),
+            KerchunkStoreRefs({"version": 1, "refs": converted}),
             skip_variables=self.skip_variables,
         )
-        return ManifestStore(group=group, registry=registry)
+        return ManifestStore(group=_filled(group, fills), registry=registry)
 
 
-def _manifest_refs(refs: Mapping[str, Any], url: str) -> dict[str, Any]:
+def _manifest_refs(refs: Mapping[str, Any], url: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``refs`` as VirtualiZarr's translator reads them: the compressor as a filter before the
     others (it reads filters and codec lists), Blosc2 chunks read by bloscpack's own codec, no
-    inlined chunk (refused)."""
-    converted = dict(refs)
+    fill value (which the translator reads as zarr format 2 JSON: see :func:`_filled`), no
+    inlined chunk (refused); and the fill values (zarr format 3 JSON), by array."""
+    converted, fills = dict(refs), {}
     for key, value in refs.items():
         if key.endswith("/.zarray"):
             zarray = json.loads(value)
@@ -80,15 +82,40 @@ def _manifest_refs(refs: Mapping[str, Any], url: str) -> dict[str, Any]:
                 compressor = {"id": BLOSC2_ID}
             filters = [*(zarray["filters"] or ()), compressor]
             zarray["filters"], zarray["compressor"] = filters, None
+            fills[key[: -len("/.zarray")]] = zarray["fill_value"]
+            zarray["fill_value"] = None
             converted[key] = json.dumps(zarray)
         elif isinstance(value, str) and value.startswith("base64:"):
             raise UnsupportedError(
                 f"{url}: chunk {key} is held inline (a short last chunk with codec='stock', or"
-                " a special chunk of another value than the fill value), which VirtualiZarr's"
-                " manifests cannot hold"
+                " a special chunk of another value than the fill value, or of a NaN no fill"
+                " value gives), which VirtualiZarr's manifests cannot hold"
                 " (bloscpack.to_references and fsspec's reference filesystem read it)"
             )
-    return converted
+    return converted, fills
+
+
+def _filled(group: Any, fills: Mapping[str, Any]) -> Any:
+    """The ManifestGroup ``group`` with the fill values ``fills`` (zarr format 3 JSON, by
+    array; None: NaN for floating-point and complex arrays, which xarray does not read as
+    missing data in the kerchunk references VirtualiZarr writes, else zarr's default), each
+    manifest over the whole chunk grid (the translator's ends at the last chunk listed)."""
+    from virtualizarr.manifests import ChunkManifest, ManifestArray, ManifestGroup
+    from zarr.core.metadata import ArrayV3Metadata
+
+    arrays = {}
+    for name, array in group.arrays.items():
+        meta = array.metadata
+        fill = fills.get(name)
+        if fill is None and meta.data_type.to_native_dtype().kind == "c":
+            fill = ["NaN", "NaN"]
+        if fill is not None:
+            meta = ArrayV3Metadata.from_dict({**meta.to_dict(), "fill_value": fill})
+        grid = tuple(-(-size // chunk) for size, chunk in zip(meta.shape, meta.chunks,
+                                                              strict=True))  # fmt: skip
+        manifest = ChunkManifest(entries=array.manifest.dict(), shape=grid)
+        arrays[name] = ManifestArray(metadata=meta, chunkmanifest=manifest)
+    return ManifestGroup(arrays=arrays, attributes=dict(group.metadata.attributes))
 
 
 def register_codecs() -> None:
