@@ -294,8 +294,9 @@ def test_fortran_chunks_are_slabs_of_the_last_axis(tmp_path):
 
 
 def special_frame(path: Path, chunks: list, dtype: str = "<f8") -> Path:
-    """A frame python-blosc2 writes, of chunks of 100 items of ``dtype`` (8 bytes): each an
-    array, or a ``blosc2.SpecialValue`` (a special entry of the frame's index)."""
+    """A frame python-blosc2 writes, of chunks of 800 bytes of items of ``dtype``: each an
+    array, or a ``blosc2.SpecialValue`` (a special entry of the frame's index, of 8-byte
+    items)."""
     frame = blosc2.SChunk(chunksize=800, urlpath=str(path), mode="w", cparams={"typesize": 8})
     for chunk in chunks:
         if isinstance(chunk, np.ndarray):
@@ -304,7 +305,8 @@ def special_frame(path: Path, chunks: list, dtype: str = "<f8") -> Path:
         one = blosc2.SChunk(chunksize=800, cparams={"typesize": 8})
         one.fill_special(100, chunk)
         frame.append_chunk(one.get_chunk(0))
-    frame.vlmeta["dtype"], frame.vlmeta["shape"] = repr(dtype), [100 * len(chunks)]
+    frame.vlmeta["dtype"] = repr(np.dtype(dtype).str)
+    frame.vlmeta["shape"] = [800 // np.dtype(dtype).itemsize * len(chunks)]
     frame.vlmeta["order"], frame.vlmeta["container"] = "C", "numpy"
     return path
 
@@ -397,6 +399,82 @@ def test_ndarrays_of_special_chunks_python_blosc2_wrote(tmp_path, make):
         dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
             "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
         assert dataset["data"].values.tobytes() == expected
+
+
+#: Arrays of complex, datetime64 and timedelta64 items with special chunks.
+OTHER_KINDS = ["<c8", "<c16", "<M8[ns]", "<m8[s]"]
+
+
+def special_array(folder: Path, source: str, dtype: str) -> tuple[Path, list[int]]:
+    """A container of ``dtype`` with special chunks (no bytes of a file) and the numbers of
+    those chunks: a b2nd python-blosc2 makes with ``zeros`` or ``empty`` (uninitialized,
+    read as zeros) and writes into; a frame of special entries of zeros and uninitialized
+    items, or of NaN (of 8-byte items: a complex64 item of zero and a NaN of float32 of
+    another payload than NaN's, a complex128 item NaN+NaNj, a datetime64 or timedelta64
+    item of NaN's bits)."""
+    data = np.arange(800 // np.dtype(dtype).itemsize).astype(dtype)
+    if source.startswith("b2nd"):
+        path = folder / "s.b2nd"
+        make = blosc2.zeros if source == "b2nd zeros" else blosc2.empty
+        array = make((35,), dtype=dtype, chunks=(10,), blocks=(5,), urlpath=str(path), mode="w")
+        array[10:20] = np.arange(1, 11).astype(dtype)
+        return path, [0, 2, 3]
+    if source == "frame zeros":
+        return special_frame(folder / "s.b2frame", [data, ZERO, UNINIT, data], dtype), [1, 2]
+    return special_frame(folder / "s.b2frame", [NAN, data, NAN, NAN], dtype), [0, 2, 3]
+
+
+#: What zarr format 2 inlines: complex zeros, which xarray reads as missing data as a fill
+#: value, and NaN of another payload than NaN's, which no fill value of format 2 gives.
+FORMAT_2_INLINES = {("<c8", "b2nd zeros"), ("<c8", "b2nd empty"), ("<c8", "frame zeros"),
+                    ("<c16", "b2nd zeros"), ("<c16", "b2nd empty"), ("<c16", "frame zeros"),
+                    ("<c8", "frame NaN")}  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("source", ["b2nd zeros", "b2nd empty", "frame zeros", "frame NaN"])
+@pytest.mark.parametrize("dtype", OTHER_KINDS)
+def test_special_chunks_of_complex_and_datetime_arrays(tmp_path, dtype, source, zarr_format):
+    """Special chunks of complex, datetime64 and timedelta64 arrays are left to the fill value
+    wherever zarr and xarray read it exactly: in format 3 every one, in format 2 a NaN and
+    any datetime64 or timedelta64 (which xarray never reads as missing data); else inlined."""
+    path, specials = special_array(tmp_path, source, dtype)
+    expected = bloscpack.load(path)
+    assert expected.dtype == np.dtype(dtype)
+    refs = bloscpack.to_references(path, zarr_format=zarr_format)
+    prefix = "data/" if zarr_format == 2 else "data/c/"
+    held = zarr_format == 2 and (dtype, source) in FORMAT_2_INLINES
+    assert sorted(inlined(refs)) == ([f"{prefix}{i}" for i in specials] if held else [])
+    assert refs["bloscpack"]["filled"] == (0 if held else len(specials))
+    got = zarr.open_array("reference://", storage_options={"fo": refs}, path="data", mode="r",
+                          zarr_format=zarr_format)[...]  # fmt: skip
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+    dataset = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}})  # fmt: skip
+    values = dataset["data"].values
+    assert values.dtype == expected.dtype and values.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("dtype", "bits", "fill"), [
+    ("<f4", "0000c0ff", "0xffc00000"), ("<f8", "000000000000f87f", "NaN"),
+    ("<f8", "010000000000f87f", "0x7ff8000000000001"), ("<f8", "000000000000f0ff", "-Infinity"),
+    ("<c8", "000000000000f87f", [0.0, "0x7ff80000"]), (">c16", "3ff0" + "0" * 28, [1.0, 0.0]),
+    ("<M8[ns]", "0000000000000080", -(2**63)), ("<m8[D]", "0500000000000000", 5),
+    (">f2", "7e01", None),  # (zarr reads a float16 through a float64, which drops the payload)
+])  # fmt: skip
+def test_format_3_fill_values_give_the_items_bits(dtype, bits, fill):
+    """The zarr format 3 JSON of a fill value is one zarr reads as the same bits: a NaN of
+    another payload than NaN's as the hex of its bits; None where no JSON does."""
+    from bloscpack.references import _json_fill
+
+    item = np.frombuffer(bytes.fromhex(bits), dtype)
+    assert _json_fill(item.tobytes(), item.dtype, 3) == fill
+    if fill is not None:
+        data_type = zarr.create_array(zarr.storage.MemoryStore(), shape=(1,), dtype=item.dtype,
+                                      zarr_format=3).metadata.data_type  # fmt: skip
+        read = data_type.from_json_scalar(fill, zarr_format=3)
+        assert np.array(read, item.dtype).tobytes() == item.tobytes()
 
 
 def test_ndarrays_python_blosc2_wrote(tmp_path):

@@ -25,6 +25,7 @@ from obspec_utils.registry import ObjectStoreRegistry  # noqa: E402
 from obstore.store import LocalStore, S3Store  # noqa: E402
 
 from bloscpack.virtual import BloscpackParser  # noqa: E402
+from test_references import OTHER_KINDS, special_array  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 
@@ -204,7 +205,6 @@ def test_a_special_chunk_of_another_value_is_refused_by_name(tmp_path):
 def test_icechunk_holds_the_virtual_dataset(tmp_path, case):
     """Parser -> icechunk (local storage, a virtual chunk container for the files) -> xarray,
     in a repository opened again."""
-    icechunk = pytest.importorskip("icechunk")
     if case == "specials":  # zero chunks, left to the fill value (no manifest entry)
         path, expected = tmp_path / "z.b2nd", np.zeros((10_000, 3))
         expected[2000:3000] = ARRAY[2000:3000]
@@ -216,21 +216,62 @@ def test_icechunk_holds_the_virtual_dataset(tmp_path, case):
         bloscpack.save(expected, path, **options)
     virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
                                                 parser=BloscpackParser())  # fmt: skip
-    prefix = f"{tmp_path.as_uri()}/"
+    got = through_icechunk(tmp_path, virtual)["data"].values
+    assert got.tobytes() == bloscpack.load(path).tobytes() == expected.tobytes()
+
+
+def through_icechunk(folder: Path, virtual: xr.Dataset) -> xr.Dataset:
+    """The virtual dataset ``virtual`` of files under ``folder``, committed to an icechunk
+    repository (local storage, a virtual chunk container for the files) and opened again
+    with xarray."""
+    icechunk = pytest.importorskip("icechunk")
+    prefix = f"{folder.as_uri()}/"
     config = icechunk.RepositoryConfig.default()
     config.set_virtual_chunk_container(
-        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(tmp_path)))
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(folder)))
     )
     access = icechunk.containers_credentials({prefix: None})
-    storage = icechunk.local_filesystem_storage(str(tmp_path / "repo"))
+    storage = icechunk.local_filesystem_storage(str(folder / "repo"))
     repo = icechunk.Repository.create(storage, config, authorize_virtual_chunk_access=access)
     session = repo.writable_session("main")
     virtual.vz.to_icechunk(session.store)
     session.commit("the container, virtual")
     again = icechunk.Repository.open(storage, authorize_virtual_chunk_access=access)
-    dataset = xr.open_zarr(again.readonly_session("main").store, consolidated=False)
-    got = dataset["data"].values
-    assert got.tobytes() == bloscpack.load(path).tobytes() == expected.tobytes()
+    return xr.open_zarr(again.readonly_session("main").store, consolidated=False)
+
+
+def kerchunk_dataset(virtual: xr.Dataset, **options) -> xr.Dataset:
+    """The kerchunk references VirtualiZarr writes of ``virtual``, opened with xarray."""
+    refs = virtual.vz.to_kerchunk(format="dict")
+    return xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs}}, **options)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:The LocalFileSystem storage is not safe")
+@pytest.mark.parametrize("source", ["b2nd zeros", "b2nd empty", "frame zeros", "frame NaN"])
+@pytest.mark.parametrize("dtype", OTHER_KINDS)
+def test_special_chunks_of_complex_and_datetime_arrays(tmp_path, dtype, source):
+    """Left to the fill value (no manifest entry), read as load reads them: loaded, from
+    icechunk, and from the kerchunk references VirtualiZarr writes (with xarray's defaults
+    where the fill value is no value xarray masks: NaN, a datetime64 or timedelta64 one)."""
+    path, specials = special_array(tmp_path, source, dtype)
+    expected = bloscpack.load(path).tobytes()
+    if (dtype, source) == ("<c8", "frame NaN"):  # (a NaN of float32 of another payload)
+        with pytest.raises(UnsupportedError, match=r"chunk data/0 is held inline \(a short"):
+            loaded(path.as_uri(), local())
+        return
+    virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
+                                                parser=BloscpackParser())  # fmt: skip
+    entries = virtual["data"].data.manifest.dict()
+    assert sorted(entries) == [str(i) for i in range(len(entries) + len(specials))
+                               if i not in specials]  # fmt: skip
+    for dataset in (loaded(path.as_uri(), local()), through_icechunk(tmp_path, virtual),
+                    kerchunk_dataset(virtual, mask_and_scale=False)):  # fmt: skip
+        got = dataset["data"].values
+        assert got.dtype == np.dtype(dtype) and got.tobytes() == expected
+    masked = kerchunk_dataset(virtual)["data"].values
+    unmasked = dtype[1] in "Mm" or source == "frame NaN"
+    assert (masked.tobytes() == expected) is unmasked
 
 
 @pytest.mark.parametrize("case", ["blp", "sframe", "bcolz"])
