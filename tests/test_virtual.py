@@ -156,22 +156,36 @@ def test_special_chunks_of_the_fill_value_have_no_manifest_entry(tmp_path):
     assert got.tobytes() == bloscpack.load(path).tobytes() == array.tobytes()
 
 
-def test_kerchunk_references_virtualizarr_writes_need_mask_and_scale_false(tmp_path):
-    """VirtualiZarr writes every fill value into format 2 references, which xarray reads as
-    missing data: stored zeros (a special chunk and a zero item of a real chunk) read as NaN
-    unless ``mask_and_scale=False``."""
-    array = np.concatenate([np.zeros((10, 6)), np.arange(60.0).reshape(10, 6)])
-    path = tmp_path / "z.b2nd"
+#: case -> (array, whether xarray's defaults read VirtualiZarr's kerchunk references exactly)
+KERCHUNK_CASES = {
+    "float64": (np.arange(120.0).reshape(20, 6) - 60, True),  # (the fill value NaN)
+    "complex64": (np.arange(120.0).reshape(20, 6).astype("<c8") * (1 - 2j), True),  # (NaN)
+    "datetime64": (np.arange(120).reshape(20, 6).astype("<M8[s]"), True),  # (never masked)
+    "float64, zero chunks": (np.concatenate([np.zeros((10, 6)), np.arange(60.0).reshape(10, 6)]),
+                             False),  # (the fill value 0.0: stored zeros read as NaN)
+    "int32": (np.arange(120, dtype="<i4").reshape(20, 6), False),  # (0: as float64, 0 as NaN)
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(KERCHUNK_CASES))
+def test_kerchunk_references_virtualizarr_writes_need_mask_and_scale_false(tmp_path, case):
+    """VirtualiZarr writes a fill value of every array into the format 2 references it writes
+    (``convert_v3_to_v2_metadata`` of the array's format 3 metadata, which always has one),
+    and xarray reads a format 2 fill value as missing data: exact with xarray's defaults only
+    where the fill value is NaN (float and complex arrays with no chunk left to another fill
+    value) or the array is of datetime64 or timedelta64 items (which xarray never masks);
+    else exact with ``mask_and_scale=False``."""
+    array, exact = KERCHUNK_CASES[case]
+    path = tmp_path / "a.b2nd"
     blosc2.asarray(array, chunks=(10, 6), blocks=(5, 6), urlpath=str(path), mode="w")
     virtual = virtualizarr.open_virtual_dataset(path.as_uri(), registry=local(),
                                                 parser=BloscpackParser())  # fmt: skip
-    refs = virtual.vz.to_kerchunk(format="dict")
-    backend = {"consolidated": False, "storage_options": {"fo": refs}}
-    stored = xr.open_dataset("reference://", engine="zarr", mask_and_scale=False,
-                             backend_kwargs=backend)  # fmt: skip
-    assert stored["data"].values.tobytes() == array.tobytes()
-    masked = xr.open_dataset("reference://", engine="zarr", backend_kwargs=backend)
-    assert np.isnan(masked["data"].values[:10]).all() and np.isnan(masked["data"].values[10, 0])
+    stored = kerchunk_dataset(virtual, mask_and_scale=False)["data"].values
+    assert stored.dtype == array.dtype and stored.tobytes() == array.tobytes()
+    masked = kerchunk_dataset(virtual)["data"].values
+    assert (masked.dtype == array.dtype and masked.tobytes() == array.tobytes()) is exact
+    if not exact:
+        assert np.isnan(masked[array == 0]).all()
 
 
 def special_frame(path: Path, specials: list) -> Path:
