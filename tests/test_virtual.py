@@ -234,10 +234,10 @@ def test_icechunk_holds_the_virtual_dataset(tmp_path, case):
     assert got.tobytes() == bloscpack.load(path).tobytes() == expected.tobytes()
 
 
-def through_icechunk(folder: Path, virtual: xr.Dataset) -> xr.Dataset:
-    """The virtual dataset ``virtual`` of files under ``folder``, committed to an icechunk
-    repository (local storage, a virtual chunk container for the files) and opened again
-    with xarray."""
+def through_icechunk(folder: Path, virtual: xr.Dataset | xr.DataTree) -> xr.Dataset | xr.DataTree:
+    """The virtual dataset (or tree) ``virtual`` of files under ``folder``, committed to an
+    icechunk repository (local storage, a virtual chunk container for the files) and opened
+    again with xarray."""
     icechunk = pytest.importorskip("icechunk")
     prefix = f"{folder.as_uri()}/"
     config = icechunk.RepositoryConfig.default()
@@ -251,7 +251,10 @@ def through_icechunk(folder: Path, virtual: xr.Dataset) -> xr.Dataset:
     virtual.vz.to_icechunk(session.store)
     session.commit("the container, virtual")
     again = icechunk.Repository.open(storage, authorize_virtual_chunk_access=access)
-    return xr.open_zarr(again.readonly_session("main").store, consolidated=False)
+    store = again.readonly_session("main").store
+    if isinstance(virtual, xr.DataTree):
+        return xr.open_datatree(store, engine="zarr", consolidated=False)
+    return xr.open_zarr(store, consolidated=False)
 
 
 def kerchunk_dataset(virtual: xr.Dataset, **options) -> xr.Dataset:

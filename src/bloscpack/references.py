@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import json
 import math
 import os
+import posixpath
 import struct
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -36,9 +39,11 @@ import numpy as np
 from .blosc.header import ChunkHeader
 from .containers import registry
 from .containers.base import (
+    ByteSource,
     ChunkSpan,
     ContainerReader,
     GridReader,
+    GroupReader,
     TableReader,
     check_chunk_nbytes,
 )
@@ -92,18 +97,26 @@ def build_references(path_or_url: PathLike, *, zarr_format: int, inline: str, co
     else:
         group = {"zarr_format": 3, "node_type": "group", "attributes": {}}
         refs = {"zarr.json": json.dumps(group)}
+    options = (zarr_format, padded, any_fill)
     with _opened(name, storage_options) as (fmt, reader):
         if isinstance(reader, TableReader):
-            filled = sum(_add_array(refs, column, fmt, reader.column(column), name,
-                                    f"{column}_", zarr_format, padded, any_fill)
-                         for column in reader.columns)  # fmt: skip
+            counts: Counter[str] = Counter()
+            for column in reader.columns:
+                ndim = len(reader.column(column).description.shape)
+                dims = ["dim_0", *(f"{column}_dim_{axis}" for axis in range(1, ndim))]
+                counts.update(_add_array(refs, column, fmt, reader.column(column),
+                                         f"{name}: column {column!r}", dims, *options))  # fmt: skip
+        elif registry.format_of(fmt).group:
+            counts = _add_members(refs, reader, name, *options)  # type: ignore[arg-type]
         else:
-            filled = _add_array(refs, "data", fmt, reader, name, "", zarr_format, padded, any_fill)
+            dims = [f"dim_{axis}" for axis in range(len(reader.description.shape))]
+            counts = _add_array(refs, "data", fmt, reader, name, dims, *options)
     files = _stamps(name, storage_options)
     for value in refs.values():  # (a referenced file outside the container's, if any)
         if isinstance(value, list) and value[0] not in files:
             files.update(_stamps(value[0], storage_options, listed=False))
-    record = {"source": _source(name), "files": files, "codec": codec, "filled": filled}
+    record = {"source": _source(name), "files": files, "codec": codec,
+              "filled": counts["filled"], "inlined_special": counts["inlined_special"]}
     return {"version": 1, "refs": refs, "bloscpack": record}
 
 
@@ -238,8 +251,9 @@ def _remote_stamp(info: Mapping[str, Any]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _opened(name: str, storage_options: Mapping[str, Any] | None,
-            ) -> Iterator[tuple[str, ContainerReader | TableReader]]:  # fmt: skip
-    """The format and the reader of the container ``name`` (a path or a URL), closed after."""
+            ) -> Iterator[tuple[str, ContainerReader | TableReader | GroupReader]]:  # fmt: skip
+    """The format and the reader of the container ``name`` (a path or a URL; of a format of
+    groups of arrays, its group reader), closed after."""
     with contextlib.ExitStack() as stack:
         if is_url(name):
             fmt, source = stack.enter_context(registry.opened_url(name, storage_options))
@@ -247,9 +261,61 @@ def _opened(name: str, storage_options: Mapping[str, Any] | None,
             raise FileNotFound(f"{name}: no such file or directory")
         else:
             fmt, source = registry.detect(name), name
-        reader = registry.open_reader(source, fmt)
+        found = registry.format_of(fmt)
+        reader = found.open_group(source) if found.group else registry.open_reader(source, fmt)
         stack.callback(reader.close)
         yield fmt, reader
+
+
+def _add_members(refs: dict[str, Any], group: GroupReader, name: str, zarr_format: int,
+                 padded: bool, any_fill: bool) -> Counter[str]:  # fmt: skip
+    """Every array of the store ``group`` (named ``name``) into ``refs``, under its key
+    (``/g/x``: the array ``x`` of the zarr group ``g``), its dimensions named
+    ``x_dim_<axis>``, the attributes of each group that has them; the counts of
+    :func:`_add_array`.  A member of an archive is referenced where it lies in the archive;
+    an array embedded in another frame (whose chunks are compressed again) is refused."""
+    counts: Counter[str] = Counter()
+    groups = {"/": group.attrs("/")}
+    for key in group.keys():
+        path = key.strip("/")
+        where = f"{name}: key {key!r}"
+        member = group.member(key)
+        if not isinstance(member, ByteSource):
+            raise UnsupportedError(
+                f"{where} is a frame embedded in the store's own frame, whose chunks compress"
+                " it again: no byte range of a file holds its chunks"
+            )
+        with contextlib.ExitStack() as stack:
+            stack.callback(member.close)
+            fmt = registry.detect_source(member)
+            reader = registry.open_reader(member, fmt)
+            stack.callback(reader.close)
+            if isinstance(reader, TableReader):
+                raise UnsupportedError(f"{where}: a table in a store cannot be referenced")
+            leaf = posixpath.basename(path)
+            dims = [f"{leaf}_dim_{axis}" for axis in range(len(reader.description.shape))]
+            counts.update(_add_array(refs, path, fmt, reader, where, dims, zarr_format,
+                                     padded, any_fill, member))  # fmt: skip
+        for parent in _parents(path):
+            groups.setdefault(parent, group.attrs(parent))
+    for parent, attrs in groups.items():
+        kept = _json_only(attrs)
+        prefix = "" if parent == "/" else parent.strip("/") + "/"
+        if zarr_format == 2:
+            refs[f"{prefix}.zgroup"] = json.dumps({"zarr_format": 2})
+            if kept:
+                refs[f"{prefix}.zattrs"] = json.dumps(kept)
+        else:
+            refs[f"{prefix}zarr.json"] = json.dumps({"zarr_format": 3, "node_type": "group",
+                                                     "attributes": kept})  # fmt: skip
+    return counts
+
+
+def _parents(path: str) -> Iterator[str]:
+    """The groups above the array ``path`` (``g/h/x``: ``/g``, ``/g/h``)."""
+    parts = path.split("/")[:-1]
+    for end in range(1, len(parts) + 1):
+        yield "/" + "/".join(parts[:end])
 
 
 def write_references(refs: Mapping[str, Any], path: PathLike, *,
@@ -366,15 +432,16 @@ def _is_parquet_refs(path: str) -> bool:
 
 
 def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader,
-               name: str, prefix: str, zarr_format: int, padded: bool,
-               any_fill: bool) -> int:  # fmt: skip
-    """The zarr array ``key`` of the container ``reader`` (named ``name``) into ``refs``:
-    its dimensions named ``dim_0`` and ``<prefix>dim_<axis>`` (``padded``: with bloscpack's
-    filters, a short chunk referenced by byte range, b2nd blocks put in C order); the number
-    of its chunks left to the fill value (no key)."""
+               where: str, dims: list[str], zarr_format: int, padded: bool, any_fill: bool,
+               source: ByteSource | None = None) -> Counter[str]:  # fmt: skip
+    """The zarr array ``key`` of the container ``reader`` (``where``, for messages) into
+    ``refs``, its dimensions named ``dims`` (``padded``: with bloscpack's filters, a short
+    chunk referenced by byte range, b2nd blocks put in C order; ``source``: what the reader
+    reads, whose chunks are referenced where it lies in its file); the number of its chunks
+    left to the fill value (no key, ``filled``) and of its special chunks held inline
+    (``inlined_special``)."""
     described = reader.description
     dtype, shape = described.dtype, described.shape
-    where = name if not prefix else f"{name}: column {key!r}"
     if dtype.hasobject:
         raise UnsupportedError(f"{where}: object arrays cannot be referenced")
     order = "F" if described.order == "F" and len(shape) > 1 else "C"
@@ -406,9 +473,13 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     else:
         scanned = registry.format_of(fmt).scan(reader)
     spans = list(scanned)[: len(keys)]
+    if source is not None:
+        file, start = source.located()
+        spans = [dataclasses.replace(span, path=file, offset=start + span.offset)
+                 if span.path == source.name else span for span in spans]  # fmt: skip
     version = _one_version(spans, where, zarr_format)
     if zarr_format == 3 and version == 2:
-        own_codecs(name)  # (bloscpack_blosc2 reads Blosc2 chunks)
+        own_codecs(where)  # (bloscpack_blosc2 reads Blosc2 chunks)
     fill, filled = _fill_value(reader, spans, dtype, zarr_format, any_fill)
     if zarr_format == 3:  # (refused before any chunk is inlined)
         first = spans[0].header if spans else None
@@ -419,15 +490,16 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
             named = {key: value for key, value in kept.items() if key != "id"}
             meta["codecs"].insert(-1, {"name": f"numcodecs.{kept['id']}",
                                        "configuration": named})  # fmt: skip
+    special = sum(span.path is None and span.index not in filled for span in spans)
+    held = Counter({"filled": len(filled), "inlined_special": special})
     for span, chunk_key in zip(spans, keys, strict=True):
         if span.index not in filled:
             refs[f"{key}/{chunk_key}"] = _reference(reader, span, stored, where, padded)
-    dims = [f"{prefix}dim_{axis}" if axis else "dim_0" for axis in range(len(shape))]
     if zarr_format == 3:
         refs[f"{key}/zarr.json"] = json.dumps(
             {**meta, "attributes": _json_attrs(reader), "dimension_names": dims}
         )
-        return len(filled)
+        return held
     zarray = {
         "zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names else dtype.str,
@@ -436,7 +508,7 @@ def _add_array(refs: dict[str, Any], key: str, fmt: str, reader: ContainerReader
     }  # fmt: skip
     refs[f"{key}/.zarray"] = json.dumps(zarray)
     refs[f"{key}/.zattrs"] = json.dumps({**_json_attrs(reader), "_ARRAY_DIMENSIONS": dims})
-    return len(filled)
+    return held
 
 
 #: The zarr format-3 data types of numpy's kinds and sizes (the core types).
@@ -698,8 +770,13 @@ def _json_attrs(reader: ContainerReader) -> dict[str, Any]:
         user = reader.stored_metadata().user
     except BloscpackError:
         return {}
+    return _json_only(user)
+
+
+def _json_only(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``attrs`` that JSON holds."""
     kept = {}
-    for key, value in user.items():
+    for key, value in attrs.items():
         try:
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError):

@@ -61,18 +61,31 @@ class BloscpackParser:
             any_fill=True,
         )
         converted, fills = _manifest_refs(refs["refs"], url)
-        group = manifestgroup_from_kerchunk_refs(
-            KerchunkStoreRefs({"version": 1, "refs": converted}),
-            skip_variables=self.skip_variables,
-        )
-        return ManifestStore(group=_filled(group, fills), registry=registry)
+
+        def translated(path: str) -> Any:
+            """The ManifestGroup of the zarr group ``path`` (``""``: the root) and those
+            under it (the translator reads one group's arrays)."""
+            prefix = f"{path}/" if path else ""
+            own = {key[len(prefix):]: value for key, value in converted.items()
+                   if key.startswith(prefix) and key[len(prefix):].count("/") <= 1}  # fmt: skip
+            group = manifestgroup_from_kerchunk_refs(
+                KerchunkStoreRefs({"version": 1, "refs": own}),
+                skip_variables=self.skip_variables,
+            )
+            children = {key[len(prefix):].split("/")[0] for key in converted
+                        if key.startswith(prefix) and key.endswith("/.zgroup")
+                        and key[len(prefix):].count("/") == 1}  # fmt: skip
+            groups = {child: translated(prefix + child) for child in sorted(children)}
+            return _filled(group, fills, prefix, groups)
+
+        return ManifestStore(group=translated(""), registry=registry)
 
 
 def _manifest_refs(refs: Mapping[str, Any], url: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``refs`` as VirtualiZarr's translator reads them: the compressor as a filter before the
     others (it reads filters and codec lists), Blosc2 chunks read by bloscpack's own codec, no
-    fill value (which the translator reads as zarr format 2 JSON: see :func:`_filled`), no
-    inlined chunk (refused); and the fill values (zarr format 3 JSON), by array."""
+    fill value (the translator reads too few of them: see :func:`_filled`), no inlined chunk
+    (refused); and the fill values, by array path."""
     converted, fills = dict(refs), {}
     for key, value in refs.items():
         if key.endswith("/.zarray"):
@@ -95,18 +108,19 @@ def _manifest_refs(refs: Mapping[str, Any], url: str) -> tuple[dict[str, Any], d
     return converted, fills
 
 
-def _filled(group: Any, fills: Mapping[str, Any]) -> Any:
-    """The ManifestGroup ``group`` with the fill values ``fills`` (zarr format 3 JSON, by
-    array; None: NaN for floating-point and complex arrays, which xarray does not read as
-    missing data in the kerchunk references VirtualiZarr writes, else zarr's default), each
-    manifest over the whole chunk grid (the translator's ends at the last chunk listed)."""
+def _filled(group: Any, fills: Mapping[str, Any], prefix: str, groups: Mapping[str, Any]) -> Any:
+    """The ManifestGroup ``group`` (of the zarr group ``prefix``), its subgroups ``groups``,
+    with the fill values ``fills`` (zarr format 2 JSON, by array path; None: NaN for
+    floating-point and complex arrays, which xarray does not read as missing data in the
+    kerchunk references VirtualiZarr writes, else zarr's default), each manifest over the
+    whole chunk grid (the translator's ends at the last chunk listed)."""
     from virtualizarr.manifests import ChunkManifest, ManifestArray, ManifestGroup
     from zarr.core.metadata import ArrayV3Metadata
 
     arrays = {}
     for name, array in group.arrays.items():
         meta = array.metadata
-        fill = fills.get(name)
+        fill = fills.get(prefix + name)
         if fill is None and meta.data_type.to_native_dtype().kind == "c":
             fill = ["NaN", "NaN"]
         if fill is not None:
@@ -115,7 +129,7 @@ def _filled(group: Any, fills: Mapping[str, Any]) -> Any:
                                                               strict=True))  # fmt: skip
         manifest = ChunkManifest(entries=array.manifest.dict(), shape=grid)
         arrays[name] = ManifestArray(metadata=meta, chunkmanifest=manifest)
-    return ManifestGroup(arrays=arrays, attributes=dict(group.metadata.attributes))
+    return ManifestGroup(arrays=arrays, groups=groups, attributes=dict(group.metadata.attributes))
 
 
 def register_codecs() -> None:

@@ -107,6 +107,11 @@ class ByteSource:
         """Total number of bytes."""
         return self._size
 
+    def located(self) -> tuple[str, int]:
+        """The file that holds these bytes, as its source names it, and the offset of the
+        first of them there (a member of an archive: the archive's, and where it begins)."""
+        return self.name, 0
+
     def consistent(self) -> contextlib.AbstractContextManager[None]:
         """A block during which no append or edit by this library changes the file (a shared
         ``flock``, taken once for all the threads inside such blocks).  The first block takes
@@ -324,6 +329,9 @@ class FileObjectSource(ByteSource):
 
     def size(self) -> int:
         return self._size
+
+    def located(self) -> tuple[str, int]:
+        return self.name, self._start
 
     @contextlib.contextmanager
     def consistent(self) -> Iterator[None]:

@@ -243,6 +243,10 @@ class MemberSource(ByteSource):
     def size(self) -> int:
         return self._size
 
+    def located(self) -> tuple[str, int]:
+        file, offset = self._archive.located()
+        return file, offset + self._offset
+
     @contextlib.contextmanager
     def consistent(self) -> Iterator[None]:
         """The archive's :meth:`~bloscpack.io.ByteSource.consistent` block."""
