@@ -86,9 +86,8 @@ CASES: dict[str, tuple[str, Callable[[Path], object] | Path]] = {
 SPECIALS_INLINED = {("python-blosc2 sframe", 2): 4, ("python-blosc2 sframe", 3): 1}
 
 
-def made(folder: Path, case: str) -> Path:
-    """The container of ``case`` in ``folder``."""
-    name, how = CASES[case]
+def made(folder: Path, name: str, how: Callable[[Path], object] | Path) -> Path:
+    """The container ``name`` in ``folder``, written by ``how`` or copied from it."""
     path = folder / name
     if isinstance(how, Path):
         (shutil.copytree if how.is_dir() else shutil.copyfile)(how, path)
@@ -148,7 +147,7 @@ def read_back(refs: dict, names: list[str], zarr_format: int, **options) -> dict
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("case", list(CASES))
 def test_zarr_and_xarray_read_what_load_reads(tmp_path, case, zarr_format, codec):
-    path = made(tmp_path, case)
+    path = made(tmp_path, *CASES[case])
     expected = expected_arrays(path)
     try:
         refs = bloscpack.to_references(path, zarr_format=zarr_format, codec=codec)
@@ -169,7 +168,7 @@ def test_zarr_and_xarray_read_what_load_reads(tmp_path, case, zarr_format, codec
 @pytest.mark.parametrize("case", list(CASES))
 def test_containers_at_urls(tmp_path, s3_write_server, case):
     """The container on moto's S3 server, referenced by URL, read through the server."""
-    path = made(tmp_path, case)
+    path = made(tmp_path, *CASES[case])
     url, so = s3_write_server.url(CASES[case][0]), s3_write_server.storage_options
     import fsspec
 
@@ -196,7 +195,7 @@ def test_virtualizarr_round_trip(tmp_path, case):
     from bloscpack.virtual import BloscpackParser
 
     (tmp_path / "files").mkdir()
-    path = made(tmp_path / "files", case)
+    path = made(tmp_path / "files", *CASES[case])
     expected = expected_arrays(path)
     registry = ObjectStoreRegistry({"file://": LocalStore()})
     if SPECIALS_INLINED.get((case, 3)):  # (its manifests hold no chunk inline)
@@ -220,3 +219,45 @@ def test_virtualizarr_round_trip(tmp_path, case):
         for leaf in names:
             name = f"{group}/{leaf}".lstrip("/")
             assert same(kerchunk[leaf].values, expected[name]), name
+
+
+def _lazy(path: Path) -> None:
+    operand = blosc2.asarray(ARRAY, urlpath=str(path.with_name("o.b2nd")), mode="w")
+    (operand + 1).save(urlpath=str(path))
+
+
+def _embedded(path: Path) -> None:
+    store = blosc2.EmbedStore(urlpath=str(path), mode="w")
+    store["/x"] = ARRAY
+
+
+SNAPPY = DATA / "snappy" / "bcolz-zipline-1.13.0_cblosc-1.21.7dev_snappy-1.1.9" / "bcolz"
+#: case -> (file name, what writes it, the refusal after "<path>: ").
+REFUSED = {
+    "snappy chunks": ("s.bcolz", SNAPPY / "bcr01_i4_arange100000_cl16384",
+                      "chunk 0 is compressed with snappy, which the zarr codecs do not decode"),
+    "object dtype": ("o.bcolz", DATA / "bcolz" / "ca_object",
+                     "object carray: its chunks are pickled Python objects, which bloscpack"
+                     " never unpickles"),
+    "lazy file": ("e.b2nd", _lazy, "a python-blosc2 lazy expression ('(o0 + 1)' over operands"
+                                   " o0=o.b2nd) stored as placeholder chunks; load it with"
+                                   " evaluate=True, or evaluate it with python-blosc2 and save"
+                                   " the result"),
+    ".blp chunks of part rows": ("m.blp", lambda p: bloscpack.save(ARRAY, p, chunk_size=40),
+                                 "chunks of 40 bytes do not hold whole rows of 24 bytes, so no"
+                                 " zarr chunk grid holds them"),
+    "variable chunk sizes": ("v.b2frame", DATA / "blosc2" / "frames" / "varlen_chunksize0.b2frame",
+                             "chunks of different sizes cannot be referenced"),
+    "embedded store array": ("e.b2e", _embedded,
+                             "key '/x' is a frame embedded in the store's own frame, whose chunks"
+                             " compress it again: no byte range of a file holds its chunks"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_what_cannot_be_referenced_is_refused_by_name(tmp_path, case):
+    name, how, message = REFUSED[case]
+    path = made(tmp_path, name, how)
+    for zarr_format in (2, 3):
+        with pytest.raises(BloscpackError, match=f"^{re.escape(f'{path}: {message}')}$"):
+            bloscpack.to_references(path, zarr_format=zarr_format, codec="bloscpack")

@@ -23,9 +23,9 @@ xr = pytest.importorskip("xarray")
 pytest.importorskip("imagecodecs.numcodecs")
 from obspec_utils.registry import ObjectStoreRegistry  # noqa: E402
 from obstore.store import LocalStore, S3Store  # noqa: E402
+from test_references import OTHER_KINDS, special_array  # noqa: E402
 
 from bloscpack.virtual import BloscpackParser  # noqa: E402
-from test_references import OTHER_KINDS, special_array  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Numcodecs codecs are not in the Zarr version 3")
 

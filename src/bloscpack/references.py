@@ -31,7 +31,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import blosc2
 import numpy as np
@@ -107,16 +107,17 @@ def build_references(path_or_url: PathLike, *, zarr_format: int, inline: str, co
                 counts.update(_add_array(refs, column, fmt, reader.column(column),
                                          f"{name}: column {column!r}", dims, *options))  # fmt: skip
         elif registry.format_of(fmt).group:
-            counts = _add_members(refs, reader, name, *options)  # type: ignore[arg-type]
+            counts = _add_members(refs, cast(GroupReader, reader), name, *options)
         else:
-            dims = [f"dim_{axis}" for axis in range(len(reader.description.shape))]
-            counts = _add_array(refs, "data", fmt, reader, name, dims, *options)
+            array = cast(ContainerReader, reader)
+            dims = [f"dim_{axis}" for axis in range(len(array.description.shape))]
+            counts = _add_array(refs, "data", fmt, array, name, dims, *options)
     files = _stamps(name, storage_options)
     for value in refs.values():  # (a referenced file outside the container's, if any)
         if isinstance(value, list) and value[0] not in files:
             files.update(_stamps(value[0], storage_options, listed=False))
     record = {"source": _source(name), "files": files, "codec": codec,
-              "filled": counts["filled"], "inlined_special": counts["inlined_special"]}
+              "filled": counts["filled"], "inlined_special": counts["inlined_special"]}  # fmt: skip
     return {"version": 1, "refs": refs, "bloscpack": record}
 
 
@@ -276,7 +277,8 @@ def _add_members(refs: dict[str, Any], group: GroupReader, name: str, zarr_forma
     an array embedded in another frame (whose chunks are compressed again) is refused."""
     counts: Counter[str] = Counter()
     groups = {"/": group.attrs("/")}
-    for key in group.keys():
+    keys = group.keys()
+    for key in keys:
         path = key.strip("/")
         where = f"{name}: key {key!r}"
         member = group.member(key)
