@@ -662,6 +662,9 @@ def test_blpk_refs_counts_the_chunks_read_as_the_fill_value(tmp_path):
     proc = blpk("refs", "n.b2frame", "-o", "n.json", cwd=tmp_path)
     assert proc.stdout == ("blpk: n.b2frame -> n.json: 2 chunks referenced, 1 of them inlined,"
                            " 2 special chunks read as the fill value\n")  # fmt: skip
+    proc = blpk("refs", "s.b2frame", "-o", "s3.json", "--zarr-format", "3", cwd=tmp_path)
+    assert proc.stdout == ("blpk: s.b2frame -> s3.json: 2 chunks referenced, 1 of them inlined,"
+                           " 2 special chunks read as the fill value\n")  # fmt: skip
 
 
 def test_blpk_refs_names_what_it_refuses(tmp_path):

@@ -33,7 +33,8 @@ def cmd_refs(args: argparse.Namespace, console: Console) -> int:
         _check_output(args.output, args, console)
     refs = to_references(args.src, **options)
     write_references(refs, args.output)
-    chunks = [value for key, value in refs["refs"].items() if "/." not in f"/{key}"]
+    chunks = [value for value in refs["refs"].values()
+              if isinstance(value, list) or value.startswith("base64:")]  # fmt: skip
     inlined = sum(isinstance(value, str) for value in chunks)
     filled = refs["bloscpack"]["filled"]
     console.result(
