@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import blosc2
+import fsspec
 import numpy as np
 import pytest
 
@@ -96,24 +98,24 @@ def made(folder: Path, name: str, how: Callable[[Path], object] | Path) -> Path:
     return path
 
 
-def expected_arrays(path: Path | str, **options) -> dict[str, np.ndarray]:
-    """What bloscpack.load reads, by zarr array path: ``data``, a ctable's columns, a store's
-    keys (``g/y``); raw bytes as ``uint8``."""
+def expected_arrays(path: Path | str, refs: dict, **options) -> dict[str, np.ndarray]:
+    """What bloscpack.load reads, by the path of the zarr array of ``refs`` that holds it:
+    ``data``, a ctable's columns, a store's keys (``g/y``); raw bytes as ``uint8``."""
     loaded = bloscpack.load(path, **options)
     if isinstance(loaded, dict):
         return {key.strip("/"): value for key, value in loaded.items()}
     if isinstance(loaded, bytes):
         return {"data": np.frombuffer(loaded, np.uint8)}
-    if loaded.dtype.names and Path(str(path)).suffix == ".bcolz":
-        return {column: loaded[column] for column in loaded.dtype.names}
+    if loaded.dtype.names and not {"data/.zarray", "data/zarr.json"} & set(refs["refs"]):
+        return {column: loaded[column] for column in loaded.dtype.names}  # (a ctable)
     return {"data": loaded}
 
 
 def same(got: np.ndarray, expected: np.ndarray) -> bool:
-    """Equal shape, dtype (zarr format 3 reads native byte order) and bytes."""
-    native = expected.astype(expected.dtype.newbyteorder("="))
-    return (got.shape == expected.shape and got.dtype == native.dtype
-            and got.tobytes() == native.tobytes())  # fmt: skip
+    """Equal shape, dtype and bytes, in native byte order (zarr format 3 reads that)."""
+    got, expected = (a.astype(a.dtype.newbyteorder("=")) for a in (got, expected))
+    return (got.shape == expected.shape and got.dtype == expected.dtype
+            and got.tobytes() == expected.tobytes())  # fmt: skip
 
 
 def inlined_per_array(refs: dict) -> dict[str, int]:
@@ -148,13 +150,13 @@ def read_back(refs: dict, names: list[str], zarr_format: int, **options) -> dict
 @pytest.mark.parametrize("case", list(CASES))
 def test_zarr_and_xarray_read_what_load_reads(tmp_path, case, zarr_format, codec):
     path = made(tmp_path, *CASES[case])
-    expected = expected_arrays(path)
     try:
         refs = bloscpack.to_references(path, zarr_format=zarr_format, codec=codec)
     except BloscpackError as exc:  # b2nd blocks out of C order need the bloscpack codecs
         assert (case, codec) == ("python-blosc2 b2nd blocks", "stock"), exc
         assert re.search(r"one after another, not in C order", str(exc))
         return
+    expected = expected_arrays(path, refs)
     for name, (array, values) in read_back(refs, list(expected), zarr_format).items():
         assert same(array, expected[name]) and same(values, expected[name]), name
     # besides the special chunks held inline (SPECIALS_INLINED), one (a short last chunk)
@@ -170,17 +172,36 @@ def test_containers_at_urls(tmp_path, s3_write_server, case):
     """The container on moto's S3 server, referenced by URL, read through the server."""
     path = made(tmp_path, *CASES[case])
     url, so = s3_write_server.url(CASES[case][0]), s3_write_server.storage_options
-    import fsspec
-
     fs = fsspec.filesystem("s3", **so)
     fs.put(str(path), url, recursive=path.is_dir())
     refs = bloscpack.to_references(url, storage_options=so, codec="bloscpack")
     assert all(value[0].startswith(url) for value in refs["refs"].values()
                if isinstance(value, list))  # fmt: skip
-    expected = expected_arrays(url, storage_options=so)
+    expected = expected_arrays(url, refs, storage_options=so)
     remote = {"remote_protocol": "s3", "remote_options": {**so, "asynchronous": True}}
     for name, (array, values) in read_back(refs, list(expected), 2, **remote).items():
         assert same(array, expected[name]) and same(values, expected[name]), name
+    special = SPECIALS_INLINED.get((case, 2), 0)
+    assert sum(inlined_per_array(refs).values()) == refs["bloscpack"]["inlined_special"] == special
+    # the VirtualiZarr parser, its chunks read through obstore's S3 store
+    pytest.importorskip("virtualizarr")
+    from obspec_utils.registry import ObjectStoreRegistry
+    from obstore.store import S3Store
+
+    from bloscpack.virtual import BloscpackParser
+
+    if SPECIALS_INLINED.get((case, 3)):  # (refused: see test_virtualizarr_round_trip)
+        return
+    store = S3Store(s3_write_server.bucket, endpoint=s3_write_server.endpoint,
+                    access_key_id="testing", secret_access_key="testing", region="us-east-1",
+                    client_options={"allow_http": True})  # fmt: skip
+    registry = ObjectStoreRegistry({f"s3://{s3_write_server.bucket}": store})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        manifests = BloscpackParser(storage_options=so)(url, registry)  # (a ManifestStore)
+        opened = zarr.open_group(manifests, mode="r", zarr_format=3)
+        for name in expected:
+            assert same(opened[name][...], expected[name]), name
 
 
 @pytest.mark.filterwarnings("ignore:The LocalFileSystem storage is not safe")
@@ -196,7 +217,7 @@ def test_virtualizarr_round_trip(tmp_path, case):
 
     (tmp_path / "files").mkdir()
     path = made(tmp_path / "files", *CASES[case])
-    expected = expected_arrays(path)
+    expected = expected_arrays(path, bloscpack.to_references(path, codec="bloscpack"))
     registry = ObjectStoreRegistry({"file://": LocalStore()})
     if SPECIALS_INLINED.get((case, 3)):  # (its manifests hold no chunk inline)
         with pytest.raises(BloscpackError, match=r": chunk data/2 is held inline \("):
@@ -261,3 +282,43 @@ def test_what_cannot_be_referenced_is_refused_by_name(tmp_path, case):
     for zarr_format in (2, 3):
         with pytest.raises(BloscpackError, match=f"^{re.escape(f'{path}: {message}')}$"):
             bloscpack.to_references(path, zarr_format=zarr_format, codec="bloscpack")
+
+
+def _corpus() -> list[str]:
+    """Every container of the peers' corpora: bloscpack 0.16's .blp files, python-blosc2's
+    frames, sparse frames and b2nd arrays, bcolz-zipline's carrays and ctables (damaged ones
+    and other files left out)."""
+    found = [*(DATA / "bloscpack").glob("*.blp"), *(DATA / "blosc2" / "frames").iterdir(),
+             *(DATA / "blosc2" / "sframes").iterdir(), *(DATA / "b2nd").glob("*.b2nd"),
+             *(p for p in (DATA / "bcolz").iterdir() if p.is_dir())]  # fmt: skip
+    return sorted(str(p.relative_to(DATA)) for p in found
+                  if not p.name.startswith("bad_") and p.suffix != ".bin")  # fmt: skip
+
+
+#: What refuses a corpus file (the end of the message), and in which zarr formats.
+CORPUS_REFUSALS = [
+    (r"cannot be referenced \(zarr reads none\)", (2, 3)),  # structured dtypes zarr cannot hold
+    (r"has no zarr format 3 data type here \(zarr_format=2 holds it\)", (3,)),
+    (r"chunks of different sizes cannot be referenced", (2, 3)),
+    (r"which bloscpack never unpickles", (2, 3)),  # object carrays
+]
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("name", _corpus())
+def test_every_file_the_peers_wrote(name, zarr_format):
+    """References (bloscpack's codecs) read by zarr-python and xarray as load reads the file,
+    with no chunk inlined but special ones; or the file is refused by name."""
+    path = DATA / name
+    try:
+        refs = bloscpack.to_references(path, zarr_format=zarr_format, codec="bloscpack")
+    except BloscpackError as exc:
+        message = str(exc)
+        assert message.startswith(f"{path}: ")
+        assert any(re.search(f"{end}$", message) and zarr_format in formats
+                   for end, formats in CORPUS_REFUSALS), message  # fmt: skip
+        return
+    expected = expected_arrays(path, refs)
+    for array, (got, values) in read_back(refs, list(expected), zarr_format).items():
+        assert same(got, expected[array]) and same(values, expected[array]), array
+    assert sum(inlined_per_array(refs).values()) == refs["bloscpack"]["inlined_special"]
