@@ -128,7 +128,7 @@ def inlined_per_array(refs: dict) -> dict[str, int]:
     return counts
 
 
-def read_back(refs: dict, names: list[str], zarr_format: int, **options) -> dict:
+def read_back(refs: dict | str, names: list[str], zarr_format: int, **options) -> dict:
     """Each array ``names`` of ``refs`` read by zarr-python and by xarray (the variable of
     its group's dataset)."""
     storage = {"fo": refs, **options}
@@ -322,3 +322,20 @@ def test_every_file_the_peers_wrote(name, zarr_format):
     for array, (got, values) in read_back(refs, list(expected), zarr_format).items():
         assert same(got, expected[array]) and same(values, expected[array]), array
     assert sum(inlined_per_array(refs).values()) == refs["bloscpack"]["inlined_special"]
+
+
+@pytest.mark.filterwarnings("ignore:The 'fastparquet' engine is deprecated")
+@pytest.mark.parametrize("case", list(CASES))
+def test_parquet_references(tmp_path, case):
+    """The references written as kerchunk's parquet references read the same (a store's
+    nested groups too)."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("fastparquet")
+    path = made(tmp_path, *CASES[case])
+    refs = bloscpack.to_references(path, codec="bloscpack")
+    bloscpack.write_references(refs, tmp_path / "refs.parq")
+    expected = expected_arrays(path, refs)
+    local = {"remote_protocol": "file"}
+    got = read_back(str(tmp_path / "refs.parq"), list(expected), 2, **local)
+    for name, (array, values) in got.items():
+        assert same(array, expected[name]) and same(values, expected[name]), name

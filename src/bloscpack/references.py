@@ -366,7 +366,7 @@ def _write_parquet(refs: Mapping[str, Any], name: str, record_size: int) -> None
                  "raw": pa.binary()}  # fmt: skip
         for field in fields:
             columns = _parquet_rows(entries, field, meta[f"{field}/.zarray"])
-            os.mkdir(os.path.join(built, field))
+            os.makedirs(os.path.join(built, field))
             for number, start in enumerate(range(0, len(columns["path"]), record_size)):
                 rows = slice(start, start + record_size)
                 table = pa.table({key: pa.array(values[rows], kinds[key])
