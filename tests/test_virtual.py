@@ -200,6 +200,16 @@ def special_frame(path: Path, specials: list) -> Path:
     return path
 
 
+@pytest.mark.parametrize("name", ["b2nd/zero_d_float64.b2nd", "bloscpack/nd_0d.blp"])
+def test_0d_arrays_are_refused_by_name(name):
+    url = (DATA / name).as_uri()
+    message = (f"{url}: array 'data' is 0-d, whose one chunk VirtualiZarr's manifests"
+               " cannot hold (bloscpack.to_references and fsspec's reference filesystem read"
+               " it)")  # fmt: skip
+    with pytest.raises(UnsupportedError, match=f"^{re.escape(message)}$"):
+        virtualizarr.open_virtual_dataset(url, registry=local(), parser=BloscpackParser())
+
+
 def test_special_chunks_of_nan_as_the_fill_value(tmp_path):
     nan = blosc2.SpecialValue.NAN
     path = special_frame(tmp_path / "n.b2frame", [nan, nan, nan])

@@ -9,9 +9,10 @@ make known to zarr and numcodecs wherever bloscpack is installed.  VirtualiZarr'
 hold no chunk data (VirtualiZarr 2.5), only byte ranges: with ``codec="bloscpack"`` (the
 default) a short last chunk is a byte range read through bloscpack's ``bloscpack_pad``
 filter, and b2nd blocks are put in order by ``bloscpack_blocks``; the special chunks of a
-frame that hold the array's fill value have no manifest entry (zarr reads the fill value); a
-chunk that references still hold inline (a special chunk of another value; a short last chunk
-with ``codec="stock"``) is refused by name."""
+frame that hold the array's fill value have no manifest entry (zarr reads the fill value, set
+exactly from the chunks' item); a chunk that references still hold inline (a special chunk of
+another value; a short last chunk with ``codec="stock"``) and a 0-d array are refused by name.
+A python-blosc2 store's nested groups are the manifest's groups (``open_virtual_datatree``)."""
 
 from __future__ import annotations
 
@@ -84,12 +85,18 @@ class BloscpackParser:
 def _manifest_refs(refs: Mapping[str, Any], url: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``refs`` as VirtualiZarr's translator reads them: the compressor as a filter before the
     others (it reads filters and codec lists), Blosc2 chunks read by bloscpack's own codec, no
-    fill value (the translator reads too few of them: see :func:`_filled`), no inlined chunk
-    (refused); and the fill values, by array path."""
+    fill value (the translator reads only NaN's: :func:`_filled` sets them), no inlined chunk
+    and no 0-d array (refused); and the fill values, by array path."""
     converted, fills = dict(refs), {}
     for key, value in refs.items():
         if key.endswith("/.zarray"):
             zarray = json.loads(value)
+            if not zarray["shape"]:
+                raise UnsupportedError(
+                    f"{url}: array {key[: -len('/.zarray')]!r} is 0-d, whose one chunk"
+                    " VirtualiZarr's manifests cannot hold (bloscpack.to_references and fsspec's"
+                    " reference filesystem read it)"
+                )
             compressor = zarray["compressor"]
             if compressor == {"id": CODEC_IDS[2]}:
                 compressor = {"id": BLOSC2_ID}
