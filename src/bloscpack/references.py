@@ -61,7 +61,8 @@ def to_references(path_or_url: PathLike, *, zarr_format: int = 2, inline: str = 
                   ) -> dict[str, Any]:  # fmt: skip
     """A kerchunk reference dict (version 1) of the container ``path_or_url`` (a path or a
     URL; ``storage_options`` for its filesystem): one zarr array (``zarr_format`` 2 or 3) per
-    container (per column of a ctable) whose chunk keys are ``[file, offset, length]`` of the
+    container (per column of a ctable; per key of a python-blosc2 store, in zarr groups) whose
+    chunk keys are ``[file, offset, length]`` of the
     stored chunks (absolute paths, or URLs).  ``codec="stock"``: zarr's own codecs, the short
     last chunk inlined; ``codec="bloscpack"``: bloscpack's ``bloscpack_pad`` filter after the
     decompressor, so that the short last chunk is a byte range too (``refs["bloscpack"]["codec"]``
