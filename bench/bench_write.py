@@ -198,6 +198,7 @@ def main() -> None:
     a = np.cumsum(rng.standard_normal(size // dtype.itemsize, dtype=dtype))  # a random walk
     dataset = f"{dtype.name} random walk"
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-write-"))
+    root.mkdir(parents=True, exist_ok=True)
     cparams = blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, nthreads=args.nthreads)
     #: row -> (format, operation, the peer, its durability, bloscpack's file, the peer's, fns)
     rows: dict[str, tuple[str, str, str, str, str, str, dict[str, Timed]]] = {}
