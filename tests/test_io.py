@@ -199,3 +199,31 @@ def test_a_durable_bcolz_save_flushes_every_file_and_directory(table, tmp_path, 
     names = [os.path.relpath(s, staged) for s in synced[:-1]]
     assert sorted(names) == sorted(written) and synced[-1] == str(tmp_path)
     assert len([n for n in written if "data/__" in n]) == (60 if table else 30)
+
+
+@pytest.mark.parametrize(
+    "fmt, options",
+    [("sframe", {"chunksize": 80_000}), ("b2nd", {"sparse": True, "chunks": (10_000,)})],
+)
+def test_a_sparse_save_flushes_its_chunk_files_not_the_whole_system(
+    fmt, options, tmp_path, monkeypatch
+):
+    """A sparse frame's chunk files are flushed each (several at once) before
+    ``chunks.b2frame`` refers to them; ``os.sync`` (every process's writes) is never called."""
+    import numpy as np
+
+    import bloscpack
+
+    def system_wide_sync():
+        raise AssertionError("os.sync called")
+
+    monkeypatch.setattr(os, "sync", system_wide_sync, raising=False)
+    synced = _recording_fsync(monkeypatch)
+    path = tmp_path / "a"
+    data = np.arange(300_000.0)
+    bloscpack.save(data, path, format=fmt, **options)
+    chunk_files = sorted(p.name for p in path.glob("*.chunk"))
+    assert len(chunk_files) == 30
+    flushed = {os.path.basename(s) for s in synced}
+    assert set(chunk_files) <= flushed
+    np.testing.assert_array_equal(bloscpack.load(path), data)

@@ -96,12 +96,21 @@ def fsync_tree(root: PathLike) -> None:
     for dirpath, _dirs, names in os.walk(root):
         directories.append(dirpath)
         files.extend(os.path.join(dirpath, name) for name in names)
-    _each(_fsync_file, files)
+    fsync_files(files)
     _each(fsync_directory, directories)
 
 
+def fsync_files(paths: Sequence[str]) -> None:
+    """Flush the files ``paths`` to disk, several at once; the first error is raised."""
+    _each(_fsync_file, paths)
+
+
+#: How :func:`_fsync_file` opens a file: Windows flushes only files open for writing.
+_FSYNC_OPEN_FLAGS = os.O_RDWR | getattr(os, "O_BINARY", 0) if os.name == "nt" else os.O_RDONLY
+
+
 def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, _FSYNC_OPEN_FLAGS)
     try:
         os.fsync(fd)
     finally:
