@@ -181,7 +181,7 @@ def test_comparison_without_its_records(tmp_path):
 SCRIPTS = {
     "bench_write.py": (
         "write",
-        ["--size-mib", "1", "--repeat", "1"],
+        ["--size-mib", "1", "--repeat", "1", "--formats", "b2nd,sparse,bcolz"],
         [],
         ["compression_ratio.png", "formats_vs_own_library.png"],
     ),
@@ -277,8 +277,30 @@ def test_write_json_records(tiny_run):
         ("bcolz", "bcolz", "write (durable=False)"),
     ]
     assert {r["nbytes"] for r in doc["results"]} == {2**20}
+    assert [r["peer_flushed"] for r in doc["results"][::2]] == [
+        "peer + fsync", "peer + fsync", "peer + fsync", "no fsync"]  # fmt: skip
+    assert all(r["cpu_seconds"] > 0 for r in doc["results"])
+    load = doc["settings"].pop("load_average_1min")
+    assert len(load) == 2 and 0 <= load[0] <= load[1]
     assert doc["settings"] == {"size_mib": 1, "repeat": 1, "nthreads": os.cpu_count(),
-                               "quick": False, "note": "tiny"}  # fmt: skip
+                               "quick": False, "note": "tiny", "dtype": "float64",
+                               "formats": ["b2nd", "sparse", "bcolz"],
+                               "statistic": "median"}  # fmt: skip
+
+
+def test_write_json_blp_against_bloscpack016(tmp_path, bloscpack016):
+    """The ``.blp`` rows: bloscpack 0.16 in its own process writes files of the same size."""
+    args = ["--size-mib", "1", "--repeat", "1", "--dtype", "float32", "--formats", "blp",
+            "--bp016-dir", str(bloscpack016.target)]  # fmt: skip
+    doc = bench_json(tmp_path, "bench_write.py", args)
+    check_doc(doc, "write", ["dtype", "formats"], "test VM")
+    assert [(r["dataset"], r["format"], r["contender"], r["operation"], r["peer_flushed"])
+            for r in doc["results"]] == [
+        ("float32 random walk", ".blp", who, op, flushed)
+        for op, flushed in [("write (durable)", "peer + fsync"), ("write (no fsync)", "no fsync")]
+        for who in ("bloscpack", "bloscpack 0.16")
+    ]  # fmt: skip
+    assert len({r["ratio"] for r in doc["results"]}) == 1  # the same bytes
 
 
 def test_random_access_json_counts_decodes(tiny_run):

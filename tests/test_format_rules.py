@@ -806,6 +806,18 @@ def test_a_masked_array_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                              DataLossError, f"{path}{MASK_MESSAGE}")  # fmt: skip
 
 
+def test_saving_an_array_does_not_import_numpy_ma(tmp_path: Path):
+    """The masked-array check costs nothing while nothing imported ``numpy.ma`` (6 ms)."""
+    code = (
+        "import sys, numpy as np, bloscpack\n"
+        f"for fmt in {FORMATS!r}:\n"
+        f"    bloscpack.save(np.arange(10.0), {str(tmp_path)!r} + '/a.' + fmt, format=fmt)\n"
+        "print('numpy.ma' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "False\n", "")
+
+
 LONG_DOUBLE = ("cannot be stored: {0} holds long doubles, whose bytes mean other numbers on"
                " other machines; convert it first (a.astype(np.{1}))")  # fmt: skip
 OBJECTS = ("hold Python object references, which cannot be stored without pickling; convert"

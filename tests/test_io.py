@@ -140,3 +140,90 @@ def test_a_saved_file_is_handed_to_the_disk_while_written(suffix, tmp_path, monk
     ends = [offset + n for offset, n, _ in calls]
     assert [offset for offset, _, _ in calls] == [0, *ends[:-1]]
     assert ends[-1] <= size
+
+
+def _recording_fsync(monkeypatch):
+    """os.fsync recording the path of each descriptor it is given, in call order."""
+    synced, real = [], os.fsync
+
+    def fsync(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_fsync_tree_flushes_every_file_then_every_directory(tmp_path, monkeypatch) -> None:
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    files = [root / "top", *(root / "a" / f"f{i}" for i in range(40)), root / "a" / "b" / "x"]
+    for path in files:
+        path.write_bytes(b"data")
+    synced = _recording_fsync(monkeypatch)
+    durability.fsync_tree(root)
+    directories = [root, root / "a", root / "a" / "b"]
+    assert sorted(synced[: len(files)]) == sorted(map(str, files))
+    assert sorted(synced[len(files) :]) == sorted(map(str, directories))
+
+
+def test_fsync_tree_raises_the_error_of_a_file(tmp_path, monkeypatch) -> None:
+    (tmp_path / "d").mkdir()
+    for i in range(20):
+        (tmp_path / "d" / str(i)).write_bytes(b"x")
+
+    def failing(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        durability.fsync_tree(tmp_path / "d")
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_a_durable_bcolz_save_flushes_every_file_and_directory(table, tmp_path, monkeypatch):
+    """``durable`` (the default) flushes each file and directory of the new bcolz directory
+    once before it is renamed into place, and the directory holding it after the rename."""
+    import numpy as np
+
+    import bloscpack
+
+    data = np.arange(300_000.0)
+    if table:
+        data = np.rec.fromarrays([data, data.astype("i4")], names="x,y")
+    synced = _recording_fsync(monkeypatch)
+    path = tmp_path / "a.bcolz"
+    bloscpack.save(data, path, chunklen=10_000)
+    staged = synced[0].split("/new/", 1)[0] + "/new"  # where save built it
+    written = {str(p.relative_to(path)) for p in path.rglob("*")} | {"."}
+    names = [os.path.relpath(s, staged) for s in synced[:-1]]
+    assert sorted(names) == sorted(written) and synced[-1] == str(tmp_path)
+    assert len([n for n in written if "data/__" in n]) == (60 if table else 30)
+
+
+@pytest.mark.parametrize(
+    "fmt, options",
+    [("sframe", {"chunksize": 80_000}), ("b2nd", {"sparse": True, "chunks": (10_000,)})],
+)
+def test_a_sparse_save_flushes_its_chunk_files_not_the_whole_system(
+    fmt, options, tmp_path, monkeypatch
+):
+    """A sparse frame's chunk files are flushed each (several at once) before
+    ``chunks.b2frame`` refers to them; ``os.sync`` (every process's writes) is never called."""
+    import numpy as np
+
+    import bloscpack
+
+    def system_wide_sync():
+        raise AssertionError("os.sync called")
+
+    monkeypatch.setattr(os, "sync", system_wide_sync, raising=False)
+    synced = _recording_fsync(monkeypatch)
+    path = tmp_path / "a"
+    data = np.arange(300_000.0)
+    bloscpack.save(data, path, format=fmt, **options)
+    chunk_files = sorted(p.name for p in path.glob("*.chunk"))
+    assert len(chunk_files) == 30
+    flushed = {os.path.basename(s) for s in synced}
+    assert set(chunk_files) <= flushed
+    np.testing.assert_array_equal(bloscpack.load(path), data)

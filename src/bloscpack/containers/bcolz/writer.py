@@ -20,7 +20,7 @@ from ... import engine
 from ... import ndarray as nd
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, ObjectNumpyArrayRejection
-from ...io.durability import fsync_directory, start_writeback
+from ...io.durability import fsync_tree, start_writeback
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput, is_written_in_place, staged_output
 from ..base import ArrayDescription, WriterBase, map_chunks
@@ -121,20 +121,6 @@ def _write_file(path: str, blob: bytes) -> None:
     """Write a file in a directory that is still private (it appears whole by a rename)."""
     with open(path, "wb") as fh:
         fh.write(blob)
-
-
-def _fsync_tree(rootdir: str) -> None:
-    """Flush every file, then every directory, under ``rootdir`` to disk (files first, all
-    written before: the kernel writes them back together)."""
-    for dirpath, _dirs, files in os.walk(rootdir):
-        for name in files:
-            fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    for dirpath, _dirs, _files in os.walk(rootdir):
-        fsync_directory(dirpath)
 
 
 def _store(rootdir: str, index: int, chunk: Any, durable: bool) -> None:
@@ -261,7 +247,7 @@ class CarrayWriter:
                     _sizes_blob(shape, self.atomsize, self.cbytes))  # fmt: skip
         _write_file(os.path.join(self.rootdir, ATTRS_FILE), self.attrs_blob)
         if self.durable:
-            _fsync_tree(self.rootdir)
+            fsync_tree(self.rootdir)
 
 
 class CtableWriter:
@@ -306,7 +292,7 @@ class CtableWriter:
             writer.close()
         _write_file(os.path.join(self.rootdir, ATTRS_FILE), self.attrs_blob)
         if self.durable:
-            _fsync_tree(self.rootdir)
+            fsync_tree(self.rootdir)
 
 
 @contextlib.contextmanager

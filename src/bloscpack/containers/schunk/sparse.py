@@ -31,7 +31,7 @@ from ...errors import (
     TruncatedError,
     UnsupportedError,
 )
-from ...io.durability import fsync_directory, start_writeback
+from ...io.durability import fsync_directory, fsync_files, start_writeback
 from ...io.locks import FileLock
 from ...io.paths import PathLike
 from ...io.sources import Directory, file_identity, member_size, open_member
@@ -98,7 +98,8 @@ class SparseFrame(FrameBase):
         self.writable = writable
         self.defer_appends = defer_appends and writable
         self._pending = False  # appends not yet in chunks.b2frame
-        self._unsynced = False  # chunk files written without fsync since the last index write
+        # chunk files written without fsync since the last index write
+        self._unsynced: list[str] = []
         self._id_next: int | None = None  # cached id of the next new chunk file
         self._index_path = os.path.join(self.path, INDEX_FILE)
         try:
@@ -122,7 +123,8 @@ class SparseFrame(FrameBase):
         if writable:
             raise UnsupportedError(f"{directory.name}: a sparse frame at a URL is read-only")
         self.path = self.name = directory.name
-        self.writable = self.defer_appends = self._pending = self._unsynced = False
+        self.writable = self.defer_appends = self._pending = False
+        self._unsynced = []
         self._id_next, self._dir_fd = None, None
         self._index_path = directory.join(INDEX_FILE)
         image, size = self._read_index()
@@ -379,7 +381,7 @@ class SparseFrame(FrameBase):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
                 raise
-            self._unsynced = True
+            self._unsynced.append(path)
         else:
             self._write_chunk_file(chunk_id, data)
         self._id_next = chunk_id + 1
@@ -393,9 +395,10 @@ class SparseFrame(FrameBase):
         def adopt() -> int:
             assert name is not None
             chunk_id = self._next_id()
-            os.replace(os.path.join(self.path, name), self.chunk_path(chunk_id))
+            path = self.chunk_path(chunk_id)
+            os.replace(os.path.join(self.path, name), path)
             self._id_next = chunk_id + 1
-            self._unsynced = True
+            self._unsynced.append(path)
             return chunk_id
 
         with self.exclusive():
@@ -478,8 +481,11 @@ class SparseFrame(FrameBase):
             fh.write(data)
 
     def _release(self, entry: int) -> None:
+        path = self.chunk_path(entry)
+        if path in self._unsynced:
+            self._unsynced.remove(path)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.chunk_path(entry))
+            os.unlink(path)
         fsync_directory(self.path)
 
     def _commit(
@@ -501,8 +507,9 @@ class SparseFrame(FrameBase):
     def _write_image(self, header: bytes, index: bytes, trailer: bytes, frame_len: int) -> None:
         """Rewrite ``chunks.b2frame`` through a temporary file (chunk files first on disk)."""
         if self._unsynced:
-            _sync_all()
-            self._unsynced = False
+            fsync_files(self._unsynced)
+            fsync_directory(self.path)
+            self._unsynced = []
         with atomic_write(os.path.join(self.path, INDEX_FILE)) as fh:
             fh.write(header + index + trailer)
 
@@ -651,12 +658,6 @@ class _ReadBlock:
 
     def __exit__(self, *exc: object) -> None:
         self._frame._lock.__exit__(*exc)
-
-
-def _sync_all() -> None:
-    """Flush written files to disk (one call instead of an fsync per chunk file)."""
-    if hasattr(os, "sync"):
-        os.sync()
 
 
 def _read_claimed(fh: IO[bytes], n: int, path: str, claim: str) -> bytes:
