@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import glob
 import os
 import threading
 from collections import deque
@@ -28,12 +27,15 @@ import numpy as np
 
 from .blosc import pydecode
 from .blosc.header import (
+    BLOSC1_MAX_BUFFERSIZE,
     BLOSC2_HEADER_SIZE,
     CODEC_CODES,
     MAX_BLOCKSIZE,
     MAX_BUFFERSIZE,
     MAX_TYPESIZE,
     SNAPPY_FORMAT,
+    SPLIT_MODES,
+    WRITABLE_CODECS,
     ChunkHeader,
     Filter,
 )
@@ -46,6 +48,7 @@ from .blosc.layout import (
     validate_chunk,
 )
 from .blosc.special import decode_special_into, fill_special_items
+from .clibs import libblosc2_path
 from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError, UnwritableCodec
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -90,18 +93,7 @@ def _load_libblosc2() -> ctypes.CDLL:
     # The blosc2 wheel carries libblosc2.  It is found without importing the blosc2 package
     # (a third of a second that every `blpk` run would pay); blosc2_init registers the
     # codecs and filters built into the library.
-    import importlib.util
-
-    spec = importlib.util.find_spec("blosc2")
-    if spec is None or not spec.submodule_search_locations:
-        raise UnsupportedError("the blosc2 package is not installed: pip install blosc2")
-    libdir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
-    candidates = sorted(glob.glob(os.path.join(libdir, "libblosc2.so*")))
-    candidates += sorted(glob.glob(os.path.join(libdir, "libblosc2*.dylib")))
-    candidates += sorted(glob.glob(os.path.join(libdir, "*blosc2*.dll")))
-    if not candidates:
-        raise UnsupportedError(f"libblosc2 not found in {libdir}: reinstall the blosc2 package")
-    lib = ctypes.CDLL(candidates[0])
+    lib = ctypes.CDLL(libblosc2_path())
     lib.blosc2_init.restype = None
     lib.blosc2_init()
     lib.blosc2_create_dctx.restype = ctypes.c_void_p
@@ -127,7 +119,6 @@ def _load_libblosc2() -> ctypes.CDLL:
     lib.blosc2_compress_ctx.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
     ]  # fmt: skip
-    lib.blosc2_get_version_string.restype = ctypes.c_char_p
     return lib
 
 
@@ -144,11 +135,6 @@ def _libblosc2() -> ctypes.CDLL:
             if _lib is None:
                 _lib = _load_libblosc2()
     return _lib
-
-
-def c_blosc2_version() -> str:
-    """The version of the C-Blosc2 library this module calls."""
-    return str(_libblosc2().blosc2_get_version_string().decode())
 
 
 def set_nthreads(n: int) -> int:
@@ -314,7 +300,6 @@ def _address(arr: np.ndarray) -> int | None:
 
 
 # --- decompression ------------------------------------------------------------------------
-
 
 
 def _snappy_stream_decoder() -> pydecode.StreamDecoder:
@@ -577,14 +562,6 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
 # --- compression --------------------------------------------------------------------------
 
 _blosc1_lock = threading.Lock()  # python-blosc keeps its settings in globals
-BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD (16)
-SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
-
-
-#: The codecs every writer compresses with, Blosc1 and Blosc2 chunks alike: the one list that
-#: the writers, the options (``codec``, ``cname``) and ``blpk -c`` take (snappy chunks are
-#: only read: no maintained C-Blosc writes them, and C-Blosc2 cannot read them).
-WRITABLE_CODECS = tuple(name for name in CODEC_CODES if name != "snappy")
 
 
 def codec_error(codec: Any, where: str, writable: Sequence[str] = WRITABLE_CODECS) -> NoSuchCodec:
