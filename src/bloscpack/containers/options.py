@@ -136,7 +136,7 @@ def parse_filters(value: Any) -> tuple[int, ...] | None:
     for item in items:
         if isinstance(item, str) and item.lower() in FILTER_IDS:
             ids.append(FILTER_IDS[item.lower()])
-        elif isinstance(item, Integral) and not isinstance(item, bool) and 0 <= item < 256:
+        elif isinstance(item, Integral) and not isinstance(item, bool) and 0 <= int(item) < 256:
             ids.append(int(item))
         else:
             raise ArgumentError(
@@ -157,7 +157,7 @@ def parse_chunks(value: Any, name: str = "chunks") -> tuple[int, ...] | None:
     except TypeError:
         raise ArgumentError(f"{name} must be an int or a tuple of ints, got {value!r}") from None
     if not chunks or not all(
-        isinstance(n, Integral) and not isinstance(n, bool) and n > 0 for n in chunks
+        isinstance(n, Integral) and not isinstance(n, bool) and int(n) > 0 for n in chunks
     ):
         raise ArgumentError(f"{name} must be positive ints, got {value!r}")
     return tuple(int(n) for n in chunks)

@@ -84,7 +84,7 @@ def plugins() -> tuple[ContainerFormat, ...]:
                 f"entry point {entry.name!r} of {ENTRY_POINTS}: {entry.value} is not a"
                 " ContainerFormat instance"
             )
-        if any(fmt.name == known.name for known in (*BUILTIN, *found)):
+        if fmt.name in {known.name for known in BUILTIN} | {known.name for known in found}:
             raise FormatError(f"entry point {entry.name!r} of {ENTRY_POINTS}: format"
                               f" {fmt.name!r} is known already")  # fmt: skip
         found.append(fmt)
