@@ -105,6 +105,7 @@ def test_blpk_on_local_blp_imports_no_remote_layer_nor_other_formats(command, ra
     assert not {m for m in modules if m.startswith("bloscpack.remote.")}
     assert not {m for m in modules if m.startswith("bloscpack.integrations.xarray")}
     assert not {m for m in modules if m.startswith(OTHER_FORMATS)}
+    assert "blosc" not in modules  # python-blosc's C extension only: the package imports its tests
     if command == ["--version"]:
         assert not set(BLP_MODULES) & modules
         assert not {"bloscpack.dispatch", "bloscpack.array", "bloscpack.api"} & modules

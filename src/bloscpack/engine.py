@@ -13,9 +13,11 @@ pass ``validated=True`` promise they did it themselves.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -48,7 +50,7 @@ from .blosc.layout import (
     validate_chunk,
 )
 from .blosc.special import decode_special_into, fill_special_items
-from .clibs import libblosc2_path
+from .clibs import blosc_extension, libblosc2_path
 from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError, UnwritableCodec
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -562,6 +564,29 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
 # --- compression --------------------------------------------------------------------------
 
 _blosc1_lock = threading.Lock()  # python-blosc keeps its settings in globals
+_blosc1_ext: Any = None
+_blosc1_init_lock = threading.Lock()
+
+
+def _blosc1() -> Any:
+    """python-blosc's C extension (C-Blosc 1.x), initialised once.  Its functions are called
+    directly: the ``blosc`` package around them imports numpy and its test runner (25 ms
+    more for every ``blpk c``), and its checks are made here before."""
+    global _blosc1_ext
+    if _blosc1_ext is None:
+        with _blosc1_init_lock:
+            if _blosc1_ext is None:
+                ext = blosc_extension()
+                if "blosc" not in sys.modules:  # (else the package has initialised it)
+                    ext.init()
+                    atexit.register(ext.destroy)
+                _blosc1_ext = ext
+    return _blosc1_ext
+
+
+def blosc1_codecs() -> list[str]:
+    """The codecs C-Blosc 1.x compresses with."""
+    return list(_blosc1().compressor_list().split(","))
 
 
 def codec_error(codec: Any, where: str, writable: Sequence[str] = WRITABLE_CODECS) -> NoSuchCodec:
@@ -767,10 +792,9 @@ def blosc1_compressor(
     otherwise each call uses :func:`get_nthreads` C threads (which store the blocks of a chunk
     in the order they finish).
     """
-    import blosc
-
-    if codec not in blosc.compressor_list():
-        raise codec_error(codec, "Blosc1 chunks", blosc.compressor_list())
+    blosc = _blosc1()
+    if codec not in blosc1_codecs():
+        raise codec_error(codec, "Blosc1 chunks", blosc1_codecs())
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= 255:
         raise ArgumentError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
@@ -783,9 +807,7 @@ def blosc1_compressor(
             raise ArgumentError(
                 f"a Blosc1 chunk holds at most {BLOSC1_MAX_BUFFERSIZE} bytes, got {src.size}"
             )
-        out: bytes = blosc.compress(
-            src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
-        )
+        out: bytes = blosc.compress(src, typesize, clevel, shuffle, codec)
         observer = _observer
         if observer is not None:
             observer("compress", src.size)
