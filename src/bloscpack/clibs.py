@@ -24,6 +24,25 @@ def _package_dir(package: str) -> str | None:
     return list(spec.submodule_search_locations)[0]
 
 
+def package_version(package: str) -> str:
+    """The version of the installed ``package``, from the ``METADATA`` of the ``.dist-info``
+    beside it (``importlib.metadata``, which imports the email parser and zipfile, for other
+    kinds of installs)."""
+    root = _package_dir(package)
+    if root is not None:
+        pattern = os.path.join(os.path.dirname(root), f"{package}-*.dist-info", "METADATA")
+        for metadata in glob.glob(pattern):
+            with open(metadata, encoding="utf-8") as fh:
+                for line in fh:
+                    if line.startswith("Version:"):
+                        return line.split(":", 1)[1].strip()
+                    if not line.strip():  # the end of the headers
+                        break
+    import importlib.metadata
+
+    return importlib.metadata.version(package)
+
+
 def libblosc2_path() -> str:
     """The ``libblosc2`` shipped inside the ``blosc2`` wheel."""
     root = _package_dir("blosc2")
@@ -66,4 +85,10 @@ def c_blosc_version() -> str:
     return str(blosc_extension().BLOSC_VERSION_STRING)
 
 
-__all__ = ["blosc_extension", "c_blosc2_version", "c_blosc_version", "libblosc2_path"]
+__all__ = [
+    "blosc_extension",
+    "c_blosc2_version",
+    "c_blosc_version",
+    "libblosc2_path",
+    "package_version",
+]

@@ -157,14 +157,12 @@ class _VersionAction(argparse.Action):
 def version_string() -> str:
     """The versions of bloscpack, python-blosc, C-Blosc, python-blosc2 and C-Blosc2 (the
     packages' from their metadata: importing them imports numpy)."""
-    import importlib.metadata
-
     from .. import __version__
-    from ..clibs import c_blosc2_version, c_blosc_version
+    from ..clibs import c_blosc2_version, c_blosc_version, package_version
 
     return (
-        f"bloscpack: '{__version__}' python-blosc: '{importlib.metadata.version('blosc')}'"
-        f" blosc: '{c_blosc_version()}' python-blosc2: '{importlib.metadata.version('blosc2')}'"
+        f"bloscpack: '{__version__}' python-blosc: '{package_version('blosc')}'"
+        f" blosc: '{c_blosc_version()}' python-blosc2: '{package_version('blosc2')}'"
         f" blosc2: '{c_blosc2_version()}'"
     )
 
