@@ -1,7 +1,8 @@
 """The formats this library reads and writes: one ordered list of
-:class:`~bloscpack.containers.base.ContainerFormat` objects (those built in, then those other
-packages add through the entry-point group ``bloscpack.formats``), and the one rule that picks
-the format of an output from ``format=`` and its name.
+:class:`~bloscpack.containers.base.ContainerFormat` objects (those built in, listed in
+:mod:`~bloscpack.containers.listing` and imported when more than their names is asked, then
+those other packages add through the entry-point group ``bloscpack.formats``), and the one rule
+that picks the format of an output from ``format=`` and its name.
 
 Every name here means the same thing everywhere (``save``, ``convert``, ``detect``, ``info``,
 ``blpk --format``): the name :func:`bloscpack.detect` gives a container of that format.
