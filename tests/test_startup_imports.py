@@ -25,36 +25,32 @@ PROBE = (
 )
 #: Third-party packages only URLs, dask, xarray or pandas objects need.
 OPTIONAL = {"fsspec", "aiohttp", "requests", "urllib3", "dask", "xarray", "pandas", "blosc2"}
-#: The modules of formats other than ``.blp`` that reading or writing a ``.blp`` never needs
-#: (their FORMAT objects, which recognise their files, are imported: the parser lists them).
-OTHER_FORMATS = [
+#: The format packages other than ``.blp``'s: reading or writing a ``.blp`` imports none of
+#: their modules (the registry lists every format without importing it).
+OTHER_FORMATS = tuple(
     f"bloscpack.containers.{name}"
-    for name in (
-        "b2nd.reader", "b2nd.writer", "b2nd.append", "b2nd.jobs", "b2nd.layout", "b2nd.meta",
-        "bcolz.reader", "bcolz.writer", "bcolz.append", "bcolz.attrs", "bcolz.layout",
-        "bcolz.report", "schunk.reader", "schunk.writer", "schunk.sparse", "schunk.core",
-        "schunk.contiguous", "schunk.edit", "schunk.append", "schunk.storage", "frame.api",
-    )
-]  # fmt: skip
+    for name in ("b2nd", "bcolz", "frame", "sframe", "schunk", "b2store", "chunk")
+)
 BLP_MODULES = [
     f"bloscpack.containers.bloscpack.{name}"
     for name in ("reader", "writer", "append", "compress", "report", "file", "streams")
 ]
 
 
-def imported(args: list[str], tmp_path: Path) -> set[str]:
+def imported(args: list[str], tmp_path: Path, exit_code: int = 0) -> set[str]:
     """The modules a ``blpk`` process run with ``args`` imported (``args[0] == "-c"``: the
-    Python code given instead)."""
+    Python code given instead); ``exit_code``: what the process must exit with."""
     out = tmp_path / "modules.json"
-    code = args[1] if args[0] == "-c" else PROBE
-    argv = [] if args[0] == "-c" else args
+    python = args[:1] == ["-c"]
+    code = args[1] if python else PROBE
+    argv = [] if python else args
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     proc = subprocess.run(
         [sys.executable, "-c", code, str(out), *argv],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    if args[0] == "-c":
+    assert proc.returncode == exit_code, proc.stderr
+    if python:
         return set(proc.stdout.split())
     return set(json.loads(out.read_text()))
 
@@ -108,10 +104,30 @@ def test_blpk_on_local_blp_imports_no_remote_layer_nor_other_formats(command, ra
     assert not top_level(modules) & OPTIONAL
     assert not {m for m in modules if m.startswith("bloscpack.remote.")}
     assert not {m for m in modules if m.startswith("bloscpack.integrations.xarray")}
-    assert not set(OTHER_FORMATS) & modules
+    assert not {m for m in modules if m.startswith(OTHER_FORMATS)}
+    assert "blosc" not in modules  # python-blosc's C extension only: the package imports its tests
     if command == ["--version"]:
         assert not set(BLP_MODULES) & modules
+    if command[0] in ("--version", "d"):  # a .blp is written out as stored: no array layer
         assert not {"bloscpack.dispatch", "bloscpack.array", "bloscpack.api"} & modules
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [(["--version"], 0), (["--help"], 0), ([], 2), (["--nope"], 2), (["nope"], 2),
+     (["c"], 2), (["c", "-l", "10", "x"], 2), (["d", "-n", "0", "x.blp"], 2),
+     (["convert", "--format", "nope", "x", "y"], 2)],
+    ids=["version", "help", "no-command", "bad-option", "bad-command", "missing-file",
+         "bad-level", "bad-threads", "bad-format"],
+)  # fmt: skip
+def test_blpk_version_help_and_usage_errors_import_no_numpy_nor_blosc(command, code, tmp_path):
+    modules = imported(command, tmp_path, code)
+    # (C-Blosc's version comes from python-blosc's C extension, loaded without its package)
+    assert not top_level(modules) & {"numpy", "blosc2"} and "blosc" not in modules
+    assert not {m for m in modules if m.startswith("bloscpack.containers.")} - {
+        "bloscpack.containers.listing", "bloscpack.containers.options",
+        "bloscpack.containers.registry",
+    }  # fmt: skip
 
 
 def test_an_open_array_turns_into_dask_in_a_fresh_process(tmp_path):

@@ -13,10 +13,11 @@ pass ``validated=True`` promise they did it themselves.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
-import glob
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
@@ -28,12 +29,15 @@ import numpy as np
 
 from .blosc import pydecode
 from .blosc.header import (
+    BLOSC1_MAX_BUFFERSIZE,
     BLOSC2_HEADER_SIZE,
     CODEC_CODES,
     MAX_BLOCKSIZE,
     MAX_BUFFERSIZE,
     MAX_TYPESIZE,
     SNAPPY_FORMAT,
+    SPLIT_MODES,
+    WRITABLE_CODECS,
     ChunkHeader,
     Filter,
 )
@@ -46,6 +50,7 @@ from .blosc.layout import (
     validate_chunk,
 )
 from .blosc.special import decode_special_into, fill_special_items
+from .clibs import blosc_extension, libblosc2_path
 from .errors import ArgumentError, ChunkError, NoSuchCodec, UnsupportedError, UnwritableCodec
 
 Buffer = Any  # any object exporting the buffer protocol
@@ -90,18 +95,7 @@ def _load_libblosc2() -> ctypes.CDLL:
     # The blosc2 wheel carries libblosc2.  It is found without importing the blosc2 package
     # (a third of a second that every `blpk` run would pay); blosc2_init registers the
     # codecs and filters built into the library.
-    import importlib.util
-
-    spec = importlib.util.find_spec("blosc2")
-    if spec is None or not spec.submodule_search_locations:
-        raise UnsupportedError("the blosc2 package is not installed: pip install blosc2")
-    libdir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
-    candidates = sorted(glob.glob(os.path.join(libdir, "libblosc2.so*")))
-    candidates += sorted(glob.glob(os.path.join(libdir, "libblosc2*.dylib")))
-    candidates += sorted(glob.glob(os.path.join(libdir, "*blosc2*.dll")))
-    if not candidates:
-        raise UnsupportedError(f"libblosc2 not found in {libdir}: reinstall the blosc2 package")
-    lib = ctypes.CDLL(candidates[0])
+    lib = ctypes.CDLL(libblosc2_path())
     lib.blosc2_init.restype = None
     lib.blosc2_init()
     lib.blosc2_create_dctx.restype = ctypes.c_void_p
@@ -127,7 +121,6 @@ def _load_libblosc2() -> ctypes.CDLL:
     lib.blosc2_compress_ctx.argtypes = [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32,
     ]  # fmt: skip
-    lib.blosc2_get_version_string.restype = ctypes.c_char_p
     return lib
 
 
@@ -144,11 +137,6 @@ def _libblosc2() -> ctypes.CDLL:
             if _lib is None:
                 _lib = _load_libblosc2()
     return _lib
-
-
-def c_blosc2_version() -> str:
-    """The version of the C-Blosc2 library this module calls."""
-    return str(_libblosc2().blosc2_get_version_string().decode())
 
 
 def set_nthreads(n: int) -> int:
@@ -314,7 +302,6 @@ def _address(arr: np.ndarray) -> int | None:
 
 
 # --- decompression ------------------------------------------------------------------------
-
 
 
 def _snappy_stream_decoder() -> pydecode.StreamDecoder:
@@ -577,14 +564,29 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
 # --- compression --------------------------------------------------------------------------
 
 _blosc1_lock = threading.Lock()  # python-blosc keeps its settings in globals
-BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD (16)
-SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
+_blosc1_ext: Any = None
+_blosc1_init_lock = threading.Lock()
 
 
-#: The codecs every writer compresses with, Blosc1 and Blosc2 chunks alike: the one list that
-#: the writers, the options (``codec``, ``cname``) and ``blpk -c`` take (snappy chunks are
-#: only read: no maintained C-Blosc writes them, and C-Blosc2 cannot read them).
-WRITABLE_CODECS = tuple(name for name in CODEC_CODES if name != "snappy")
+def _blosc1() -> Any:
+    """python-blosc's C extension (C-Blosc 1.x), initialised once.  Its functions are called
+    directly: the ``blosc`` package around them imports numpy and its test runner (25 ms
+    more for every ``blpk c``), and its checks are made here before."""
+    global _blosc1_ext
+    if _blosc1_ext is None:
+        with _blosc1_init_lock:
+            if _blosc1_ext is None:
+                ext = blosc_extension()
+                if "blosc" not in sys.modules:  # (else the package has initialised it)
+                    ext.init()
+                    atexit.register(ext.destroy)
+                _blosc1_ext = ext
+    return _blosc1_ext
+
+
+def blosc1_codecs() -> list[str]:
+    """The codecs C-Blosc 1.x compresses with."""
+    return list(_blosc1().compressor_list().split(","))
 
 
 def codec_error(codec: Any, where: str, writable: Sequence[str] = WRITABLE_CODECS) -> NoSuchCodec:
@@ -790,10 +792,9 @@ def blosc1_compressor(
     otherwise each call uses :func:`get_nthreads` C threads (which store the blocks of a chunk
     in the order they finish).
     """
-    import blosc
-
-    if codec not in blosc.compressor_list():
-        raise codec_error(codec, "Blosc1 chunks", blosc.compressor_list())
+    blosc = _blosc1()
+    if codec not in blosc1_codecs():
+        raise codec_error(codec, "Blosc1 chunks", blosc1_codecs())
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= 255:
         raise ArgumentError(f"Blosc1 chunks need 1 <= typesize <= 255, got {typesize}")
@@ -806,9 +807,7 @@ def blosc1_compressor(
             raise ArgumentError(
                 f"a Blosc1 chunk holds at most {BLOSC1_MAX_BUFFERSIZE} bytes, got {src.size}"
             )
-        out: bytes = blosc.compress(
-            src, typesize=typesize, clevel=clevel, shuffle=shuffle, cname=codec
-        )
+        out: bytes = blosc.compress(src, typesize, clevel, shuffle, codec)
         observer = _observer
         if observer is not None:
             observer("compress", src.size)

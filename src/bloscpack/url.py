@@ -8,13 +8,15 @@ never import it.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import BloscpackError, RemoteError, UnsupportedError
+
+if TYPE_CHECKING:
+    import logging
 
 EXTRA = "pip install 'bloscpack[remote]'"
 #: The extra that installs the back end of a protocol, where ``remote`` does not (the one
@@ -85,8 +87,9 @@ REMOTE_LOGGERS = (
 )  # fmt: skip
 
 
-class _Redacted(logging.Filter):
-    """Passes every record, its message :func:`redact`-ed."""
+class _Redacted:
+    """A logging filter: passes every record, its message :func:`redact`-ed (``logging`` is
+    imported with fsspec only)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -104,6 +107,8 @@ def _fsspec() -> Any:
         import fsspec
     except ImportError:
         raise UnsupportedError(f"reading or writing URLs needs fsspec: {EXTRA}") from None
+    import logging
+
     for name in REMOTE_LOGGERS:  # once each: a logger keeps one copy of a filter
         logging.getLogger(name).addFilter(_REDACTED)
     return fsspec

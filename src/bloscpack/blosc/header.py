@@ -15,6 +15,7 @@ from ..errors import ChunkError, TruncatedError
 BLOSC1_HEADER_SIZE = 16
 BLOSC2_HEADER_SIZE = 32
 MAX_BUFFERSIZE = 2147483615  # INT_MAX - BLOSC2_MAX_OVERHEAD
+BLOSC1_MAX_BUFFERSIZE = 2147483631  # C-Blosc 1.x: INT_MAX - BLOSC_MAX_OVERHEAD (16)
 MAX_BLOCKSIZE = 536866816
 MAX_TYPESIZE = 536866816
 BLOSC1_VERSION = 2
@@ -80,6 +81,12 @@ CODEC_CODES: dict[str, int] = {
     "zstd": 5,
 }
 CODEC_NAMES: dict[int, str] = {v: k for k, v in CODEC_CODES.items()}
+#: The codecs every writer compresses with, Blosc1 and Blosc2 chunks alike: the one list that
+#: the writers, the options (``codec``, ``cname``) and ``blpk -c`` take (snappy chunks are
+#: only read: no maintained C-Blosc writes them, and C-Blosc2 cannot read them).
+WRITABLE_CODECS = tuple(name for name in CODEC_CODES if name != "snappy")
+#: The split modes C-Blosc2 compresses with (``splitmode``), by name.
+SPLIT_MODES = {"always": 1, "never": 2, "auto": 3, "forward_compat": 4}
 # Globally registered codec plugins (udcodec ids; user-defined codecs are 160..255).
 REGISTERED_CODEC_NAMES: dict[int, str] = {
     32: "ndlz", 33: "zfp_acc", 34: "zfp_prec", 35: "zfp_rate", 36: "openhtj2k", 37: "grok",

@@ -146,9 +146,7 @@ def _write_contents(
     from ..streaming import buffer_size, write_array
 
     if isinstance(source, str):
-        from ..dispatch import detect
-
-        fmt = detect(source)
+        fmt = registry.detect(source)
     else:
         fmt = str(registry.stream_format(source.head))
     console.verbose(f"format: {fmt}")

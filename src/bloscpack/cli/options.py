@@ -8,11 +8,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from ..blosc.header import BLOSC1_MAX_BUFFERSIZE, WRITABLE_CODECS
 from ..containers import registry as _registry
 from ..containers.options import SIZE_SUFFIXES, canonical
-from ..engine import BLOSC1_MAX_BUFFERSIZE, WRITABLE_CODECS
 from ..errors import BloscpackError
-from ..ndarray import parse_dtype
 from ..url import HIDDEN, may_hold_secret
 from .console import EXIT_USAGE, PROG
 
@@ -31,14 +30,50 @@ FORMAT_EXTENSIONS = {f.name: f.extension for f in _registry.FORMATS.values()}
 
 
 CODECS = WRITABLE_CODECS
-#: The defaults and checksums shown and taken: those the format of new outputs declares.
-DEFAULTS = _registry.DEFAULT.option_defaults
-CHECKSUMS = _registry.DEFAULT.option_choices["checksum"]
 #: ``-z max``: the largest chunk C-Blosc 1.x compresses.
 MAX_CHUNK_SIZE = BLOSC1_MAX_BUFFERSIZE
 
 
 MAX_THREADS = 256
+
+
+class _Defaults(str):
+    """A help text that names defaults of the format new outputs get (``{clevel}``,
+    ``{checksums}``, ...): filled in when the help is shown, so that building the parser
+    imports no format."""
+
+
+class _Formatter(argparse.RawTextHelpFormatter):
+    """Help as written (line breaks kept), with the defaults of :class:`_Defaults` texts."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = super()._get_help_string(action)
+        if isinstance(action.help, _Defaults) and text is not None:
+            found = _registry.DEFAULT
+            text = text.format(**found.option_defaults,
+                               checksums=", ".join(found.option_choices["checksum"]))  # fmt: skip
+        return text
+
+
+class _DefaultChoices(Sequence[str]):
+    """The names the format new outputs get takes for its option ``option`` (``checksum``),
+    looked up when first used."""
+
+    def __init__(self, option: str) -> None:
+        self.option = option
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(_registry.DEFAULT.option_choices[self.option])
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+#: The checksums taken: those the format of new outputs declares.
+CHECKSUMS = _DefaultChoices("checksum")
 
 
 def parse_size(text: str) -> int:
@@ -83,6 +118,13 @@ def _checked(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 _format_name = _checked(lambda text: _registry.get(text).name)
 
 
+def _parse_dtype(text: str) -> Any:
+    """A numpy dtype (numpy imported only for ``--dtype``)."""
+    from ..ndarray import parse_dtype
+
+    return parse_dtype(text)
+
+
 def _int_in_range(low: int, high: int, what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -113,27 +155,16 @@ class _VersionAction(argparse.Action):
 
 
 def version_string() -> str:
-    """The versions of bloscpack, python-blosc, C-Blosc, python-blosc2 and C-Blosc2."""
-    import blosc
-
+    """The versions of bloscpack, python-blosc, C-Blosc, python-blosc2 and C-Blosc2 (the
+    packages' from their metadata: importing them imports numpy)."""
     from .. import __version__
+    from ..clibs import c_blosc2_version, c_blosc_version, package_version
 
-    blosc2_version, c_blosc2_version = _blosc2_versions()
     return (
-        f"bloscpack: '{__version__}' python-blosc: '{blosc.__version__}'"
-        f" blosc: '{blosc.BLOSC_VERSION_STRING}' python-blosc2: '{blosc2_version}'"
-        f" blosc2: '{c_blosc2_version}'"
+        f"bloscpack: '{__version__}' python-blosc: '{package_version('blosc')}'"
+        f" blosc: '{c_blosc_version()}' python-blosc2: '{package_version('blosc2')}'"
+        f" blosc2: '{c_blosc2_version()}'"
     )
-
-
-def _blosc2_versions() -> tuple[str, str]:
-    """The versions of python-blosc2 (from its metadata: importing it takes a quarter of a
-    second) and of the C-Blosc2 its wheel carries."""
-    import importlib.metadata
-
-    from ..engine import c_blosc2_version
-
-    return importlib.metadata.version("blosc2"), c_blosc2_version()
 
 
 EPILOG = """\
@@ -158,7 +189,7 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
         metavar="[0, 9]",
         type=_int_in_range(0, 9, "clevel"),
         default=None,
-        help=f"compression level (default: {DEFAULTS['clevel']})",
+        help=_Defaults("compression level (default: {clevel})"),
     )
     group.add_argument(
         "-s",
@@ -176,7 +207,7 @@ def _add_blosc_options(parser: argparse.ArgumentParser, typesize_help: str) -> N
         choices=CODECS,
         dest="cname",
         default=None,
-        help=f"codec to be used by Blosc:\n{', '.join(CODECS)} (default: {DEFAULTS['cname']})",
+        help=_Defaults(f"codec to be used by Blosc:\n{', '.join(CODECS)} (default: {{cname}})"),
     )
 
 
@@ -313,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="command line de/compression with blosc, for every Blosc container format",
-        formatter_class=argparse.RawTextHelpFormatter,
+        formatter_class=_Formatter,
         epilog=EPILOG,
     )
     parser.add_argument("--version", action=_VersionAction, help="show the versions and exit")
@@ -322,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="subcommands", metavar="", dest="subcommand")
 
     def one(name: str, text: str, description: str | None = None) -> argparse.ArgumentParser:
-        parser = sub.add_parser(name, formatter_class=argparse.RawTextHelpFormatter, help=text,
+        parser = sub.add_parser(name, formatter_class=_Formatter, help=text,
                                 description=description or text)  # fmt: skip
         _add_global_options(parser, suppress=True)
         return parser
@@ -333,14 +364,16 @@ def build_parser() -> argparse.ArgumentParser:
     for p in add("compress", "c", "perform compression on file"):
         _add_blosc_options(
             p,
-            f"typesize for blosc (default: {DEFAULTS['typesize']}; raw input to the array\n"
-            "formats: 1, or the item size of --dtype)",
+            _Defaults(
+                "typesize for blosc (default: {typesize}; raw input to the array\n"
+                "formats: 1, or the item size of --dtype)"
+            ),
         )
         group = p.add_argument_group("raw input as an array")
         group.add_argument(
             "--dtype",
             metavar="<dtype>",
-            type=_checked(parse_dtype),
+            type=_checked(_parse_dtype),
             default=None,
             help="numpy dtype of the raw input's items (e.g. f8, <i4, float32): it is\n"
             "stored as an array of that dtype, which load() and python-blosc2 see",
@@ -359,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="<size>",
             type=parse_size,
             default=None,
-            help=f"set desired chunk size or 'max' (default: {DEFAULTS['chunk_size']})",
+            help=_Defaults("set desired chunk size or 'max' (default: {chunk_size})"),
         )
         group.add_argument(
             "-k",
@@ -368,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
             type=_named(CHECKSUMS),
             choices=CHECKSUMS,
             default=None,
-            help=f"set desired checksum:\n{', '.join(CHECKSUMS)} (default: {DEFAULTS['checksum']})",
+            help=_Defaults("set desired checksum:\n{checksums} (default: {checksum})"),
         )
         group.add_argument(
             "-o", "--no-offsets", action="store_false", dest="offsets", help="deactivate offsets"

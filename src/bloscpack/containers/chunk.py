@@ -20,6 +20,7 @@ from .base import (
     ReaderBase,
     StoredMetadata,
 )
+from .listing import listed
 
 
 class ChunkReader(ReaderBase):
@@ -113,13 +114,12 @@ def verify(source: PathLike | Any) -> dict[str, Any]:
     return {"ok": True, "nchunks": 1, "bad_chunks": [], "problems": []}
 
 
+@listed("chunk")
 class ChunkFormat(ContainerFormat):
     """One Blosc chunk stored on its own: read, never written; tried last (its header has no
     magic bytes)."""
 
-    name = "chunk"
     description = "one Blosc chunk"
-    writable = False
 
     def sniff(self, head: bytes) -> bool:
         return is_chunk(head)

@@ -11,13 +11,14 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from numbers import Integral
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..blosc.header import FILTER_IDS, MAX_BUFFERSIZE
-from ..engine import CODEC_CODES, SPLIT_MODES, WRITABLE_CODECS
+from ..blosc.header import CODEC_CODES, FILTER_IDS, MAX_BUFFERSIZE, SPLIT_MODES, WRITABLE_CODECS
 from ..errors import ArgumentError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The common options, what they mean, and the format's own names each one replaces.
 COMMON_OPTIONS: dict[str, str] = {
@@ -135,7 +136,7 @@ def parse_filters(value: Any) -> tuple[int, ...] | None:
     for item in items:
         if isinstance(item, str) and item.lower() in FILTER_IDS:
             ids.append(FILTER_IDS[item.lower()])
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= item < 256:
+        elif isinstance(item, Integral) and not isinstance(item, bool) and 0 <= int(item) < 256:
             ids.append(int(item))
         else:
             raise ArgumentError(
@@ -150,13 +151,13 @@ def parse_chunks(value: Any, name: str = "chunks") -> tuple[int, ...] | None:
     """``chunks`` (or ``blocks``): rows (an int) or a shape, every size positive."""
     if value is None:
         return None
-    items = (value,) if isinstance(value, (int, np.integer)) else value
+    items = (value,) if isinstance(value, Integral) else value
     try:
         chunks = tuple(items)
     except TypeError:
         raise ArgumentError(f"{name} must be an int or a tuple of ints, got {value!r}") from None
     if not chunks or not all(
-        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in chunks
+        isinstance(n, Integral) and not isinstance(n, bool) and int(n) > 0 for n in chunks
     ):
         raise ArgumentError(f"{name} must be positive ints, got {value!r}")
     return tuple(int(n) for n in chunks)
@@ -200,7 +201,7 @@ def parse_size(value: Any, name: str) -> int:
         if value == "max":
             return MAX_BUFFERSIZE
         value = int(value) if _BARE_INT.match(value) else size_of_text(value)
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
         raise ArgumentError(f"{name} must be a positive number of bytes, got {value!r}")
     return int(value)
 

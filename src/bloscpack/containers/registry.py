@@ -1,7 +1,8 @@
 """The formats this library reads and writes: one ordered list of
-:class:`~bloscpack.containers.base.ContainerFormat` objects (those built in, then those other
-packages add through the entry-point group ``bloscpack.formats``), and the one rule that picks
-the format of an output from ``format=`` and its name.
+:class:`~bloscpack.containers.base.ContainerFormat` objects (those built in, listed in
+:mod:`~bloscpack.containers.listing` and imported when more than their names is asked, then
+those other packages add through the entry-point group ``bloscpack.formats``), and the one rule
+that picks the format of an output from ``format=`` and its name.
 
 Every name here means the same thing everywhere (``save``, ``convert``, ``detect``, ``info``,
 ``blpk --format``): the name :func:`bloscpack.detect` gives a container of that format.
@@ -13,9 +14,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from ..errors import (
     ArgumentError,
@@ -29,42 +28,29 @@ from ..errors import (
 from ..io.paths import PathLike
 from ..io.sources import ByteSource, Directory
 from ..io.staging import StagedOutput
-from ..ndarray import check_writable
 from ..url import is_url, local_path
-from .b2nd.format import FORMAT as B2ND
-from .b2store.format import FORMAT as B2STORE
-from .base import (
-    SNIFF_BYTES,
-    ArrayDescription,
-    ContainerFormat,
-    ContainerReader,
-    ContainerWriter,
-    TableReader,
-)
-from .bcolz.format import FORMAT as BCOLZ
-from .bloscpack.format import FORMAT as BLP
-from .chunk import FORMAT as CHUNK
-from .frame.format import FORMAT as B2FRAME
+from .listing import BUILTIN, Listed
 from .options import CompressionParams, check_options
-from .sframe.format import FORMAT as SFRAME
 
 if TYPE_CHECKING:
     from ..remote.upload import StagedUpload
+    from .base import ContainerFormat, ContainerReader, ContainerWriter, TableReader
 
-#: The formats built in, in the order they are listed; a Blosc chunk (read, never written,
-#: without magic bytes) last.
-BUILTIN: tuple[ContainerFormat, ...] = (BLP, B2FRAME, B2ND, SFRAME, BCOLZ, B2STORE, CHUNK)
+#: A format: built in and listed (:class:`~bloscpack.containers.listing.Listed`, its module
+#: imported when something beyond its names is asked), or added by another package.
+Format = Union[Listed, "ContainerFormat"]  # noqa: UP007 - ContainerFormat is not imported
+
 #: The entry-point group through which another package adds a format: each entry point
 #: names a :class:`~bloscpack.containers.base.ContainerFormat` instance (its ``FORMAT``).
 ENTRY_POINTS = "bloscpack.formats"
 
 #: The formats built in that write arrays, by name.
-FORMATS: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if f.writable}
+FORMATS: dict[str, Listed] = {f.name: f for f in BUILTIN if f.writable}
 #: The formats built in that never write an array, by name: a Blosc chunk (read only) and the
 #: python-blosc2 stores (which write groups of arrays).
-READ_ONLY: dict[str, ContainerFormat] = {f.name: f for f in BUILTIN if not f.writable}
+READ_ONLY: dict[str, Listed] = {f.name: f for f in BUILTIN if not f.writable}
 #: The format an output gets when neither ``format=`` nor its name says one.
-DEFAULT = BLP
+DEFAULT = FORMATS["blp"]
 #: Extensions of other tools' formats: an output named so is refused, with how to write it.
 FOREIGN = {
     ".npy": "numpy.save",
@@ -78,6 +64,11 @@ FOREIGN = {
 }
 
 
+def loaded(fmt: Format) -> ContainerFormat:
+    """The format ``fmt`` itself (a listed one imported now)."""
+    return fmt.load() if isinstance(fmt, Listed) else fmt
+
+
 @functools.cache
 def plugins() -> tuple[ContainerFormat, ...]:
     """The formats other packages add (entry-point group :data:`ENTRY_POINTS`), loaded once,
@@ -86,23 +77,25 @@ def plugins() -> tuple[ContainerFormat, ...]:
 
     found: list[ContainerFormat] = []
     for entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
+        from .base import ContainerFormat  # (numpy: only if another package adds a format)
+
         fmt = entry.load()
         if not isinstance(fmt, ContainerFormat):
             raise FormatError(
                 f"entry point {entry.name!r} of {ENTRY_POINTS}: {entry.value} is not a"
                 " ContainerFormat instance"
             )
-        if any(fmt.name == known.name for known in (*BUILTIN, *found)):
+        if fmt.name in {known.name for known in BUILTIN} | {known.name for known in found}:
             raise FormatError(f"entry point {entry.name!r} of {ENTRY_POINTS}: format"
                               f" {fmt.name!r} is known already")  # fmt: skip
         found.append(fmt)
     return tuple(found)
 
 
-def _in_detection_order(formats: Sequence[ContainerFormat]) -> tuple[ContainerFormat, ...]:
+def _in_detection_order(formats: Sequence[Format]) -> tuple[Format, ...]:
     """``formats`` as detection tries them: each before the formats it refines (whose
     containers may also be its own), else in order."""
-    ordered: list[ContainerFormat] = []
+    ordered: list[Format] = []
     for fmt in formats:
         refined = [i for i, f in enumerate(ordered) if f.name in fmt.refines]
         ordered.insert(min(refined, default=len(ordered)), fmt)
@@ -114,21 +107,21 @@ def _in_detection_order(formats: Sequence[ContainerFormat]) -> tuple[ContainerFo
 _DETECTED_FIRST = _in_detection_order(BUILTIN)
 
 
-def _detected_last() -> tuple[ContainerFormat, ...]:
+def _detected_last() -> tuple[Format, ...]:
     """The formats detection tries after :data:`_DETECTED_FIRST`: other packages' (loaded
     now)."""
     return _in_detection_order(plugins())
 
 
-def _detection_order() -> Iterator[ContainerFormat]:
+def _detection_order() -> Iterator[Format]:
     """Every format, in the order detection tries them; other packages' loaded only when
     the built-in ones before them did not answer."""
     yield from _DETECTED_FIRST
     yield from _detected_last()
 
 
-def every_format() -> tuple[ContainerFormat, ...]:
-    """Every format, built-in and added, in the order they are listed."""
+def every_format() -> tuple[Format, ...]:
+    """Every format, built-in (listed) and added, in the order they are listed."""
     return (*BUILTIN, *plugins())
 
 
@@ -137,8 +130,8 @@ def format_of(name: str) -> ContainerFormat:
     :func:`get` knows)."""
     found = FORMATS.get(name) or READ_ONLY.get(name)
     if found is None:
-        found = next((f for f in plugins() if f.name == name), None) or get(name)
-    return found
+        return next((f for f in plugins() if f.name == name), None) or get(name)
+    return found.load()
 
 
 def names() -> str:
@@ -147,7 +140,7 @@ def names() -> str:
     return ", ".join(f.name for f in every_format() if f.writable)
 
 
-def _named(name: str, formats: Sequence[ContainerFormat]) -> ContainerFormat | None:
+def _named(name: str, formats: Sequence[Format]) -> Format | None:
     """The format of ``formats`` that writes (arrays, or groups of them) and is called ``name``
     (or an alias)."""
     lowered = name.lower()
@@ -163,7 +156,7 @@ def get(name: str) -> ContainerFormat:
     found = _named(name, BUILTIN) or _named(name, plugins())
     if found is None:
         raise ArgumentError(f"unknown format {name!r}; choose one of {names()}")
-    return found
+    return loaded(found)
 
 
 def extension_of(path: PathLike) -> str:
@@ -171,7 +164,7 @@ def extension_of(path: PathLike) -> str:
     return os.path.splitext(os.fspath(path).rstrip("/" + os.sep))[1].lower()
 
 
-def _suffixed(ext: str, formats: Sequence[ContainerFormat]) -> ContainerFormat | None:
+def _suffixed(ext: str, formats: Sequence[Format]) -> Format | None:
     """The format of ``formats`` whose suffixes include ``ext``."""
     return next((f for f in formats if ext in f.suffixes), None)
 
@@ -181,7 +174,8 @@ def by_extension(path: PathLike) -> ContainerFormat | None:
     ext = extension_of(path)
     if not ext:
         return None
-    return _suffixed(ext, BUILTIN) or _suffixed(ext, plugins())
+    found = _suffixed(ext, BUILTIN) or _suffixed(ext, plugins())
+    return None if found is None else loaded(found)
 
 
 def output_format(path: PathLike, format: str | None = None) -> ContainerFormat:
@@ -197,7 +191,7 @@ def output_format(path: PathLike, format: str | None = None) -> ContainerFormat:
         )
     named = by_extension(path)
     if format is None:
-        return named or DEFAULT
+        return named or DEFAULT.load()
     chosen = get(format)
     if named is not None and ext not in chosen.suffixes:
         raise ArgumentError(
@@ -236,7 +230,7 @@ def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) 
 WHOLE_FETCH = 1 << 30
 
 
-def detect_directory(directory: Directory, named: ContainerFormat | None = None) -> str:
+def detect_directory(directory: Directory, named: Format | None = None) -> str:
     """The format of the directory container ``directory`` (a prefix at a URL).  ``named``:
     the format the name's suffix tells, whose members are fetched first (the others only if
     they do not answer)."""
@@ -305,6 +299,8 @@ def detect_source(source: ByteSource, *, whole: bool = False) -> str:
     """The format of the single-file container ``source`` holds, from its first bytes: the
     first of :func:`_detection_order` whose ``sniff_source`` answers.  ``whole``: the source
     is one container and nothing else (a buffer: a Blosc chunk must fill it exactly)."""
+    from .base import SNIFF_BYTES
+
     head = bytes(source.read_upto(0, SNIFF_BYTES))
     for fmt in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
         if fmt.sniff_source(source, head, whole=whole):
@@ -406,7 +402,8 @@ def appender(fmt: str, path: PathLike) -> ContainerFormat:
 def stream_format(head: bytes) -> ContainerFormat | None:
     """The format of a stream that begins with ``head``, among those whose data is written as
     it arrives (``streams``); None for the others."""
-    return next((f for f in BUILTIN if f.streams and f.sniff(head)), None)
+    found = next((f for f in BUILTIN if f.streams and f.sniff(head)), None)
+    return None if found is None else loaded(found)
 
 
 def open_reader(source: Any, fmt: str, *, verify: bool = True,
@@ -431,6 +428,10 @@ def open_writer(path: PathLike, fmt: str, dtype: Any, shape: Sequence[int], *,
     from ``options`` (the common ones and the format's own, as :func:`bloscpack.save` takes
     them), with the user ``metadata`` (as :func:`bloscpack.save` stores it), built in one
     staged output that replaces ``path`` as :func:`staged_container` says."""
+    import numpy as np
+
+    from .base import ArrayDescription
+
     found = format_of(fmt)
     if not found.writable:
         raise UnsupportedError(f"format {fmt!r} has no array writer")
@@ -456,6 +457,10 @@ def check_array(fmt: str, dtype: Any, shape: Sequence[int], path: PathLike) -> N
     container cannot hold as it is (:func:`~bloscpack.ndarray.check_writable`, and the
     format's own ``refused(dtype, shape)``, which says why or returns None): before anything
     is computed or written."""
+    import numpy as np
+
+    from ..ndarray import check_writable
+
     name = os.fspath(path)
     check_writable(np.dtype(dtype), name)
     reason = format_of(fmt).refused(np.dtype(dtype), tuple(shape))
@@ -467,6 +472,8 @@ def writer_options(fmt: str, options: dict[str, Any], dtype: Any,
                    shape: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
     """``options`` for a writer of ``fmt`` (an array of ``dtype`` and ``shape``): the common
     options (:data:`~bloscpack.containers.options.COMMON_OPTIONS`) as the format's own."""
+    import numpy as np
+
     params, rest = CompressionParams.parse(options)
     return format_of(fmt).own_options(params, rest, np.dtype(dtype), tuple(shape))
 
@@ -498,6 +505,7 @@ __all__ = [
     "extension_of",
     "format_of",
     "get",
+    "loaded",
     "names",
     "open_reader",
     "open_url_input",

@@ -15,21 +15,19 @@ from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ChunkSpan, ContainerReader, ContainerWriter
+from ..listing import listed
 from ..options import CompressionParams
 from ..schunk.format import FrameFormatBase, is_frame
 from ..schunk.records import EDGE_READ, INDEX_FILE, PUBLISHED_LAST
 
 
+@listed("b2nd")
 class B2ndFormat(FrameFormatBase):
     """A Blosc2 frame (a file, or a sparse frame directory) with a ``b2nd`` metalayer."""
 
-    name = "b2nd"
     description = "python-blosc2 NDArray"
-    suffixes = (".b2nd",)
-    aliases = ("ndarray",)
     holds_bytes = False
     grid = True
-    refines = ("b2frame", "sframe")
     writer_options = (
         "chunks", "blocks", "codec", "clevel", "filters", "filters_meta", "splitmode", "sparse",
         "meta", "vlmeta",

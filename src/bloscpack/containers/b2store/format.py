@@ -13,6 +13,7 @@ from ...errors import ArgumentError, BloscpackError, UnsupportedError
 from ...io.paths import PathLike
 from ...io.sources import ByteSource, Directory
 from ..base import ContainerFormat, ContainerReader, GroupReader
+from ..listing import listed
 from ..schunk.format import is_frame
 from .archive import is_zip
 
@@ -20,17 +21,12 @@ from .archive import is_zip
 EMBED = "embed.b2e"
 
 
+@listed("b2store")
 class B2StoreFormat(ContainerFormat):
     """python-blosc2's DictStore and TreeStore (a zip archive or a directory of members and an
     ``embed.b2e``) and EmbedStore (one frame of embedded arrays): many arrays under keys."""
 
-    name = "b2store"
     description = "python-blosc2 store (DictStore, TreeStore, EmbedStore)"
-    suffixes = (".b2z", ".b2d", ".b2e")
-    aliases = ("treestore", "dictstore", "embedstore")
-    writable = False  # it writes groups of arrays, not an array
-    group = True
-    refines = ("b2frame",)
     dir_members = (EMBED,)
     published_last = (EMBED,)  # a directory store is readable once its embed.b2e is there
 

@@ -19,16 +19,16 @@ from ..base import (
     ContainerWriter,
     TableReader,
 )
+from ..listing import listed
 from ..options import CompressionParams
 from .names import META_MEMBERS, PUBLISHED_LAST
 
 
+@listed("bcolz")
 class BcolzFormat(ContainerFormat):
     """A bcolz carray directory, or a ctable: a directory of carrays, one per column."""
 
-    name = "bcolz"
     description = "bcolz carray or ctable (a directory)"
-    suffixes = (".bcolz",)
     directory = True
     table = True
     appendable = True

@@ -11,18 +11,17 @@ import numpy as np
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ChunkSpan, ContainerFormat, ContainerReader, ContainerWriter
+from ..listing import listed
 from ..options import CompressionParams
 from . import args, header
 from .checksums import CHECKSUMS_AVAIL
 
 
+@listed("blp")
 class BloscpackFormat(ContainerFormat):
     """Bloscpack files: a header, metadata and offsets at the start, nothing at the end."""
 
-    name = "blp"
     description = "Bloscpack file"
-    suffixes = (".blp",)
-    aliases = ("bloscpack",)
     holds_bytes = True
     appendable = True
     checksummed = True

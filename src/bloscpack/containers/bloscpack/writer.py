@@ -185,9 +185,7 @@ def check_blosc_args(blosc_args: BloscArgs) -> None:
     check_range("clevel", blosc_args.clevel, 0, 9)
     shuffle_code(blosc_args.shuffle)
     if blosc_args.blosc_version == 1:
-        import blosc
-
-        known, kind = blosc.compressor_list(), "Blosc1 chunks"
+        known, kind = engine.blosc1_codecs(), "Blosc1 chunks"
     else:
         known, kind = list(engine.WRITABLE_CODECS), "Blosc2 chunks"
     if blosc_args.cname not in known:

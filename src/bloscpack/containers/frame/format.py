@@ -9,17 +9,16 @@ import numpy as np
 from ...io.paths import PathLike
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
+from ..listing import listed
 from ..schunk.format import FrameFormatBase, is_frame
 from ..schunk.records import EDGE_READ
 
 
+@listed("b2frame")
 class FrameFormat(FrameFormatBase):
     """A contiguous frame: header and metalayers at the start, index and trailer at the end."""
 
-    name = "b2frame"
     description = "Blosc2 contiguous frame"
-    suffixes = (".b2frame",)
-    aliases = ("frame",)
     edges = (EDGE_READ, EDGE_READ)
 
     def sniff(self, head: bytes) -> bool:

@@ -12,6 +12,7 @@ from ...io.paths import PathLike
 from ...io.sources import Directory
 from ...io.staging import StagedOutput
 from ..base import ArrayDescription, ContainerReader, ContainerWriter
+from ..listing import listed
 from ..schunk.format import FrameFormatBase
 from ..schunk.records import INDEX_FILE, PUBLISHED_LAST
 
@@ -66,13 +67,11 @@ def info(path: PathLike | Directory) -> dict[str, Any]:
         return frame.info()
 
 
+@listed("sframe")
 class SparseFrameFormat(FrameFormatBase):
     """A directory holding ``chunks.b2frame`` and one file per chunk."""
 
-    name = "sframe"
     description = "Blosc2 sparse frame (a directory)"
-    suffixes = (".b2sframe", ".b2frame")  # python-blosc2 names both kinds of frames so
-    aliases = ("sparse",)
     directory = True
     dir_members = (INDEX_FILE,)
     published_last = PUBLISHED_LAST
