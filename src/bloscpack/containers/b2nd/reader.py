@@ -418,6 +418,8 @@ class B2ndArray:
                 with scratch.take() as buf:
                     engine.decompress_into(stored[0], buf, validated=True, nthreads=c_threads)
                     chunk_to_array(buf, grid, coords, out)
+            if stored is not None:
+                self._frame.release(n, stored[0])
 
         run_shared(read_chunk, grid.nchunks, workers)
         return out
