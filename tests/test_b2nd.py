@@ -32,13 +32,13 @@ from bloscpack.containers.b2nd import (
 from bloscpack.containers.b2nd.meta import pack_metalayer
 from bloscpack.containers.frame import ContiguousFrame, FrameWriter
 from bloscpack.containers.grid import ChunkGrid, array_to_chunk
-from bloscpack.io.sources import ByteSource
 from bloscpack.errors import (
     BloscpackError,
     FormatError,
     NotAContainer,
     ObjectNumpyArrayRejection,
 )
+from bloscpack.io.sources import ByteSource
 
 B2ND = load_manifest("b2nd")["files"]
 BLOSC2_ND = [e for e in load_manifest("blosc2")["entries"] if e["kind"] == "b2nd"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
