@@ -752,16 +752,19 @@ def test_whole_reads_decode_each_chunk_on_one_thread(tmp_path, monkeypatch, widt
     save_b2nd(array, path, chunks=(64, 1024), blocks=(8, 1024))
     calls = []
     decompress = engine.decompress_into
+    together = threading.Barrier(4, timeout=30)  # the first chunk of each of 4 threads
 
     def spy(chunk, out, **kwargs):
         calls.append((threading.get_ident(), kwargs.get("nthreads")))
+        if len(calls) <= 4 and kwargs.get("nthreads") == 1:
+            together.wait()  # a read in turn would never get past this
         return decompress(chunk, out, **kwargs)
 
     monkeypatch.setattr(engine, "decompress_into", spy)
     with engine.threads(4):
         assert np.array_equal(load_b2nd(path), array)
         assert len(calls) == 8 and {n for _, n in calls} == {1}
-        assert len({thread for thread, _ in calls}) > 1
+        assert len({thread for thread, _ in calls[:4]}) == 4
         calls.clear()
         assert np.array_equal(load_b2nd(path, nthreads=2), array)
         assert len(calls) == 8 and {n for _, n in calls} == {2}
