@@ -1,10 +1,9 @@
-"""Chunk jobs of NDArray reads and writes: run in order in a thread pool, or shared out
-among threads that each take the next chunk, with reusable chunk-sized scratch buffers."""
+"""Chunk jobs of NDArray reads and writes: run in order in a thread pool, with reusable
+chunk-sized scratch buffers."""
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -12,8 +11,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-
-from ... import engine
 
 
 def run_in_order(job: Callable[[int], Any], count: int, workers: int) -> Iterator[Any]:
@@ -36,45 +33,6 @@ def run_in_order(job: Callable[[int], Any], count: int, workers: int) -> Iterato
         finally:
             for future in pending:
                 future.cancel()
-
-
-def chunk_threads(count: int, workers: int | None) -> tuple[int, int]:
-    """``(workers, c_threads)`` for ``count`` chunk jobs: ``workers`` threads (None: as many as
-    :func:`bloscpack.engine.get_nthreads`, at most ``count``) sharing those C threads."""
-    nthreads = engine.get_nthreads()
-    workers = max(1, min(nthreads if workers is None else workers, count))
-    return workers, max(1, nthreads // workers)
-
-
-def run_shared(job: Callable[[int], None], count: int, workers: int) -> None:
-    """``job(n)`` for every ``n`` in ``range(count)``, on ``workers`` threads (the calling one
-    among them) that each take the next ``n`` until none is left: no thread waits for
-    another between jobs.  The error raised is that of the lowest ``n`` that failed, as in a
-    loop in order (no job after it starts once it has failed)."""
-    if workers <= 1 or count <= 1:
-        for n in range(count):
-            job(n)
-        return
-    numbers = itertools.count()  # next() of a count is atomic
-    failed: dict[int, BaseException] = {}
-    stop = [count]  # no job from the lowest failed one on starts
-    lock = threading.Lock()
-
-    def work(_: int) -> None:
-        for n in numbers:
-            if n >= stop[0]:
-                return
-            try:
-                job(n)
-            except BaseException as exc:
-                with lock:
-                    failed[n] = exc
-                    stop[0] = min(stop[0], n)
-                return
-
-    engine.run_workers(work, workers)
-    if failed:
-        raise failed[min(failed)]
 
 
 #: Bytes of scratch buffers kept for the next array once a job gives them back: a new buffer's

@@ -50,7 +50,7 @@ from ..schunk.records import (
 )
 from ..schunk.sparse import INDEX_FILE, SparseFrame, sniff_index_file
 from ..schunk.sparse import verify as sframe_verify
-from .jobs import ScratchPool, chunk_threads, run_in_order, run_shared
+from .jobs import ScratchPool, run_in_order
 from .meta import METALAYER_NAME, B2ndMeta
 
 Source = PathLike | bytes | bytearray | memoryview
@@ -387,12 +387,11 @@ class B2ndArray:
             raise ArgumentError("out is read-only")
         return out
 
-    def read(self, out: np.ndarray | None = None, *, nthreads: int | None = None) -> np.ndarray:
+    def read(self, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
         """The whole array, in a new array or in ``out`` (same shape and dtype, writable).
-        ``nthreads`` chunks are decompressed at a time (None: as many as
-        :func:`bloscpack.engine.get_nthreads`), each by one thread that takes the next chunk
-        when it is done, with the C threads shared among them: the threads never wait for
-        each other, and each faults in its own part of a new array."""
+        ``nthreads`` chunks are decompressed at a time (each with
+        :func:`bloscpack.engine.get_nthreads` C threads).  Each large chunk's pages of a
+        mapped file are released once it is decoded."""
         grid = self.grid
         out = self._new_out(self.shape, out)
         if grid.nchunks == 0:
@@ -400,7 +399,6 @@ class B2ndArray:
         flat = out.reshape(-1).view(np.uint8) if out.flags.c_contiguous else None
         scratch = self._scratch
         self._frame.prefetch(range(grid.nchunks))
-        workers, c_threads = chunk_threads(grid.nchunks, nthreads)
 
         def read_chunk(n: int) -> None:
             coords = grid.chunk_coords(n)
@@ -411,17 +409,18 @@ class B2ndArray:
                 if stored is None:  # zeros or uninitialized: no bytes stored
                     target[:] = 0
                 else:
-                    engine.decompress_into(stored[0], target, validated=True, nthreads=c_threads)
+                    engine.decompress_into(stored[0], target, validated=True)
             elif stored is None:
                 self._fill_zeros(out[grid.chunk_region(coords)])
             else:
                 with scratch.take() as buf:
-                    engine.decompress_into(stored[0], buf, validated=True, nthreads=c_threads)
+                    engine.decompress_into(stored[0], buf, validated=True)
                     chunk_to_array(buf, grid, coords, out)
             if stored is not None:
                 self._frame.release(n, stored[0])
 
-        run_shared(read_chunk, grid.nchunks, workers)
+        for _ in run_in_order(read_chunk, grid.nchunks, nthreads):
+            pass
         return out
 
     def read_selection(
@@ -577,8 +576,7 @@ def open_reader(source: Any) -> B2ndReader:
     return B2ndReader(source)
 
 
-def load_b2nd(path: Source, out: np.ndarray | None = None, *,
-              nthreads: int | None = None) -> np.ndarray:  # fmt: skip
+def load_b2nd(path: Source, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
     """Read the NDArray at ``path`` (``.b2nd`` file, sparse directory, or frame bytes) into a
     new numpy array, or into ``out``; ``nthreads`` as for :meth:`B2ndArray.read`."""
     with B2ndArray(path) as array:
