@@ -37,6 +37,7 @@ from bloscpack.errors import (
     NotAContainer,
     ObjectNumpyArrayRejection,
 )
+from bloscpack.io.sources import ByteSource
 
 B2ND = load_manifest("b2nd")["files"]
 BLOSC2_ND = [e for e in load_manifest("blosc2")["entries"] if e["kind"] == "b2nd"]
@@ -738,3 +739,45 @@ def test_a_lone_chunk_is_compressed_with_the_c_threads(tmp_path, monkeypatch):
     with engine.threads(4):
         save_b2nd(array, tmp_path / "2.b2nd", chunks=(256, 1024), blocks=(8, 1024))
     assert [c for c in calls if c[0] == array.nbytes // 2] == [(array.nbytes // 2, 1)] * 2
+
+
+@pytest.mark.parametrize("nthreads", [1, 3])
+def test_whole_reads_raise_the_first_bad_chunks_error(tmp_path, nthreads):
+    """Also with several chunks decoded at a time, the error is that of the first bad
+    chunk."""
+    path = tmp_path / "bad.b2nd"
+    save_b2nd(sample((64, 16), "<i4"), path, chunks=(4, 16), blocks=(2, 16))
+    raw = bytearray(path.read_bytes())
+    with Frame(path) as frame:
+        starts = [frame.header["header_len"] + frame.offsets[n] for n in (9, 5, 14)]
+    for at in starts:
+        raw[at + 12 : at + 16] = (10**6).to_bytes(4, "little")  # a huge cbytes
+    path.write_bytes(bytes(raw))
+    for _ in range(20):
+        with engine.threads(2), pytest.raises(BloscpackError, match=r"\bchunk 5\b"):
+            load_b2nd(path, nthreads=nthreads)
+
+
+def test_whole_reads_release_the_mapped_chunks(tmp_path, monkeypatch):
+    """A whole read of a file leaves none of its large chunks mapped in memory: each one's
+    pages are released once decoded (they stay in the page cache); a second read reads them
+    again."""
+    array = np.random.default_rng(7).normal(size=(1024, 1024))
+    path = tmp_path / "r.b2nd"
+    save_b2nd(array, path, chunks=(256, 1024), blocks=(16, 1024), codec="lz4", clevel=1)
+    released = []
+    release = ByteSource.release
+
+    def spy(self, at, n):
+        released.append((at, n))
+        release(self, at, n)
+
+    monkeypatch.setattr(ByteSource, "release", spy)
+    with B2ndArray(path) as a, Frame(path) as frame:
+        assert np.array_equal(a.read(), array)
+        spans = sorted(released)
+        assert np.array_equal(a.read(), array)
+        starts = [frame.header["header_len"] + int(at) for at in frame.offsets]
+        chunks = [a.frame.read_chunk(n) for n in range(4)]
+    assert spans == [(at, len(c)) for at, c in zip(starts, chunks, strict=True)]
+    assert min(n for _, n in spans) >= ContiguousFrame.RELEASE_MIN

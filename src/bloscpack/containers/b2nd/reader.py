@@ -390,7 +390,8 @@ class B2ndArray:
     def read(self, out: np.ndarray | None = None, *, nthreads: int = 1) -> np.ndarray:
         """The whole array, in a new array or in ``out`` (same shape and dtype, writable).
         ``nthreads`` chunks are decompressed at a time (each with
-        :func:`bloscpack.engine.get_nthreads` C threads)."""
+        :func:`bloscpack.engine.get_nthreads` C threads).  Each large chunk's pages of a
+        mapped file are released once it is decoded."""
         grid = self.grid
         out = self._new_out(self.shape, out)
         if grid.nchunks == 0:
@@ -415,6 +416,8 @@ class B2ndArray:
                 with scratch.take() as buf:
                     engine.decompress_into(stored[0], buf, validated=True)
                     chunk_to_array(buf, grid, coords, out)
+            if stored is not None:
+                self._frame.release(n, stored[0])
 
         for _ in run_in_order(read_chunk, grid.nchunks, nthreads):
             pass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -150,6 +151,18 @@ class ContiguousFrame(FrameBase):
                 end = int(ends[np.searchsorted(stored, entry)])
                 ranges.append((start + entry, end - entry))
         source.prefetch(ranges)
+
+    #: Chunks smaller than this stay mapped after :meth:`release` (the call would cost more).
+    RELEASE_MIN = 1 << 20
+
+    def release(self, i: int, chunk: Any) -> None:
+        source = self._storage.source
+        if source is None or memoryview(chunk).nbytes < self.RELEASE_MIN:
+            return
+        entry = self._entry(i)
+        if entry >= 0:
+            at = self._storage.offset + self.header.header_len + entry
+            source.release(at, memoryview(chunk).nbytes)
 
     #: Item reads of a newly opened frame that read only the blocks they need; later ones map
     #: the file, whose mapping then serves every read without copies (mapping costs more than

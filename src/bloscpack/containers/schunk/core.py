@@ -285,6 +285,11 @@ class FrameCore:
         """Hint that chunks ``indices`` are read next, whole (a remote frame fetches them at
         once)."""
 
+    def release(self, i: int, chunk: Any) -> None:
+        """Hint that chunk ``i`` (``chunk``, what :meth:`chunk_at` gave) is not read again
+        soon: the pages of a mapped file holding it leave this process's memory (they stay in
+        the page cache)."""
+
     def chunk_at(self, i: int, entry: int) -> memoryview | bytes:
         """:meth:`read_chunk` of chunk ``i`` whose index entry (from :meth:`entry`) is
         ``entry``."""
