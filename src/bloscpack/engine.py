@@ -40,7 +40,6 @@ from .blosc.header import (
 from .blosc.layout import (
     ChunkKind,
     check_header,
-    chunk_kind,
     validate_block_runs,
     validate_blocks,
     validate_chunk,
@@ -388,7 +387,7 @@ def _decompress_into(chunk: Buffer, out: Buffer, validated: bool, nthreads: int 
     dest = _destination(out, header.nbytes)
     if header.nbytes == 0:
         return 0
-    kind = chunk_kind(header)
+    kind = header.kind
     src = _byte_array(chunk)
     if kind == ChunkKind.SPECIAL:
         return decode_special_into(header, src, dest)
@@ -438,7 +437,7 @@ def check_decodes(chunk: Buffer, nthreads: int | None = None) -> int:
     chunk costs no more memory than its input justifies, whatever size it claims.  Special
     chunks hold no stream: their layout is all there is to check.  Returns ``nbytes``."""
     header = validate_chunk(chunk)
-    kind = chunk_kind(header)
+    kind = header.kind
     if kind == ChunkKind.SPECIAL or header.nbytes == 0:
         return header.nbytes
     whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
@@ -468,11 +467,12 @@ def _items_from_whole(src: np.ndarray, header: ChunkHeader, dest: np.ndarray, fi
 
 
 def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
-                 validated: bool = False) -> int:  # fmt: skip
+                 validated: bool = False, header: ChunkHeader | None = None) -> int:  # fmt: skip
     """Decompress items ``[start, start + nitems)`` of a chunk into ``out`` (only the blocks
     they touch are decoded, and only those are validated); return the number of bytes
-    written."""
-    header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
+    written.  ``header``: the chunk's header, when the caller has it."""
+    if header is None:
+        header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
     typesize = header.real_typesize
     total = header.nbytes // typesize
     if start < 0 or nitems < 0 or start + nitems > total:
@@ -481,7 +481,7 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
     dest = _destination(out, want)
     if want == 0:
         return 0
-    kind = chunk_kind(header)
+    kind = header.kind
     whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
     whole = whole or header.dictionary or Filter.DELTA in header.pipeline
     if not validated and whole:
@@ -544,7 +544,7 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
         if not 0 <= first <= first + count <= nblocks:
             raise IndexError(f"blocks [{first}, {first + count}) out of range for a chunk of"
                              f" {nblocks}")  # fmt: skip
-    kind = chunk_kind(header)
+    kind = header.kind
     if kind == ChunkKind.MEMCPYED and header.blocksize > 0:  # the blocks' bytes, copied
         if not validated:
             validate_chunk(chunk)

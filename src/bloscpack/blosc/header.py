@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from functools import cached_property, lru_cache
 
 from ..errors import ChunkError, TruncatedError
@@ -68,6 +68,17 @@ class Special(IntEnum):
     NAN = 2
     VALUE = 3
     UNINIT = 4
+
+
+class ChunkKind(StrEnum):
+    """The layout variant of a chunk."""
+
+    REGULAR = "regular"
+    EMPTY = "empty"
+    MEMCPYED = "memcpyed"
+    SPECIAL = "special"
+    VL_BLOCKS = "vlblocks"
+    LAZY = "lazy"
 
 
 # Codec codes as stored in the Blosc2 udcodec byte and frame headers.
@@ -232,6 +243,36 @@ class ChunkHeader:
         if self.special == Special.VALUE:
             return self.cbytes - BLOSC2_HEADER_SIZE
         return self.typesize
+
+    @cached_property
+    def kind(self) -> ChunkKind:
+        """The layout variant the header announces (special beats lazy, as in C-Blosc2)."""
+        if self.special:
+            return ChunkKind.SPECIAL
+        if self.lazy:
+            return ChunkKind.LAZY
+        if self.memcpyed:
+            return ChunkKind.MEMCPYED
+        if self.nbytes == 0:
+            return ChunkKind.EMPTY
+        if self.vl_blocks:
+            return ChunkKind.VL_BLOCKS
+        return ChunkKind.REGULAR
+
+    @cached_property
+    def blocks_alone(self) -> bool:
+        """Each block decodes on its own (C-Blosc2's getitem reads only the header, bstarts
+        and the streams of the blocks it decodes): a regular chunk of whole items per block,
+        without dictionary, delta or Snappy."""
+        ts = max(self.real_typesize, 1)
+        return (
+            self.kind == ChunkKind.REGULAR
+            and not self.dictionary
+            and self.codec_format != SNAPPY_FORMAT
+            and Filter.DELTA not in self.pipeline
+            and self.blocksize > 0
+            and self.blocksize % ts == 0
+        )
 
     @property
     def blosc_version(self) -> int:

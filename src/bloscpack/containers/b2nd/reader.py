@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import engine
 from ...blosc.header import ChunkHeader, Special
-from ...blosc.layout import ChunkKind, chunk_kind, validate_block_runs, validate_chunk
+from ...blosc.layout import ChunkKind, validate_block_runs, validate_chunk
 from ...errors import (
     ArgumentError,
     BloscpackError,
@@ -343,7 +343,7 @@ class B2ndArray:
                       runs: Sequence[tuple[int, int]] | None, blocks: int) -> int:  # fmt: skip
         """Check the layout of the block ``runs`` of chunk ``n`` not in ``blocks`` (all of it
         when None, or when its blocks are not the geometry's); the blocks now checked."""
-        whole = (runs is None or chunk_kind(header) != ChunkKind.REGULAR
+        whole = (runs is None or header.kind != ChunkKind.REGULAR
                  or header.blocksize != self.grid.block_nbytes)  # fmt: skip
         with self._named(n):
             if whole:
