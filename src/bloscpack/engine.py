@@ -309,7 +309,7 @@ def _address(arr: np.ndarray) -> int | None:
         return None
     if arr.flags.writeable:  # (ctypes maps writable buffers at a fraction of numpy's cost)
         return ctypes.addressof(ctypes.c_char.from_buffer(arr))  # type: ignore[arg-type]
-    return int(arr.ctypes.data)
+    return int(arr.__array_interface__["data"][0])  # (arr.ctypes builds Python objects)
 
 
 # --- decompression ------------------------------------------------------------------------
@@ -518,7 +518,7 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         getitem_into(src, start, k, dest[:head], validated=True)
         getitem_into(src, start + k, nitems - k, dest[head:want], validated=True)
         return want
-    n = _libblosc2().blosc2_getitem_ctx(
+    n = (_lib or _libblosc2()).blosc2_getitem_ctx(
         _dctx(extended=header.extended), _address(src), header.cbytes, start, nitems,
         _address(dest), dest.size,
     )  # fmt: skip

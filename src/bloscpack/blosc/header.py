@@ -155,17 +155,17 @@ class ChunkHeader:
         """Header length in bytes (16 or 32)."""
         return BLOSC2_HEADER_SIZE if self.extended else BLOSC1_HEADER_SIZE
 
-    @property
+    @cached_property
     def memcpyed(self) -> bool:
         """The data is stored raw after the header."""
         return bool(self.flags & FLAG_MEMCPYED)
 
-    @property
+    @cached_property
     def split(self) -> bool:
         """Blocks are split into one stream per byte of the type."""
         return not self.flags & FLAG_NOT_SPLIT
 
-    @property
+    @cached_property
     def codec_format(self) -> int:
         """Codec format from flags bits 5-7 (lz4 and lz4hc share 1; 6 = see udcodec)."""
         return self.flags >> 5
@@ -197,7 +197,7 @@ class ChunkHeader:
         kinds = [f for f in self.pipeline if f in (Filter.SHUFFLE, Filter.BITSHUFFLE)]
         return int(kinds[-1]) if kinds else 0
 
-    @property
+    @cached_property
     def dictionary(self) -> bool:
         """A compression dictionary follows the bstarts."""
         return bool(self.blosc2_flags & B2_DICT)
@@ -207,7 +207,7 @@ class ChunkHeader:
         """The writer was big-endian."""
         return bool(self.blosc2_flags & B2_BIGENDIAN)
 
-    @property
+    @cached_property
     def lazy(self) -> bool:
         """Lazy chunk: bstarts plus a trailer pointing at the data in its frame."""
         return bool(self.blosc2_flags & B2_LAZY)
@@ -223,7 +223,7 @@ class ChunkHeader:
         kind = (self.blosc2_flags >> 4) & 0x07 if self.extended else 0
         return Special(kind) if kind <= 4 else kind
 
-    @property
+    @cached_property
     def vl_blocks(self) -> bool:
         """Variable-length blocks (version 6): the blocksize field holds nblocks."""
         return bool(self.blosc2_flags2 & B2_VL_BLOCKS) and self.extended

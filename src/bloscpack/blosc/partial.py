@@ -77,10 +77,12 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
     return _read_runs(read_into, header_bytes, header, [(first, -(-hi // bs) - first)])
 
 
-def checked_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int, nbytes: int,
-                        room: int) -> tuple[memoryview, ChunkHeader] | None:  # fmt: skip
+def checked_chunk_items(
+    read_into: ReadInto, header_bytes: Any, lo: int, hi: int, nbytes: int, room: int | None = None
+) -> tuple[memoryview, ChunkHeader] | None:
     """:func:`read_chunk_items` and the chunk's checked header, for a chunk that must hold
-    ``nbytes`` bytes in at most ``room`` bytes of its input (the decoder then checks only the
+    ``nbytes`` bytes in at most ``room`` bytes of its input (None: ``read_into`` refuses reads
+    past its end with a :class:`~bloscpack.errors.BloscpackError`; the decoder then checks only the
     layout of the blocks it decodes: :func:`~bloscpack.blosc.layout.blocks_ok`).  None when a
     check fails or the chunk is read whole (the general path then reads it, and names what is
     wrong)."""
@@ -90,7 +92,8 @@ def checked_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int
         return None
     ts = max(header.real_typesize, 1)  # the blocks holding [lo, hi) hold its whole items
     lo, hi = lo // ts * ts, -(-hi // ts) * ts
-    if header.nbytes != nbytes or header.cbytes > room or not partial_candidate(header, lo, hi):
+    if (header.nbytes != nbytes or (room is not None and header.cbytes > room)
+            or not partial_candidate(header, lo, hi)):  # fmt: skip
         return None
     bs = header.blocksize
     first = lo // bs

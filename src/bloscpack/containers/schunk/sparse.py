@@ -38,7 +38,7 @@ from ...io.sources import Directory, file_identity, member_size, open_member
 from ...io.staging import StagedOutput, atomic_write, staged_output
 from ...journal import Steps
 from ..base import WriterBase
-from .core import EDGE_READ
+from .core import EDGE_READ, decode_checked
 from .edit import FrameBase
 from .features import refuse_unmodelled
 from .params import CParams, compress_vlmeta, new_frame_image
@@ -283,6 +283,21 @@ class SparseFrame(FrameBase):
                 pass  # missing or damaged: reading the whole chunk says how
         return self.read_chunk(i) if part is None else part
 
+    def decode_chunk_items(self, i: int, lo: int, hi: int, nbytes: int, dest: np.ndarray) -> bool:
+        """:meth:`FrameCore.decode_chunk_items` of a large chunk file of a local frame: its
+        header, bstarts and the blocks that bytes ``[lo, hi)`` touch, read by offset."""
+        if self.remote is not None or not 0 <= i < self.nchunks:
+            return False
+        entry = self._entry(i)
+        if entry < 0:
+            return False
+
+        def read(read_into: partial.ReadInto, head: bytes) -> Any:
+            return partial.checked_chunk_items(read_into, head, lo, hi, nbytes)
+
+        got = self._local_chunk_part(i, entry, read)
+        return got is not None and decode_checked(*got, lo, hi, dest)
+
     def read_chunk_blocks(self, i: int, runs: Sequence[tuple[int, int]]) -> memoryview | None:
         if self.remote is not None:
             return None
@@ -293,9 +308,8 @@ class SparseFrame(FrameBase):
             i, entry, lambda read_into, head: partial.read_chunk_blocks(read_into, head, runs)
         )
 
-    def _local_chunk_part(self, i: int, entry: int,
-                          read: Callable[[partial.ReadInto, bytes], memoryview | None]
-                          ) -> memoryview | None:  # fmt: skip
+    def _local_chunk_part(self, i: int, entry: int, read: Callable[[partial.ReadInto, bytes], Any]
+                          ) -> Any:  # fmt: skip
         """``read(read_into, head)`` (a :mod:`bloscpack.blosc.partial` reader) of the file of
         chunk ``i``, by positioned reads, or None (read it whole then: that reports what is
         wrong)."""
@@ -642,7 +656,8 @@ class _ReadBlock:
 
     def __enter__(self) -> None:
         lock = self._frame._lock
-        lock.__enter__()
+        if not lock.enter():
+            return  # inside a block of another (or this) thread, which checked the frame
         try:
             self._frame._check_identity()
         except BaseException:
