@@ -23,6 +23,7 @@ import numpy as np
 
 from ...blosc import partial
 from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
+from ...blosc.layout import check_header
 from ...errors import (
     BloscpackError,
     FileChangedError,
@@ -284,8 +285,9 @@ class SparseFrame(FrameBase):
         return self.read_chunk(i) if part is None else part
 
     def decode_chunk_items(self, i: int, lo: int, hi: int, nbytes: int, dest: np.ndarray) -> bool:
-        """:meth:`FrameCore.decode_chunk_items` of a large chunk file of a local frame: its
-        header, bstarts and the blocks that bytes ``[lo, hi)`` touch, read by offset."""
+        """:meth:`FrameCore.decode_chunk_items` of a chunk file of a local frame: of a large
+        one, its header, bstarts and the blocks that bytes ``[lo, hi)`` touch, read by offset;
+        a small one read whole."""
         if self.remote is not None or not 0 <= i < self.nchunks:
             return False
         entry = self._entry(i)
@@ -296,7 +298,16 @@ class SparseFrame(FrameBase):
             return partial.checked_chunk_items(read_into, head, lo, hi, nbytes)
 
         got = self._local_chunk_part(i, entry, read)
-        return got is not None and decode_checked(*got, lo, hi, dest)
+        if got is not None:
+            return decode_checked(*got, lo, hi, dest)
+        chunk = self.read_chunk(i)  # a small chunk file, read whole (or one to report)
+        try:
+            header = check_header(chunk)
+        except BloscpackError:
+            return False
+        if header.nbytes != nbytes or not header.blocks_alone:
+            return False
+        return decode_checked(chunk, header, lo, hi, dest)
 
     def read_chunk_blocks(self, i: int, runs: Sequence[tuple[int, int]]) -> memoryview | None:
         if self.remote is not None:
