@@ -529,6 +529,12 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
     return n
 
 
+#: Block runs decoding to at most this many bytes are decoded by one C thread: handing a few
+#: blocks to the pool costs more than it saves, and waits for the pool's threads when other
+#: work (other pools) holds the cores.
+SERIAL_DECODE_BYTES = 2 << 20
+
+
 def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int, int]], *,
                            validated: bool = False) -> int:  # fmt: skip
     """Decode the block runs ``(first block, count)`` of a chunk into their places in ``out``
@@ -560,12 +566,14 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
     if not validated:
         validate_block_runs(chunk, runs, header)
     mask = np.ones(nblocks, np.bool_)  # True: the block is skipped
+    wanted = 0
     for first, count in runs:
         mask[first : first + count] = False
+        wanted += count
     dest = _destination(out, header.nbytes)
     src = _byte_array(chunk)
     lib = _libblosc2()
-    ctx = _dctx()
+    ctx = _dctx(1 if wanted * header.blocksize <= SERIAL_DECODE_BYTES else None)
     lib.blosc2_set_maskout(ctx, mask.ctypes.data, nblocks)  # reset by the next decompression
     n = lib.blosc2_decompress_ctx(ctx, _address(src), header.cbytes, _address(dest),
                                   header.nbytes)  # fmt: skip
