@@ -114,7 +114,8 @@ class ByteSource:
         ``flock``, taken once for all the threads inside such blocks).  The first block takes
         the file as it is; later ones raise :class:`~bloscpack.errors.FileChangedError` if it
         has changed since.  Nothing for buffers and private copies."""
-        return _NO_BLOCK if self._lock is None else self._block
+        block = self._block
+        return _NO_BLOCK if block is None else block
 
     def _check_identity(self) -> None:
         """Record the file's :func:`file_identity`, or check it."""

@@ -75,6 +75,8 @@ class CoreChunks:
     readers share)."""
 
     core: Any
+    sizes: ChunkSizes
+    nchunks: int
 
     def stored_chunk(self, index: int) -> memoryview | bytes:
         return self.core.read_chunk(index)
