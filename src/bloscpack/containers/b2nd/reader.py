@@ -459,8 +459,10 @@ class B2ndArray:
     def _few_blocks(self, runs: Sequence[tuple[int, int]]) -> bool:
         """Whether the block ``runs`` are read alone (a frame at a URL, less than half the
         chunk's blocks) rather than with the whole chunk."""
-        wanted = sum(count for _, count in runs)
-        return self._frame.ranged and 0 < wanted * 2 < math.prod(self.grid.bgrid)
+        if not self._frame.ranged:
+            return False
+        wanted = sum([count for _, count in runs])
+        return 0 < wanted * 2 < math.prod(self.grid.bgrid)
 
     def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
@@ -490,7 +492,7 @@ class B2ndArray:
         in one call that skips the other blocks (``validated``: the layout of those blocks was
         checked, else the decoder checks the blocks it decodes)."""
         grid = self.grid
-        if (sum(count for _, count in runs) >= math.prod(grid.bgrid)
+        if (sum([count for _, count in runs]) >= math.prod(grid.bgrid)
                 or header.blocksize != grid.block_nbytes):  # fmt: skip
             engine.decompress_into(chunk, dest, validated=validated)
         else:

@@ -311,12 +311,13 @@ class FlatStore:
         lo, hi = start * self.unit, end * self.unit
         if fetched is None:
             try:
-                if self.source.decode_chunk_items(c, lo, hi, dest_bytes):
-                    return
-            except BloscpackError as exc:
-                raise type(exc)(f"{self.name}: {self.source.chunk_place(c)}: {exc}") from None
+                done = self.source.decode_chunk_items(c, lo, hi, dest_bytes)
+            except BloscpackError:
+                done = False  # the read below raises it, worded as every read words it
             finally:
                 self.source.release()
+            if done:
+                return
         chunk, header = fetched or self._chunk(c, lo, hi)
         try:
             decode_bytes(chunk, header, lo, hi, dest_bytes)
