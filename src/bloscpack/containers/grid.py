@@ -461,15 +461,15 @@ def gather_into(
             places: list[slice] = []
             shape: list[int] = []
             blocks: list[slice] = []
-            inner: list[slice] = []
+            within: list[slice] = []
             for at, b, nb, w, k in combo:
                 places.append(slice(at, at + nb * k))
                 shape += (nb, k)
                 blocks.append(slice(b, b + nb))
-                inner.append(slice(w, w + k))
+                within.append(slice(w, w + k))
             part = dest[tuple(places)].view()
             part.shape = tuple(shape)  # a view
-            np.copyto(part, blocked[tuple(blocks + inner)].transpose(order), casting="no")
+            np.copyto(part, blocked[tuple(blocks + within)].transpose(order), casting="no")
         return
     picks: list[np.ndarray] = []
     inner: list[np.ndarray] = []
