@@ -20,6 +20,7 @@ import bloscpack
 from bloscpack import engine
 from bloscpack.containers.b2nd import B2ndArray
 from bloscpack.containers.registry import FORMATS
+from bloscpack.containers.schunk.reader import CoreChunks
 from bloscpack.containers.stores import base as stores_base
 from bloscpack.containers.stores.flat import FlatStore
 from bloscpack.errors import BloscpackError, SelectionError
@@ -305,13 +306,15 @@ def test_numpy_methods_are_not_pretended(cube):
 
 
 class ChunkLog:
-    """Chunk numbers read through either way a store reads chunks: a flat layout's chunk (or
-    its first and last bytes) and the blocks of a b2nd chunk."""
+    """Chunk numbers read through every way a store reads chunks: a flat layout's chunk (or
+    its first and last bytes), items of a frame's chunk decoded in one pass, and the blocks
+    of a b2nd chunk."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.chunks: list[int] = []
         self.allocated: list[int] = []
         flat_chunk, b2nd_blocks = FlatStore._chunk, B2ndArray._chunk_blocks
+        decode_items = CoreChunks.decode_chunk_items
         allocate = stores_base.allocate
 
         def counted_flat(store, c, lo=0, hi=0):
@@ -326,7 +329,14 @@ class ChunkLog:
             self.allocated.append(int(np.prod(shape)))
             return allocate(shape, dtype, name)
 
+        def counted_items(reader, c, lo, hi, dest):
+            done = decode_items(reader, c, lo, hi, dest)
+            if done:
+                self.chunks.append(c)
+            return done
+
         monkeypatch.setattr(FlatStore, "_chunk", counted_flat)
+        monkeypatch.setattr(CoreChunks, "decode_chunk_items", counted_items)
         monkeypatch.setattr(B2ndArray, "_chunk_blocks", counted_blocks)
         monkeypatch.setattr(stores_base, "allocate", counted_allocate)
 

@@ -23,6 +23,7 @@ from bloscpack.containers.bloscpack import BloscpackReader, save_blp
 from bloscpack.containers.bloscpack.order import FOOTER
 from bloscpack.containers.frame import FrameBase
 from bloscpack.containers.frame.api import Frame
+from bloscpack.containers.schunk.contiguous import ContiguousFrame
 from bloscpack.errors import BloscpackError, ChunkError
 from bloscpack.io.sources import ByteSource
 
@@ -171,15 +172,23 @@ def test_blp_verify_off_reads_no_whole_chunk(blp_path, reads):
 
 @pytest.fixture
 def frame_chunks(monkeypatch) -> list[int]:
-    """Chunk numbers read from any Blosc2 frame (contiguous or sparse)."""
+    """Chunk numbers read from any Blosc2 frame (contiguous or sparse): whole, or items of a
+    contiguous frame's chunk decoded in one pass."""
     numbers: list[int] = []
-    chunk_at = FrameBase.chunk_at
+    chunk_at, decode_items = FrameBase.chunk_at, ContiguousFrame.decode_chunk_items
 
     def counted(self, i, entry):
         numbers.append(i)
         return chunk_at(self, i, entry)
 
+    def counted_items(self, i, lo, hi, nbytes, dest):
+        done = decode_items(self, i, lo, hi, nbytes, dest)
+        if done:
+            numbers.append(i)
+        return done
+
     monkeypatch.setattr(FrameBase, "chunk_at", counted)
+    monkeypatch.setattr(ContiguousFrame, "decode_chunk_items", counted_items)
     return numbers
 
 

@@ -411,7 +411,10 @@ class BloscArray:
         if coords is not None:
             self._check_open()
             with self._consistent():
-                return check_text(self._store.read_item(coords), self._store.name)[()]
+                item = self._store.read_item(coords)
+            if item.dtype.kind in "UV":  # text, maybe in fields
+                check_text(item, self._store.name)
+            return item[()]
         return self._read(index)
 
     @property

@@ -27,7 +27,7 @@ from .blosc.header import (
     Filter,
     Special,
 )
-from .blosc.layout import ChunkKind, check_header, chunk_kind, chunk_layout, validate_chunk
+from .blosc.layout import ChunkKind, check_header, chunk_layout, validate_chunk
 from .containers.options import NAMED_VALUES, canonical
 from .errors import ArgumentError, BloscpackError, NoSuchCodec
 
@@ -280,7 +280,7 @@ def is_chunk(head: bytes, size: int | None = None) -> bool:
         return False
     if h.codec_format != 6 and h.versionlz != 1:
         return False
-    kind = chunk_kind(h)
+    kind = h.kind
     if kind == ChunkKind.REGULAR and (h.blocksize > h.nbytes or h.size + 4 * h.nblocks > h.cbytes):
         return False
     if size is None:

@@ -35,7 +35,7 @@ import numpy as np
 from . import engine
 from . import ndarray as nd
 from .blosc.header import ChunkHeader
-from .blosc.layout import ChunkKind, chunk_kind
+from .blosc.layout import ChunkKind
 from .containers import registry
 from .containers.base import (
     NUMPY_KEYS,
@@ -252,7 +252,7 @@ class _ChunkedSource(_Source):
         try:
             chunk = self.reader.stored_chunk(unit)
             header = ChunkHeader.parse(chunk)
-            if chunk_kind(header) != ChunkKind.SPECIAL:
+            if header.kind != ChunkKind.SPECIAL:
                 return False
             check_chunk_nbytes(self.reader, unit, header.nbytes)
             engine.special_range_into(chunk, lo, lo + len(out), out)

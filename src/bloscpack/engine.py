@@ -44,7 +44,6 @@ from .blosc.header import (
 from .blosc.layout import (
     ChunkKind,
     check_header,
-    chunk_kind,
     validate_block_runs,
     validate_blocks,
     validate_chunk,
@@ -298,7 +297,7 @@ def _address(arr: np.ndarray) -> int | None:
         return None
     if arr.flags.writeable:  # (ctypes maps writable buffers at a fraction of numpy's cost)
         return ctypes.addressof(ctypes.c_char.from_buffer(arr))  # type: ignore[arg-type]
-    return int(arr.ctypes.data)
+    return int(arr.__array_interface__["data"][0])  # (arr.ctypes builds Python objects)
 
 
 # --- decompression ------------------------------------------------------------------------
@@ -375,7 +374,7 @@ def _decompress_into(chunk: Buffer, out: Buffer, validated: bool, nthreads: int 
     dest = _destination(out, header.nbytes)
     if header.nbytes == 0:
         return 0
-    kind = chunk_kind(header)
+    kind = header.kind
     src = _byte_array(chunk)
     if kind == ChunkKind.SPECIAL:
         return decode_special_into(header, src, dest)
@@ -425,7 +424,7 @@ def check_decodes(chunk: Buffer, nthreads: int | None = None) -> int:
     chunk costs no more memory than its input justifies, whatever size it claims.  Special
     chunks hold no stream: their layout is all there is to check.  Returns ``nbytes``."""
     header = validate_chunk(chunk)
-    kind = chunk_kind(header)
+    kind = header.kind
     if kind == ChunkKind.SPECIAL or header.nbytes == 0:
         return header.nbytes
     whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
@@ -455,11 +454,12 @@ def _items_from_whole(src: np.ndarray, header: ChunkHeader, dest: np.ndarray, fi
 
 
 def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
-                 validated: bool = False) -> int:  # fmt: skip
+                 validated: bool = False, header: ChunkHeader | None = None) -> int:  # fmt: skip
     """Decompress items ``[start, start + nitems)`` of a chunk into ``out`` (only the blocks
     they touch are decoded, and only those are validated); return the number of bytes
-    written."""
-    header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
+    written.  ``header``: the chunk's header, when the caller has it."""
+    if header is None:
+        header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
     typesize = header.real_typesize
     total = header.nbytes // typesize
     if start < 0 or nitems < 0 or start + nitems > total:
@@ -468,7 +468,7 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
     dest = _destination(out, want)
     if want == 0:
         return 0
-    kind = chunk_kind(header)
+    kind = header.kind
     whole = kind != ChunkKind.REGULAR or header.codec_format == SNAPPY_FORMAT
     whole = whole or header.dictionary or Filter.DELTA in header.pipeline
     if not validated and whole:
@@ -505,7 +505,7 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
         getitem_into(src, start, k, dest[:head], validated=True)
         getitem_into(src, start + k, nitems - k, dest[head:want], validated=True)
         return want
-    n = _libblosc2().blosc2_getitem_ctx(
+    n = (_lib or _libblosc2()).blosc2_getitem_ctx(
         _dctx(extended=header.extended), _address(src), header.cbytes, start, nitems,
         _address(dest), dest.size,
     )  # fmt: skip
@@ -514,6 +514,12 @@ def getitem_into(chunk: Buffer, start: int, nitems: int, out: Buffer, *,
             f"Blosc chunk failed to decode items (C-Blosc2 returned {n}, expected {want})"
         )
     return n
+
+
+#: Block runs decoding to at most this many bytes are decoded by one C thread: handing a few
+#: blocks to the pool costs more than it saves, and waits for the pool's threads when other
+#: work (other pools) holds the cores.
+SERIAL_DECODE_BYTES = 2 << 20
 
 
 def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int, int]], *,
@@ -531,7 +537,7 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
         if not 0 <= first <= first + count <= nblocks:
             raise IndexError(f"blocks [{first}, {first + count}) out of range for a chunk of"
                              f" {nblocks}")  # fmt: skip
-    kind = chunk_kind(header)
+    kind = header.kind
     if kind == ChunkKind.MEMCPYED and header.blocksize > 0:  # the blocks' bytes, copied
         if not validated:
             validate_chunk(chunk)
@@ -547,12 +553,14 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
     if not validated:
         validate_block_runs(chunk, runs, header)
     mask = np.ones(nblocks, np.bool_)  # True: the block is skipped
+    wanted = 0
     for first, count in runs:
         mask[first : first + count] = False
+        wanted += count
     dest = _destination(out, header.nbytes)
     src = _byte_array(chunk)
     lib = _libblosc2()
-    ctx = _dctx()
+    ctx = _dctx(1 if wanted * header.blocksize <= SERIAL_DECODE_BYTES else None)
     lib.blosc2_set_maskout(ctx, mask.ctypes.data, nblocks)  # reset by the next decompression
     n = lib.blosc2_decompress_ctx(ctx, _address(src), header.cbytes, _address(dest),
                                   header.nbytes)  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from functools import cached_property, lru_cache
 
 from ..errors import ChunkError, TruncatedError
@@ -69,6 +69,17 @@ class Special(IntEnum):
     NAN = 2
     VALUE = 3
     UNINIT = 4
+
+
+class ChunkKind(StrEnum):
+    """The layout variant of a chunk."""
+
+    REGULAR = "regular"
+    EMPTY = "empty"
+    MEMCPYED = "memcpyed"
+    SPECIAL = "special"
+    VL_BLOCKS = "vlblocks"
+    LAZY = "lazy"
 
 
 # Codec codes as stored in the Blosc2 udcodec byte and frame headers.
@@ -151,17 +162,17 @@ class ChunkHeader:
         """Header length in bytes (16 or 32)."""
         return BLOSC2_HEADER_SIZE if self.extended else BLOSC1_HEADER_SIZE
 
-    @property
+    @cached_property
     def memcpyed(self) -> bool:
         """The data is stored raw after the header."""
         return bool(self.flags & FLAG_MEMCPYED)
 
-    @property
+    @cached_property
     def split(self) -> bool:
         """Blocks are split into one stream per byte of the type."""
         return not self.flags & FLAG_NOT_SPLIT
 
-    @property
+    @cached_property
     def codec_format(self) -> int:
         """Codec format from flags bits 5-7 (lz4 and lz4hc share 1; 6 = see udcodec)."""
         return self.flags >> 5
@@ -193,7 +204,7 @@ class ChunkHeader:
         kinds = [f for f in self.pipeline if f in (Filter.SHUFFLE, Filter.BITSHUFFLE)]
         return int(kinds[-1]) if kinds else 0
 
-    @property
+    @cached_property
     def dictionary(self) -> bool:
         """A compression dictionary follows the bstarts."""
         return bool(self.blosc2_flags & B2_DICT)
@@ -203,7 +214,7 @@ class ChunkHeader:
         """The writer was big-endian."""
         return bool(self.blosc2_flags & B2_BIGENDIAN)
 
-    @property
+    @cached_property
     def lazy(self) -> bool:
         """Lazy chunk: bstarts plus a trailer pointing at the data in its frame."""
         return bool(self.blosc2_flags & B2_LAZY)
@@ -219,7 +230,7 @@ class ChunkHeader:
         kind = (self.blosc2_flags >> 4) & 0x07 if self.extended else 0
         return Special(kind) if kind <= 4 else kind
 
-    @property
+    @cached_property
     def vl_blocks(self) -> bool:
         """Variable-length blocks (version 6): the blocksize field holds nblocks."""
         return bool(self.blosc2_flags2 & B2_VL_BLOCKS) and self.extended
@@ -239,6 +250,36 @@ class ChunkHeader:
         if self.special == Special.VALUE:
             return self.cbytes - BLOSC2_HEADER_SIZE
         return self.typesize
+
+    @cached_property
+    def kind(self) -> ChunkKind:
+        """The layout variant the header announces (special beats lazy, as in C-Blosc2)."""
+        if self.special:
+            return ChunkKind.SPECIAL
+        if self.lazy:
+            return ChunkKind.LAZY
+        if self.memcpyed:
+            return ChunkKind.MEMCPYED
+        if self.nbytes == 0:
+            return ChunkKind.EMPTY
+        if self.vl_blocks:
+            return ChunkKind.VL_BLOCKS
+        return ChunkKind.REGULAR
+
+    @cached_property
+    def blocks_alone(self) -> bool:
+        """Each block decodes on its own (C-Blosc2's getitem reads only the header, bstarts
+        and the streams of the blocks it decodes): a regular chunk of whole items per block,
+        without dictionary, delta or Snappy."""
+        ts = max(self.real_typesize, 1)
+        return (
+            self.kind == ChunkKind.REGULAR
+            and not self.dictionary
+            and self.codec_format != SNAPPY_FORMAT
+            and Filter.DELTA not in self.pipeline
+            and self.blocksize > 0
+            and self.blocksize % ts == 0
+        )
 
     @property
     def blosc_version(self) -> int:

@@ -30,6 +30,7 @@ from .header import (
     MAX_BLOCKSIZE,
     MAX_BUFFERSIZE,
     ChunkHeader,
+    ChunkKind,
     Special,
     header_bytes,
 )
@@ -62,30 +63,9 @@ def stream_kind(csize: int, neblock: int) -> StreamKind:
     return StreamKind.RAW if csize == neblock else StreamKind.COMPRESSED
 
 
-class ChunkKind(StrEnum):
-    """The layout variant of a chunk."""
-
-    REGULAR = "regular"
-    EMPTY = "empty"
-    MEMCPYED = "memcpyed"
-    SPECIAL = "special"
-    VL_BLOCKS = "vlblocks"
-    LAZY = "lazy"
-
-
 def chunk_kind(header: ChunkHeader) -> ChunkKind:
     """The layout variant a header announces (special beats lazy, as in C-Blosc2)."""
-    if header.special:
-        return ChunkKind.SPECIAL
-    if header.lazy:
-        return ChunkKind.LAZY
-    if header.memcpyed:
-        return ChunkKind.MEMCPYED
-    if header.nbytes == 0:
-        return ChunkKind.EMPTY
-    if header.vl_blocks:
-        return ChunkKind.VL_BLOCKS
-    return ChunkKind.REGULAR
+    return header.kind
 
 
 @dataclass(frozen=True)
@@ -633,7 +613,7 @@ def validate_chunk(chunk: Any) -> ChunkHeader:
     """
     mv = _bytes_view(chunk)
     h = check_header(mv)
-    kind = chunk_kind(h)
+    kind = h.kind
     if kind == ChunkKind.LAZY:
         trailer = _lazy_trailer(h, mv)[1]
         raise LazyChunkError(
@@ -657,7 +637,7 @@ def validate_blocks(
     header as :func:`check_header` returned it (not checked again)."""
     mv = _bytes_view(chunk)
     h = check_header(mv) if header is None else header
-    if chunk_kind(h) != ChunkKind.REGULAR:
+    if h.kind != ChunkKind.REGULAR:
         return validate_chunk(mv)
     _check_length(h, mv)
     if _blocks_ok(h, mv, first, stop):
@@ -677,6 +657,12 @@ def validate_blocks(
     return h
 
 
+def blocks_ok(mv: memoryview, h: ChunkHeader, first: int, stop: int) -> bool:
+    """Whether blocks ``[first, stop)`` of the regular chunk ``mv`` with the checked header
+    ``h`` pass :func:`validate_blocks` (False: it names what fails)."""
+    return h.cbytes <= len(mv) and _blocks_ok(h, mv, first, stop)
+
+
 def validate_block_runs(
     chunk: Any, runs: Sequence[tuple[int, int]], header: ChunkHeader | None = None
 ) -> ChunkHeader:
@@ -684,7 +670,7 @@ def validate_block_runs(
     header, bstarts and dictionary checked once, then the streams of those blocks."""
     mv = _bytes_view(chunk)
     h = check_header(mv) if header is None else header
-    if chunk_kind(h) != ChunkKind.REGULAR:
+    if h.kind != ChunkKind.REGULAR:
         return validate_chunk(mv)
     _check_length(h, mv)
     if not _runs_ok(h, mv, runs):
@@ -724,7 +710,7 @@ def chunk_layout(chunk: Any) -> ChunkLayout:
     """
     mv = _bytes_view(chunk)
     h = check_header(mv)
-    kind = chunk_kind(h)
+    kind = h.kind
     if kind in (ChunkKind.SPECIAL, ChunkKind.MEMCPYED, ChunkKind.EMPTY):
         _check_length(h, mv)
         return ChunkLayout(h, kind)

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import BloscpackError
-from .header import SNAPPY_FORMAT, ChunkHeader, Filter
-from .layout import ChunkKind, check_header, chunk_kind
+from .header import ChunkHeader
+from .layout import check_header
 
 #: Chunks up to this size are read whole (one positioned read costs little more than two).
 MIN_PARTIAL_CBYTES = 256 * 1024
@@ -49,12 +49,7 @@ def partial_candidate(header: ChunkHeader, lo: int, hi: int) -> bool:
     ts = max(header.real_typesize, 1)
     return (
         header.cbytes > MIN_PARTIAL_CBYTES
-        and chunk_kind(header) == ChunkKind.REGULAR
-        and not header.dictionary
-        and header.codec_format != SNAPPY_FORMAT
-        and Filter.DELTA not in header.pipeline
-        and header.blocksize > 0
-        and header.blocksize % ts == 0
+        and header.blocks_alone
         and lo % ts == 0
         and hi % ts == 0
         and 0 <= lo < hi <= header.nbytes // ts * ts
@@ -80,6 +75,30 @@ def read_chunk_items(read_into: ReadInto, header_bytes: Any, lo: int, hi: int) -
     bs = header.blocksize
     first = lo // bs
     return _read_runs(read_into, header_bytes, header, [(first, -(-hi // bs) - first)])
+
+
+def checked_chunk_items(
+    read_into: ReadInto, header_bytes: Any, lo: int, hi: int, nbytes: int, room: int | None = None
+) -> tuple[memoryview, ChunkHeader] | None:
+    """:func:`read_chunk_items` and the chunk's checked header, for a chunk that must hold
+    ``nbytes`` bytes in at most ``room`` bytes of its input (None: ``read_into`` refuses reads
+    past its end with a :class:`~bloscpack.errors.BloscpackError`; the decoder then checks only the
+    layout of the blocks it decodes: :func:`~bloscpack.blosc.layout.blocks_ok`).  None when a
+    check fails or the chunk is read whole (the general path then reads it, and names what is
+    wrong)."""
+    try:
+        header = check_header(header_bytes)
+    except BloscpackError:
+        return None
+    ts = max(header.real_typesize, 1)  # the blocks holding [lo, hi) hold its whole items
+    lo, hi = lo // ts * ts, -(-hi // ts) * ts
+    if (header.nbytes != nbytes or (room is not None and header.cbytes > room)
+            or not partial_candidate(header, lo, hi)):  # fmt: skip
+        return None
+    bs = header.blocksize
+    first = lo // bs
+    view = _read_runs(read_into, header_bytes, header, [(first, -(-hi // bs) - first)])
+    return None if view is None else (view, header)
 
 
 def read_chunk_blocks(read_into: ReadInto, header_bytes: Any,

@@ -192,6 +192,13 @@ class ContainerReader(Protocol):
         decoding its uncompressed bytes ``[lo, hi)`` reads (block-granular reads)."""
         ...
 
+    def decode_chunk_items(self, index: int, lo: int, hi: int, dest: np.ndarray) -> bool:
+        """Decode bytes ``[lo, hi)`` (whole items) of chunk ``index`` into ``dest`` (a byte
+        array of ``hi - lo``) in one pass, its layout checked as a read through
+        :meth:`stored_chunk_items` checks it; False: nothing was decoded (read it that way,
+        which names what is wrong)."""
+        ...
+
     def read_chunk(self, index: int, out: Buffer = None) -> Buffer:
         """Chunk ``index`` decompressed, into ``out`` when given."""
         ...
@@ -300,6 +307,9 @@ class ReaderBase:
 
     def stored_chunk_items(self, index: int, lo: int, hi: int) -> Buffer:
         return self.stored_chunk(index)
+
+    def decode_chunk_items(self, index: int, lo: int, hi: int, dest: np.ndarray) -> bool:
+        return False
 
     def release(self) -> None:
         pass

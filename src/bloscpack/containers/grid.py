@@ -454,16 +454,22 @@ def gather_into(
         return
     n = grid.ndim
     blocked = chunk.reshape(grid.bgrid + grid.blocks)
-    if all(s.step == 1 for s in index):
+    if all([s.step == 1 for s in index]):
         per_axis = [_block_pieces(s, b) for s, b in zip(index, grid.blocks, strict=True)]
+        order = [a for i in range(n) for a in (i, n + i)]  # (nb0, ..., k0, ...) to (nb0, k0, ...)
         for combo in itertools.product(*per_axis):
-            part = dest[tuple(slice(at, at + nb * k) for at, _, nb, _, k in combo)].view()
-            part.shape = tuple(d for _, _, nb, _, k in combo for d in (nb, k))  # a view
-            source = blocked[tuple(slice(b, b + nb) for _, b, nb, _, _ in combo)
-                             + tuple(slice(w, w + k) for _, _, _, w, k in combo)]  # fmt: skip
-            # axes (nb0, nb1, ..., k0, k1, ...) to (nb0, k0, nb1, k1, ...)
-            np.copyto(part, source.transpose([a for i in range(n) for a in (i, n + i)]),
-                      casting="no")  # fmt: skip
+            places: list[slice] = []
+            shape: list[int] = []
+            blocks: list[slice] = []
+            within: list[slice] = []
+            for at, b, nb, w, k in combo:
+                places.append(slice(at, at + nb * k))
+                shape += (nb, k)
+                blocks.append(slice(b, b + nb))
+                within.append(slice(w, w + k))
+            part = dest[tuple(places)].view()
+            part.shape = tuple(shape)  # a view
+            np.copyto(part, blocked[tuple(blocks + within)].transpose(order), casting="no")
         return
     picks: list[np.ndarray] = []
     inner: list[np.ndarray] = []

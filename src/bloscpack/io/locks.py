@@ -48,17 +48,24 @@ class FileLock:
         return self
 
     def __enter__(self) -> None:
+        self.enter()
+
+    def enter(self) -> bool:
+        """Enter the block (as ``with``); True when this call took the ``flock``, False when
+        a thread of this process already held it (nothing could change the file since)."""
         mutex = self._mutex
         mutex.acquire()  # an exclusive holder keeps it until it leaves
         try:
-            if not self._holders and self.fd is not None:
-                lock_file(self.fd, self.exclusive)
+            first = not self._holders
+            if first and self.fd is not None and fcntl is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
             self._holders += 1
         except BaseException:
             mutex.release()
             raise
         if not self.exclusive:
             mutex.release()
+        return first
 
     def __exit__(self, *exc: object) -> None:
         mutex = self._mutex
@@ -66,8 +73,8 @@ class FileLock:
             mutex.acquire()
         try:
             self._holders -= 1
-            if not self._holders and self.fd is not None:
-                unlock_file(self.fd)
+            if not self._holders and self.fd is not None and fcntl is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
         finally:
             mutex.release()
 

@@ -78,6 +78,7 @@ class ByteSource:
         self._tail: bytes | None = None
         self._lock: FileLock | None = None  # a file others may change: reads lock it
         self._identity: tuple[int, ...] | None = None
+        self._block: _ConsistentBlock | None = None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._view = memoryview(source).cast("B")
             self._size = len(self._view)
@@ -96,6 +97,7 @@ class ByteSource:
             status = os.fstat(self._file.fileno())
             if has_known_size(status):
                 self._lock = FileLock(self._file.fileno())
+                self._block = _ConsistentBlock(self)
             else:
                 self._file = _copy_to_anonymous_file(self._file)
                 status = os.fstat(self._file.fileno())
@@ -117,7 +119,8 @@ class ByteSource:
         ``flock``, taken once for all the threads inside such blocks).  The first block takes
         the file as it is; later ones raise :class:`~bloscpack.errors.FileChangedError` if it
         has changed since.  Nothing for buffers and private copies."""
-        return _NO_BLOCK if self._lock is None else _ConsistentBlock(self)
+        block = self._block
+        return _NO_BLOCK if block is None else block
 
     def _check_identity(self) -> None:
         """Record the file's :func:`file_identity`, or check it."""
@@ -297,7 +300,8 @@ class _ConsistentBlock:
         source = self._source
         lock = source._lock
         assert lock is not None
-        lock.__enter__()
+        if not lock.enter():
+            return  # inside a block of another (or this) thread, which checked the file
         try:
             source._check_identity()
         except BaseException:

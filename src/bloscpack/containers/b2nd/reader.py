@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import engine
 from ...blosc.header import ChunkHeader, Special
-from ...blosc.layout import ChunkKind, chunk_kind, validate_block_runs, validate_chunk
+from ...blosc.layout import ChunkKind, validate_block_runs, validate_chunk
 from ...errors import (
     ArgumentError,
     BloscpackError,
@@ -343,7 +343,7 @@ class B2ndArray:
                       runs: Sequence[tuple[int, int]] | None, blocks: int) -> int:  # fmt: skip
         """Check the layout of the block ``runs`` of chunk ``n`` not in ``blocks`` (all of it
         when None, or when its blocks are not the geometry's); the blocks now checked."""
-        whole = (runs is None or chunk_kind(header) != ChunkKind.REGULAR
+        whole = (runs is None or header.kind != ChunkKind.REGULAR
                  or header.blocksize != self.grid.block_nbytes)  # fmt: skip
         with self._named(n):
             if whole:
@@ -462,8 +462,10 @@ class B2ndArray:
     def _few_blocks(self, runs: Sequence[tuple[int, int]]) -> bool:
         """Whether the block ``runs`` are read alone (a frame at a URL, less than half the
         chunk's blocks) rather than with the whole chunk."""
-        wanted = sum(count for _, count in runs)
-        return self._frame.ranged and 0 < wanted * 2 < math.prod(self.grid.bgrid)
+        if not self._frame.ranged:
+            return False
+        wanted = sum([count for _, count in runs])
+        return 0 < wanted * 2 < math.prod(self.grid.bgrid)
 
     def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
@@ -493,7 +495,7 @@ class B2ndArray:
         in one call that skips the other blocks (``validated``: the layout of those blocks was
         checked, else the decoder checks the blocks it decodes)."""
         grid = self.grid
-        if (sum(count for _, count in runs) >= math.prod(grid.bgrid)
+        if (sum([count for _, count in runs]) >= math.prod(grid.bgrid)
                 or header.blocksize != grid.block_nbytes):  # fmt: skip
             engine.decompress_into(chunk, dest, validated=validated)
         else:

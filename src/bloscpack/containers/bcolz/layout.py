@@ -73,10 +73,17 @@ def _container_of(path: str) -> str:
 def _read_file(path: str, limit: int) -> bytes:
     """The metadata file ``path``: a regular file inside its directory (no FIFO, device or
     symbolic link out of the container), at most ``limit`` bytes."""
-    with os.fdopen(open_member(path, _container_of(path)), "rb") as fh:
-        if os.fstat(fh.fileno()).st_size > limit:
+    fd = open_member(path, _container_of(path))
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
             raise ValueError(f"larger than {limit} bytes")
-        return fh.read()
+        data = os.read(fd, size + 1)
+        while len(data) > size and (more := os.read(fd, 1 << 16)):  # grown since: to its end
+            data += more
+        return data
+    finally:
+        os.close(fd)
 
 
 def member_reader(directory: Directory, member: str) -> ReadWhole:

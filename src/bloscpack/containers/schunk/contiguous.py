@@ -13,12 +13,14 @@ import numpy as np
 
 from ...blosc import partial
 from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
+from ...blosc.layout import check_header
 from ...blosc.partial import CHUNK_HEAD_READ
-from ...errors import ArgumentError, FormatError
+from ...errors import ArgumentError, BloscpackError, FormatError
 from ...io.paths import PathLike
 from ...io.sources import ByteSource
 from ...io.staging import atomic_write
 from ...journal import Steps, remove_journal, roll_back, write_journal
+from .core import decode_checked
 from .edit import FrameBase
 from .params import CParams, compress_vlmeta, new_frame_image
 from .records import (
@@ -203,6 +205,46 @@ class ContiguousFrame(FrameBase):
 
         part = partial.read_chunk_items(read_into, head, lo, hi)
         return self.chunk_at(i, entry) if part is None else part
+
+    def decode_chunk_items(self, i: int, lo: int, hi: int, nbytes: int, dest: np.ndarray) -> bool:
+        """Decode bytes ``[lo, hi)`` (whole items) of chunk ``i``, which must hold ``nbytes``,
+        into ``dest`` in one pass (see :meth:`FrameCore.decode_chunk_items`): the chunk's
+        header, bstarts and the blocks they touch read by offset (the first reads of a local
+        frame) or from the file's mapping, checked, then decoded."""
+        source = self._storage.source
+        if source is None or source.remote or not 0 <= i < self.nchunks:
+            return False
+        entry = self._entry(i)
+        header = self.header
+        room = header.cbytes - entry
+        if entry < 0 or room < BLOSC2_HEADER_SIZE:
+            return False
+        pos = header.header_len + entry
+        head = None
+        if self._partial_reads < self.PARTIAL_READS:
+            self._partial_reads += 1
+            head = self._storage.read(pos, min(CHUNK_HEAD_READ, room), f"chunk {i} header")
+
+            def read_into(at: int, part: memoryview, what: str) -> None:
+                self._storage.read_into(pos + at, part, f"chunk {i} {what}")
+
+            got = partial.checked_chunk_items(read_into, head, lo, hi, nbytes, room)
+            if got is not None and got[1].cbytes >= BLOSC2_HEADER_SIZE:
+                return decode_checked(got[0], got[1], lo, hi, dest)
+        if head is None:
+            head = self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
+        try:
+            chunk_header = check_header(head)
+        except BloscpackError:
+            return False
+        cbytes = chunk_header.cbytes
+        if (chunk_header.nbytes != nbytes or not BLOSC2_HEADER_SIZE <= cbytes <= room
+                or not chunk_header.blocks_alone):  # fmt: skip
+            return False
+        if cbytes > len(head):
+            head = self._storage.read(pos, cbytes, f"chunk {i}")
+        chunk = head[:cbytes]
+        return decode_checked(chunk, chunk_header, lo, hi, dest)
 
     # --- mutation (C-Blosc2's layout; the index rules are in FrameBase) --------------------
 

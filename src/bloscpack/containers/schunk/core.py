@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import engine
 from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader, Special
-from ...blosc.layout import validate_chunk
+from ...blosc.layout import blocks_ok, validate_chunk
 from ...errors import (
     BloscpackError,
     FileChangedError,
@@ -52,6 +52,25 @@ def opening_ranges(header: FrameHeader, index_at: int | None = None) -> list[tup
         index_at = header.header_len + header.cbytes
     end_at = max(header.header_len, min(index_at, header.frame_len - EDGE_READ))
     return [(0, header.header_len), (end_at, header.frame_len - end_at)]
+
+
+def decode_checked(chunk: Any, header: ChunkHeader, lo: int, hi: int, dest: np.ndarray) -> bool:
+    """Decode bytes ``[lo, hi)`` of ``chunk``, whose ``header`` passed ``check_header`` and
+    whose blocks decode alone, into ``dest`` after checking the layout of the blocks holding
+    them (False, nothing decoded: a check fails, or the bytes reach past the last whole
+    item)."""
+    ts, bs = max(header.real_typesize, 1), header.blocksize
+    first, last = lo // ts, -(-hi // ts)
+    if last * ts > header.nbytes or not blocks_ok(chunk, header, first * ts // bs,
+                                                  -(-last * ts // bs)):  # fmt: skip
+        return False
+    if first * ts == lo and last * ts == hi:
+        engine.getitem_into(chunk, first, last - first, dest, validated=True, header=header)
+    else:
+        part = np.empty((last - first) * ts, dtype=np.uint8)
+        engine.getitem_into(chunk, first, last - first, part, validated=True, header=header)
+        dest[:] = part[lo - first * ts : hi - first * ts]
+    return True
 
 
 class FrameCore:
@@ -155,6 +174,7 @@ class FrameCore:
         self._index = None
         self._index_where = where
         self._lazy_entries = 0
+        self._looked_up: tuple[int, int] | None = None  # the last entry read alone
         if header.nbytes == 0:
             self._offsets = np.empty(0, dtype="<i8")
             return
@@ -236,6 +256,9 @@ class FrameCore:
         if offsets is not None:
             return int(offsets[i])
         index = self._index
+        looked_up = self._looked_up
+        if looked_up is not None and looked_up[0] == i:
+            return looked_up[1]
         if index is None or self._lazy_entries >= self.LAZY_ENTRIES:
             return int(self.offsets[i])
         self._lazy_entries += 1
@@ -246,7 +269,9 @@ class FrameCore:
             raise type(exc)(f"{where}: index: {exc}") from None
         if entry is None:
             return int(self.offsets[i])
-        return check_entry(i, entry, None if self.sparse else self.header.cbytes, where)
+        entry = check_entry(i, entry, None if self.sparse else self.header.cbytes, where)
+        self._looked_up = (i, entry)
+        return entry
 
     @property
     def cparams(self) -> CParams:
@@ -296,6 +321,15 @@ class FrameCore:
         if entry < 0:
             return self._synthesize(i, chunk_kind(entry))
         return self._stored_chunk(i, entry)
+
+    def decode_chunk_items(self, i: int, lo: int, hi: int, nbytes: int, dest: np.ndarray) -> bool:
+        """Decode bytes ``[lo, hi)`` (whole items) of chunk ``i``, which must hold ``nbytes``,
+        into ``dest`` (a byte array of ``hi - lo``) in one pass: its index entry, then only its
+        header, bstarts and the streams of the blocks they touch, checked as a read through
+        :meth:`read_chunk_items` checks them.  False: nothing was decoded (a special entry, a
+        check failed, a chunk better read whole): read it that way, which names what is
+        wrong."""
+        return False
 
     def read_chunk_items(self, i: int, lo: int, hi: int) -> memoryview | bytes:
         """Chunk ``i``, or when decoding its bytes ``[lo, hi)`` needs only some of its blocks and

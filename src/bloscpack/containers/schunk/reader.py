@@ -75,12 +75,18 @@ class CoreChunks:
     readers share)."""
 
     core: Any
+    sizes: ChunkSizes
+    nchunks: int
 
     def stored_chunk(self, index: int) -> memoryview | bytes:
         return self.core.read_chunk(index)
 
     def stored_chunk_items(self, index: int, lo: int, hi: int) -> memoryview | bytes:
         return self.core.read_chunk_items(index, lo, hi)
+
+    def decode_chunk_items(self, index: int, lo: int, hi: int, dest: np.ndarray) -> bool:
+        return bool(self.core.decode_chunk_items(index, lo, hi, self.sizes.of(index, self.nchunks),
+                                                 dest))  # fmt: skip
 
     def prefetch(self, indices: Sequence[int]) -> None:
         self.core.prefetch(indices)

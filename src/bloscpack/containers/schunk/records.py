@@ -570,10 +570,14 @@ def index_entry(chunk: Any, header: ChunkHeader, i: int) -> int | None:
     (decode it whole then)."""
     if header.real_typesize != 8 or not 0 <= i < header.nbytes // 8:
         return None
-    if layout.chunk_kind(header) == layout.ChunkKind.MEMCPYED:  # stored as they are (the
+    if header.kind == layout.ChunkKind.MEMCPYED:  # stored as they are (the
         return int(_ENTRY.unpack_from(chunk, header.size + 8 * i)[0])  # header was checked)
     out = np.empty(1, dtype="<i8")
-    engine.getitem_into(chunk, i, 1, out)
+    block = 8 * i // header.blocksize
+    if header.blocks_alone and layout.blocks_ok(chunk, header, block, block + 1):
+        engine.getitem_into(chunk, i, 1, out, validated=True, header=header)
+    else:  # which checks (and names what fails) as it decodes
+        engine.getitem_into(chunk, i, 1, out)
     return int(out[0])
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...blosc import partial
 from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader
+from ...blosc.layout import check_header
 from ...errors import (
     BloscpackError,
     FileChangedError,
@@ -38,7 +39,7 @@ from ...io.sources import Directory, file_identity, member_size, open_member
 from ...io.staging import StagedOutput, atomic_write, staged_output
 from ...journal import Steps
 from ..base import WriterBase
-from .core import EDGE_READ
+from .core import EDGE_READ, decode_checked
 from .edit import FrameBase
 from .features import refuse_unmodelled
 from .params import CParams, compress_vlmeta, new_frame_image
@@ -285,6 +286,31 @@ class SparseFrame(FrameBase):
                 pass  # missing or damaged: reading the whole chunk says how
         return self.read_chunk(i) if part is None else part
 
+    def decode_chunk_items(self, i: int, lo: int, hi: int, nbytes: int, dest: np.ndarray) -> bool:
+        """:meth:`FrameCore.decode_chunk_items` of a chunk file of a local frame: of a large
+        one, its header, bstarts and the blocks that bytes ``[lo, hi)`` touch, read by offset;
+        a small one read whole."""
+        if self.remote is not None or not 0 <= i < self.nchunks:
+            return False
+        entry = self._entry(i)
+        if entry < 0:
+            return False
+
+        def read(read_into: partial.ReadInto, head: bytes) -> Any:
+            return partial.checked_chunk_items(read_into, head, lo, hi, nbytes)
+
+        got = self._local_chunk_part(i, entry, read)
+        if got is not None:
+            return decode_checked(got[0], got[1], lo, hi, dest)
+        chunk = self.read_chunk(i)  # a small chunk file, read whole (or one to report)
+        try:
+            header = check_header(chunk)
+        except BloscpackError:
+            return False
+        if header.nbytes != nbytes or not header.blocks_alone:
+            return False
+        return decode_checked(chunk, header, lo, hi, dest)
+
     def read_chunk_blocks(self, i: int, runs: Sequence[tuple[int, int]]) -> memoryview | None:
         if self.remote is not None:
             return None
@@ -295,9 +321,8 @@ class SparseFrame(FrameBase):
             i, entry, lambda read_into, head: partial.read_chunk_blocks(read_into, head, runs)
         )
 
-    def _local_chunk_part(self, i: int, entry: int,
-                          read: Callable[[partial.ReadInto, bytes], memoryview | None]
-                          ) -> memoryview | None:  # fmt: skip
+    def _local_chunk_part(self, i: int, entry: int, read: Callable[[partial.ReadInto, bytes], Any]
+                          ) -> Any:  # fmt: skip
         """``read(read_into, head)`` (a :mod:`bloscpack.blosc.partial` reader) of the file of
         chunk ``i``, by positioned reads, or None (read it whole then: that reports what is
         wrong)."""
@@ -649,7 +674,8 @@ class _ReadBlock:
 
     def __enter__(self) -> None:
         lock = self._frame._lock
-        lock.__enter__()
+        if not lock.enter():
+            return  # inside a block of another (or this) thread, which checked the frame
         try:
             self._frame._check_identity()
         except BaseException:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import engine
 from ...blosc.header import ChunkHeader
-from ...blosc.layout import ChunkKind, chunk_kind
+from ...blosc.layout import ChunkKind
 from ...blosc.partial import MIN_PARTIAL_CBYTES
 from ...errors import BloscpackError, IntegrityError
 from ...selection import (
@@ -309,6 +309,15 @@ class FlatStore:
         """Decode units ``[start, end)`` of chunk ``c`` into ``dest_bytes`` (from ``fetched``,
         what :meth:`_fetched` gave, if given)."""
         lo, hi = start * self.unit, end * self.unit
+        if fetched is None:
+            try:
+                done = self.source.decode_chunk_items(c, lo, hi, dest_bytes)
+            except BloscpackError:
+                done = False  # the read below raises it, worded as every read words it
+            finally:
+                self.source.release()
+            if done:
+                return
         chunk, header = fetched or self._chunk(c, lo, hi)
         try:
             decode_bytes(chunk, header, lo, hi, dest_bytes)
@@ -342,7 +351,7 @@ class FlatStore:
         lo, hi = int(units[0]) * unit, (int(units[-1]) + 1) * unit
         bs = header.blocksize
         runs = [(lo, hi)]
-        kind = chunk_kind(header)
+        kind = header.kind
         if kind != ChunkKind.REGULAR and hi - lo > max(SPARSE_GAP, 2 * len(units) * unit):
             # special and memcpyed chunks decode any range alone: a sparse selection decodes
             # its units' neighbourhoods only, not the span (a special chunk may claim GiBs)
@@ -432,7 +441,7 @@ def decode_bytes(chunk: Buffer, header: ChunkHeader, lo: int, hi: int, dest: np.
     if lo == 0 and hi == nbytes:
         engine.decompress_into(chunk, dest)
         return
-    if chunk_kind(header) == ChunkKind.SPECIAL:
+    if header.kind == ChunkKind.SPECIAL:
         engine.special_range_into(chunk, lo, hi, dest)
         return
     ts = max(header.real_typesize, 1)
