@@ -254,6 +254,65 @@ def _in_order_on(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: Iter
         wait(pending)
 
 
+#: Bytes of output buffers :func:`compress_in_order` keeps for its next call.
+KEPT_OUTPUT_BYTES = 64 << 20
+_kept_outputs: list[np.ndarray] = []
+
+
+def _take_output(nbytes: int) -> np.ndarray:
+    """A kept output buffer of at least ``nbytes`` (its pages touched already), else a new
+    one."""
+    with _lib_lock:
+        for i, buf in enumerate(_kept_outputs):
+            if buf.size >= nbytes:
+                return _kept_outputs.pop(i)
+    return np.empty(nbytes, np.uint8)
+
+
+def _keep_outputs(bufs: Iterable[np.ndarray]) -> None:
+    """Keep ``bufs`` for the next :func:`compress_in_order`, up to :data:`KEPT_OUTPUT_BYTES`."""
+    with _lib_lock:
+        for buf in bufs:
+            if sum(b.size for b in _kept_outputs) + buf.size <= KEPT_OUTPUT_BYTES:
+                _kept_outputs.append(buf)
+
+
+def compress_in_order(compress: Callable[[Any, np.ndarray], int], items: Iterable[Any],
+                      nbytes: int, workers: int) -> Generator[memoryview, None, None]:  # fmt: skip
+    """Yield the bytes ``compress(item, dest)`` writes at the start of ``dest`` (a buffer of
+    ``nbytes``; it returns how many) for each of ``items``, in order, ``workers`` at a time
+    on the pool threads while the consumer uses the previous result (writes it to a file,
+    with the GIL released).  Each view is valid until the next one is asked for: the
+    ``workers + 1`` buffers are reused, from one item and one call to the next (no new pages
+    per chunk, no copy of the compressed bytes).  The first exception, in order, is raised;
+    calls still running are waited for and no more start."""
+    workers = max(1, workers)
+    pool = _shared_pool(workers)
+    source = iter(items)
+    free = [_take_output(nbytes) for _ in range(workers + 1)]
+    pending: deque[tuple[Future[int], np.ndarray]] = deque()
+
+    def submit() -> None:
+        for item in islice(source, 1):
+            buf = free.pop()
+            pending.append((pool.submit(compress, item, buf[:nbytes]), buf))
+
+    try:
+        for _ in range(workers):
+            submit()
+        while pending:
+            future, buf = pending.popleft()
+            n = future.result()
+            submit()
+            yield buf.data[:n]
+            free.append(buf)
+    finally:
+        for future, _ in pending:
+            future.cancel()
+        wait([future for future, _ in pending])
+        _keep_outputs(free + [buf for _, buf in pending])
+
+
 class _Context:
     """A C-Blosc2 context, owned by one Python thread."""
 
@@ -675,8 +734,21 @@ def compress_blosc2(data: Buffer, **settings: Any) -> bytearray:
     return bytearray(compress_blosc2_view(data, **settings))
 
 
-def compress_blosc2_view(
+def compress_blosc2_view(data: Buffer, **settings: Any) -> memoryview:
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with the
+    ``settings`` of :func:`compress_blosc2_into`, kept in this thread's compression buffer:
+    the view is valid until the thread compresses again (no new chunk-sized buffer, whose
+    pages cost more than compressing where the allocator returns freed memory at once, as in
+    ``distributed`` workers)."""
+    src = _byte_array(data)
+    dest = _compression_scratch(min(src.size, MAX_BUFFERSIZE) + BLOSC2_HEADER_SIZE)
+    n = compress_blosc2_into(src, dest, **settings)
+    return dest.data[:n].toreadonly()
+
+
+def compress_blosc2_into(
     data: Buffer,
+    dest: Buffer,
     *,
     typesize: int = 8,
     clevel: int = 5,
@@ -688,13 +760,12 @@ def compress_blosc2_view(
     blocksize: int = 0,
     use_dict: bool = False,
     nthreads: int | None = None,
-) -> memoryview:
-    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with
-    ``nthreads`` C threads (default: :func:`get_nthreads`), kept in this thread's compression
-    buffer: the view is valid until the thread compresses again (no new chunk-sized buffer,
-    whose pages cost more than compressing where the allocator returns freed memory at once,
-    as in ``distributed`` workers).  The blocks are stored in order: without a dictionary
-    (whose training differs), the bytes do not depend on ``nthreads``."""
+) -> int:
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) at the start
+    of ``dest`` (a writable buffer of at least ``len(data) + 32`` bytes) with ``nthreads`` C
+    threads (default: :func:`get_nthreads`); returns the chunk's size.  The blocks are stored
+    in order: without a dictionary (whose training differs), the bytes do not depend on
+    ``nthreads``."""
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= MAX_TYPESIZE:
         raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
@@ -709,22 +780,25 @@ def compress_blosc2_view(
     src = _byte_array(data)
     if src.size > MAX_BUFFERSIZE:
         raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
+    out = _byte_array(dest, writable=True)
+    if out.size < src.size + BLOSC2_HEADER_SIZE:
+        raise ArgumentError(f"a chunk of {src.size} bytes needs a destination of at least"
+                            f" {src.size + BLOSC2_HEADER_SIZE} bytes, got {out.size}")  # fmt: skip
     key = (
         codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, nthreads or _nthreads,
         blocksize,
         SPLIT_MODES[splitmode], tuple(filters), tuple(filters_meta), src.size,
     )  # fmt: skip
     cctx = _cctx(key)
-    dest = _compression_scratch(src.size + BLOSC2_HEADER_SIZE)
-    n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
+    n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(out), out.size)
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
     if (nthreads or _nthreads) > 1:
-        _blocks_in_order(dest[:n])
+        _blocks_in_order(out[:n])
     observer = _observer
     if observer is not None:
         observer("compress", src.size)
-    return dest.data[:n].toreadonly()
+    return int(n)
 
 
 def _blocks_in_order(chunk: np.ndarray) -> None:
