@@ -254,27 +254,41 @@ def _in_order_on(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: Iter
         wait(pending)
 
 
+def chunk_threads(nchunks: int, use_dict: bool = False, workers: int | None = None
+                  ) -> tuple[int, int]:  # fmt: skip
+    """How ``nchunks`` chunks are compressed: (chunks at a time, C threads each).  ``workers``
+    chunks at a time (None: as many as :func:`get_nthreads`, at most ``nchunks``) share the C
+    threads: a lone chunk gets them all, unless it trains a dictionary (``use_dict``, whose
+    bytes depend on the threads).  The bytes never depend on it otherwise
+    (:func:`compress_blosc2_into`)."""
+    if workers is not None:
+        return workers, _nthreads
+    workers = max(1, min(_nthreads, nchunks))
+    return workers, 1 if use_dict else max(1, _nthreads // workers)
+
+
 #: Bytes of output buffers :func:`compress_in_order` keeps for its next call.
 KEPT_OUTPUT_BYTES = 64 << 20
 _kept_outputs: list[np.ndarray] = []
 
 
 def _take_output(nbytes: int) -> np.ndarray:
-    """A kept output buffer of at least ``nbytes`` (its pages touched already), else a new
-    one."""
+    """The most recently kept output buffer of at least ``nbytes`` (its pages touched
+    already), else a new one."""
     with _lib_lock:
-        for i, buf in enumerate(_kept_outputs):
-            if buf.size >= nbytes:
+        for i in range(len(_kept_outputs) - 1, -1, -1):
+            if _kept_outputs[i].size >= nbytes:
                 return _kept_outputs.pop(i)
     return np.empty(nbytes, np.uint8)
 
 
 def _keep_outputs(bufs: Iterable[np.ndarray]) -> None:
-    """Keep ``bufs`` for the next :func:`compress_in_order`, up to :data:`KEPT_OUTPUT_BYTES`."""
+    """Keep ``bufs`` for the next :func:`compress_in_order`: the most recent ones, up to
+    :data:`KEPT_OUTPUT_BYTES`."""
     with _lib_lock:
-        for buf in bufs:
-            if sum(b.size for b in _kept_outputs) + buf.size <= KEPT_OUTPUT_BYTES:
-                _kept_outputs.append(buf)
+        _kept_outputs.extend(buf for buf in bufs if buf.size <= KEPT_OUTPUT_BYTES)
+        while sum(buf.size for buf in _kept_outputs) > KEPT_OUTPUT_BYTES:
+            del _kept_outputs[0]
 
 
 def compress_in_order(compress: Callable[[Any, np.ndarray], int], items: Iterable[Any],
@@ -780,10 +794,12 @@ def compress_blosc2_into(
     src = _byte_array(data)
     if src.size > MAX_BUFFERSIZE:
         raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
+    room = src.size + BLOSC2_HEADER_SIZE
     out = _byte_array(dest, writable=True)
-    if out.size < src.size + BLOSC2_HEADER_SIZE:
+    if out.size < room:
         raise ArgumentError(f"a chunk of {src.size} bytes needs a destination of at least"
-                            f" {src.size + BLOSC2_HEADER_SIZE} bytes, got {out.size}")  # fmt: skip
+                            f" {room} bytes, got {out.size}")  # fmt: skip
+    out = out[:room]  # C-Blosc2 stores a chunk that does not shrink as it is only in this room
     key = (
         codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, nthreads or _nthreads,
         blocksize,

@@ -117,6 +117,11 @@ class B2ndLayout:
         box_to_chunk(box, self.grid, self.grid.chunk_coords(index), chunk)
         return self.params.compress(chunk.view(np.uint8), nthreads=1)
 
+    def compressed_chunks(self, array: np.ndarray) -> Iterator[memoryview]:
+        """The compressed chunks of the whole ``array``, in order, each valid until the next
+        is asked for (:func:`save_b2nd`'s)."""
+        return _compressed_chunks(array, self.grid, self.params, None)
+
     def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
         """:func:`~bloscpack.containers.schunk.writer.frame_stored`."""
         return frame_stored(chunk)
@@ -222,27 +227,15 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *,
     return FrameArrayWriter(output, settings.layout, cast(FrameWriter, frame))
 
 
-def chunk_threads(nchunks: int, params: CParams, workers: int | None = None) -> tuple[int, int]:
-    """How ``nchunks`` chunks compressed with ``params`` are: (chunks at a time, C threads
-    each).  ``workers`` chunks at a time (None: as many as
-    :func:`bloscpack.engine.get_nthreads`, at most ``nchunks``) share the C threads: a lone
-    chunk gets them all, unless it trains a dictionary (whose bytes depend on the threads).
-    The bytes never depend on it (:func:`bloscpack.engine.compress_blosc2_into`)."""
-    threads = engine.get_nthreads()
-    if workers is not None:
-        return workers, threads
-    workers = max(1, min(threads, nchunks))
-    return workers, 1 if params.use_dict else max(1, threads // workers)
-
-
 def _compressed_chunks(array: np.ndarray, grid: ChunkGrid, params: CParams,
                        workers: int | None) -> Iterator[memoryview]:  # fmt: skip
-    """The compressed chunks of ``array`` in frame order (:func:`chunk_threads` of them at a
-    time, each view valid until the next is asked for:
+    """The compressed chunks of ``array`` in frame order
+    (:func:`~bloscpack.engine.chunk_threads` of them at a time, each view valid until the next
+    is asked for:
     :func:`bloscpack.engine.compress_in_order`): straight from the array's memory when a chunk
     is exactly its bytes there, else through a padded scratch buffer; the bytes of
     :meth:`B2ndLayout.compress_chunk`."""
-    workers, c_threads = chunk_threads(grid.nchunks, params, workers)
+    workers, c_threads = engine.chunk_threads(grid.nchunks, params.use_dict, workers)
     flat = array.reshape(-1).view(np.uint8) if array.flags.c_contiguous and array.ndim else None
     scratch = ScratchPool(grid.chunk_nbytes // array.dtype.itemsize, array.dtype)
 
