@@ -396,8 +396,9 @@ def test_compress_into_gives_the_bytes_of_compress_in_any_room():
 
 
 def test_compress_in_order_reuses_its_buffers_and_raises_the_first_error():
-    """Results come in order, each in one of ``workers + 1`` buffers (valid until the next
-    is asked for), which the next call reuses; the first error, in order, is raised."""
+    """Results come in order, each in one of ``IN_FLIGHT_PER_WORKER * workers`` buffers
+    (valid until the next is asked for), which the next call reuses; the first error, in
+    order, is raised, also one of the items' iterator."""
     data = [np.full(1000, i, np.uint8) for i in range(12)]
 
     def compress(i: int, dest: np.ndarray) -> int:
@@ -407,7 +408,7 @@ def test_compress_in_order_reuses_its_buffers_and_raises_the_first_error():
     for i, view in enumerate(engine.compress_in_order(compress, range(12), 1032, 2)):
         assert bytes(view) == bytes(engine.compress_blosc2(data[i], typesize=1, nthreads=1))
         seen.add(np.frombuffer(view, np.uint8).__array_interface__["data"][0])
-    assert len(seen) == 3
+    assert len(seen) == engine.IN_FLIGHT_PER_WORKER * 2
     again = {np.frombuffer(view, np.uint8).__array_interface__["data"][0]
              for view in engine.compress_in_order(compress, range(12), 1032, 2)}  # fmt: skip
     assert again == seen
@@ -422,3 +423,13 @@ def test_compress_in_order_reuses_its_buffers_and_raises_the_first_error():
         for view in engine.compress_in_order(failing, range(12), 1032, 2):
             done.append(bytes(view))
     assert len(done) == 5
+
+    def items():
+        yield from range(3)
+        raise OSError("no item 3")
+
+    done.clear()
+    with pytest.raises(OSError, match="^no item 3$"):
+        for view in engine.compress_in_order(compress, items(), 1032, 2):
+            done.append(bytes(view))
+    assert len(done) == 3

@@ -267,8 +267,9 @@ def chunk_threads(nchunks: int, use_dict: bool = False, workers: int | None = No
     return workers, 1 if use_dict else max(1, _nthreads // workers)
 
 
-#: Bytes of output buffers :func:`compress_in_order` keeps for its next call.
-KEPT_OUTPUT_BYTES = 64 << 20
+#: Bytes of output buffers :func:`compress_in_order` keeps for its next call (four chunks of
+#: 16 MiB and their headers).
+KEPT_OUTPUT_BYTES = 80 << 20
 _kept_outputs: list[np.ndarray] = []
 
 
@@ -291,40 +292,104 @@ def _keep_outputs(bufs: Iterable[np.ndarray]) -> None:
             del _kept_outputs[0]
 
 
+class _InOrder:
+    """The state :func:`compress_in_order` shares with its workers: the items, the free
+    buffers and the results by position."""
+
+    def __init__(self, items: Iterable[Any], nbytes: int, nbufs: int) -> None:
+        self.source = iter(items)
+        self.nbytes = nbytes
+        self.free: list[np.ndarray] = [_take_output(nbytes) for _ in range(nbufs)]
+        self.results: dict[int, tuple[np.ndarray, int, BaseException | None]] = {}
+        self.taken = 0  # items taken from the source
+        self.running = 0  # workers still running
+        self.stop = False
+        self.cond = threading.Condition()
+
+    def work(self, compress: Callable[[Any, np.ndarray], int]) -> None:
+        """Compress item after item (each as soon as a buffer is free) until there are no more
+        or the consumer stops."""
+        try:
+            while True:
+                error: BaseException | None = None
+                with self.cond:
+                    while not self.free and not self.stop:
+                        self.cond.wait()
+                    if self.stop:
+                        return
+                    try:
+                        item = next(self.source, _InOrder)
+                    except BaseException as exc:  # raised by the consumer, in order
+                        item, error = None, exc
+                    if item is _InOrder:
+                        return
+                    buf, k = self.free.pop(), self.taken
+                    self.taken += 1
+                try:
+                    if error is not None:
+                        raise error
+                    result = (buf, compress(item, buf[: self.nbytes]), None)
+                except BaseException as exc:
+                    result = (buf, 0, exc)
+                with self.cond:
+                    self.results[k] = result
+                    self.cond.notify_all()
+        finally:
+            with self.cond:
+                self.running -= 1
+                self.cond.notify_all()
+
+    def result(self, k: int) -> tuple[np.ndarray, int, BaseException | None] | None:
+        """The result of item ``k`` once it is done (None: there is no item ``k``)."""
+        with self.cond:
+            while k not in self.results and (self.running or k < self.taken):
+                self.cond.wait()
+            return self.results.pop(k, None)
+
+    def release(self, buf: np.ndarray) -> None:
+        with self.cond:
+            self.free.append(buf)
+            self.cond.notify_all()
+
+    def close(self) -> None:
+        """Stop the workers, wait for them and keep the buffers for the next call."""
+        with self.cond:
+            self.stop = True
+            self.cond.notify_all()
+            while self.running:
+                self.cond.wait()
+            _keep_outputs(self.free + [buf for buf, _, _ in self.results.values()])
+
+
 def compress_in_order(compress: Callable[[Any, np.ndarray], int], items: Iterable[Any],
                       nbytes: int, workers: int) -> Generator[memoryview, None, None]:  # fmt: skip
     """Yield the bytes ``compress(item, dest)`` writes at the start of ``dest`` (a buffer of
-    ``nbytes``; it returns how many) for each of ``items``, in order, ``workers`` at a time
-    on the pool threads while the consumer uses the previous result (writes it to a file,
-    with the GIL released).  Each view is valid until the next one is asked for: the
-    ``workers + 1`` buffers are reused, from one item and one call to the next (no new pages
-    per chunk, no copy of the compressed bytes).  The first exception, in order, is raised;
-    calls still running are waited for and no more start."""
+    ``nbytes``; it returns how many) for each of ``items``, in order, while the consumer
+    uses the previous result (writes it to a file, with the GIL released).  ``workers`` pool
+    threads compress, each taking the next item as soon as one of the
+    ``IN_FLIGHT_PER_WORKER * workers`` buffers is free (never waiting for the consumer to
+    hand it out).  Each view is valid until the next one is asked for; the buffers are reused
+    from one item and one call to the next (no new pages per chunk, no copy of the compressed
+    bytes).  The first exception, in order, is raised; calls still running are waited for
+    and no more start."""
     workers = max(1, workers)
+    state = _InOrder(items, nbytes, IN_FLIGHT_PER_WORKER * workers)
+    state.running = workers
     pool = _shared_pool(workers)
-    source = iter(items)
-    free = [_take_output(nbytes) for _ in range(workers + 1)]
-    pending: deque[tuple[Future[int], np.ndarray]] = deque()
-
-    def submit() -> None:
-        for item in islice(source, 1):
-            buf = free.pop()
-            pending.append((pool.submit(compress, item, buf[:nbytes]), buf))
-
+    for _ in range(workers):
+        pool.submit(state.work, compress)
     try:
-        for _ in range(workers):
-            submit()
-        while pending:
-            future, buf = pending.popleft()
-            n = future.result()
-            submit()
+        k = 0
+        while (done := state.result(k)) is not None:
+            buf, n, exc = done
+            if exc is not None:
+                state.release(buf)
+                raise exc
             yield buf.data[:n]
-            free.append(buf)
+            state.release(buf)
+            k += 1
     finally:
-        for future, _ in pending:
-            future.cancel()
-        wait([future for future, _ in pending])
-        _keep_outputs(free + [buf for _, buf in pending])
+        state.close()
 
 
 class _Context:
