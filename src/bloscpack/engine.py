@@ -898,7 +898,7 @@ def _blocks_in_order(chunk: np.ndarray) -> None:
     first = int(starts[order[0]])
     data = chunk[first : header.cbytes].copy()
     pieces = [data[start - first : end - first] for start, end in zip(starts, ends, strict=True)]
-    chunk[first : header.cbytes] = np.concatenate(pieces)
+    np.concatenate(pieces, out=chunk[first : header.cbytes])
     lengths = (ends - starts).astype(np.int64)
     chunk[header.size : header.size + 4 * header.nblocks] = (
         (first + np.cumsum(lengths) - lengths).astype("<i4").view(np.uint8)
