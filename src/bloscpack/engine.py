@@ -325,12 +325,12 @@ class _InOrder:
                         return
                     buf, k = self.free.pop(), self.taken
                     self.taken += 1
-                try:
-                    if error is not None:
-                        raise error
-                    result = (buf, compress(item, buf[: self.nbytes]), None)
-                except BaseException as exc:
-                    result = (buf, 0, exc)
+                result: tuple[np.ndarray, int, BaseException | None] = (buf, 0, error)
+                if error is None:
+                    try:
+                        result = (buf, compress(item, buf[: self.nbytes]), None)
+                    except BaseException as exc:
+                        result = (buf, 0, exc)
                 with self.cond:
                     self.results[k] = result
                     self.cond.notify_all()
