@@ -864,7 +864,7 @@ def compress_blosc2_into(
     if out.size < room:
         raise ArgumentError(f"a chunk of {src.size} bytes needs a destination of at least"
                             f" {room} bytes, got {out.size}")  # fmt: skip
-    out = out[:room]  # C-Blosc2 stores a chunk that does not shrink as it is only in this room
+    out = out[:room]  # (with more room, C-Blosc2 may store a chunk that grew, not a copy)
     key = (
         codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, nthreads or _nthreads,
         blocksize,
