@@ -329,7 +329,7 @@ def test_save_refuses(tmp_path):
 def test_failed_save_leaves_nothing(tmp_path, monkeypatch, sparse):
     path = tmp_path / "f.b2nd"
     calls = []
-    real = engine.compress_blosc2
+    real = engine.compress_blosc2_into
 
     def failing(*args, **kwargs):
         calls.append(1)
@@ -337,26 +337,32 @@ def test_failed_save_leaves_nothing(tmp_path, monkeypatch, sparse):
             raise OSError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "compress_blosc2", failing)
+    monkeypatch.setattr(engine, "compress_blosc2_into", failing)
     with pytest.raises(OSError, match="disk full"):
         save_b2nd(sample((40, 40), "<f8"), path, chunks=(10, 10), blocks=(5, 5), sparse=sparse)
     assert os.listdir(tmp_path) == []
 
 
-def test_failed_chunk_write_leaves_nothing(tmp_path, monkeypatch):
+@pytest.mark.parametrize("error", [OSError("no space left on device"), KeyboardInterrupt()])
+def test_failed_chunk_write_leaves_nothing(tmp_path, monkeypatch, error):
+    """A write that fails or is interrupted while chunks are being compressed leaves nothing
+    behind; the compressing threads stop, and the next save works."""
     calls = []
     real = FrameWriter.append_chunk
 
     def failing(self, chunk):
         calls.append(1)
         if len(calls) == 4:
-            raise OSError("no space left on device")
+            raise error
         return real(self, chunk)
 
     monkeypatch.setattr(FrameWriter, "append_chunk", failing)
-    with pytest.raises(OSError, match="no space left"):
-        save_b2nd(sample((40, 40), "<f8"), tmp_path / "f.b2nd", chunks=(10, 10), blocks=(5, 5))
+    array = sample((40, 40), "<f8")
+    with pytest.raises(type(error)):
+        save_b2nd(array, tmp_path / "f.b2nd", chunks=(10, 10), blocks=(5, 5))
     assert os.listdir(tmp_path) == []
+    save_b2nd(array, tmp_path / "f.b2nd", chunks=(10, 10), blocks=(5, 5))
+    assert np.array_equal(blosc2_read(tmp_path / "f.b2nd"), array)
 
 
 def test_thread_pools(tmp_path):
@@ -714,17 +720,17 @@ def test_bytes_source():
 
 
 def test_a_lone_chunk_is_compressed_with_the_c_threads(tmp_path, monkeypatch):
-    """One chunk: all C threads compress it (several chunks: one thread each), and the bytes
-    are those of one thread."""
+    """One chunk: all C threads compress it (fewer chunks than threads share them; more: one
+    thread each), and the bytes are those of one thread."""
     array = np.cumsum(np.random.default_rng(5).normal(size=(512, 1024)), axis=1)
     calls = []
-    compress = engine.compress_blosc2
+    compress = engine.compress_blosc2_into
 
-    def spy(data, **settings):
+    def spy(data, dest, **settings):
         calls.append((memoryview(data).nbytes, settings.get("nthreads")))
-        return compress(data, **settings)
+        return compress(data, dest, **settings)
 
-    monkeypatch.setattr(engine, "compress_blosc2", spy)
+    monkeypatch.setattr(engine, "compress_blosc2_into", spy)
     written = {}
     for n in (1, 4):
         with engine.threads(n):
@@ -732,13 +738,17 @@ def test_a_lone_chunk_is_compressed_with_the_c_threads(tmp_path, monkeypatch):
         frame = ContiguousFrame(tmp_path / f"{n}.b2nd")
         written[n] = bytes(frame.read_chunk(0))
         frame.close()
-    assert [c for c in calls if c[0] == array.nbytes] == [(array.nbytes, None)] * 2
+    assert [c for c in calls if c[0] == array.nbytes] == [(array.nbytes, 1), (array.nbytes, 4)]
     assert written[1] == written[4]
     assert np.array_equal(blosc2_read(tmp_path / "4.b2nd"), array)
     calls.clear()
     with engine.threads(4):
         save_b2nd(array, tmp_path / "2.b2nd", chunks=(256, 1024), blocks=(8, 1024))
-    assert [c for c in calls if c[0] == array.nbytes // 2] == [(array.nbytes // 2, 1)] * 2
+    assert [c for c in calls if c[0] == array.nbytes // 2] == [(array.nbytes // 2, 2)] * 2
+    calls.clear()
+    with engine.threads(2):
+        save_b2nd(array, tmp_path / "8.b2nd", chunks=(64, 1024), blocks=(8, 1024))
+    assert [c for c in calls if c[0] == array.nbytes // 8] == [(array.nbytes // 8, 1)] * 8
 
 
 @pytest.mark.parametrize("nthreads", [1, 3])

@@ -378,3 +378,58 @@ def test_blosc2_chunk_bytes_do_not_depend_on_the_thread_count(splitmode):
     assert ChunkHeader.parse(one).nblocks == 256
     for _ in range(10):
         assert bytes(engine.compress_blosc2(data, **settings, nthreads=4)) == one
+
+
+def test_compress_into_gives_the_bytes_of_compress_in_any_room():
+    """A chunk that does not shrink is stored as it is whatever room the destination has
+    (C-Blosc2 would try a bigger compressed chunk in more room): the bytes of
+    ``compress_blosc2``; too little room is refused."""
+    data = np.random.default_rng(4).integers(0, 256, 40, dtype=np.uint8)
+    expected = bytes(engine.compress_blosc2(data, typesize=4, codec="zstd"))
+    assert len(expected) == 40 + 32
+    dest = np.full(1000, 7, np.uint8)
+    n = engine.compress_blosc2_into(data, dest, typesize=4, codec="zstd")
+    assert bytes(dest[:n]) == expected and bool(np.all(dest[n:] == 7))
+    with pytest.raises(ArgumentError, match="a chunk of 40 bytes needs a destination of at"
+                       " least 72 bytes, got 71"):  # fmt: skip
+        engine.compress_blosc2_into(data, bytearray(71), typesize=4)
+
+
+def test_compress_in_order_reuses_its_buffers_and_raises_the_first_error():
+    """Results come in order, each in one of ``IN_FLIGHT_PER_WORKER * workers`` buffers
+    (valid until the next is asked for), which the next call reuses; the first error, in
+    order, is raised, also one of the items' iterator."""
+    data = [np.full(1000, i, np.uint8) for i in range(12)]
+
+    def compress(i: int, dest: np.ndarray) -> int:
+        return engine.compress_blosc2_into(data[i], dest, typesize=1, nthreads=1)
+
+    seen = set()
+    for i, view in enumerate(engine.compress_in_order(compress, range(12), 1032, 2)):
+        assert bytes(view) == bytes(engine.compress_blosc2(data[i], typesize=1, nthreads=1))
+        seen.add(np.frombuffer(view, np.uint8).__array_interface__["data"][0])
+    assert len(seen) == engine.IN_FLIGHT_PER_WORKER * 2
+    again = {np.frombuffer(view, np.uint8).__array_interface__["data"][0]
+             for view in engine.compress_in_order(compress, range(12), 1032, 2)}  # fmt: skip
+    assert again == seen
+
+    def failing(i: int, dest: np.ndarray) -> int:
+        if i in (5, 7):
+            raise OSError(f"chunk {i}")
+        return compress(i, dest)
+
+    done = []
+    with pytest.raises(OSError, match="^chunk 5$"):
+        for view in engine.compress_in_order(failing, range(12), 1032, 2):
+            done.append(bytes(view))
+    assert len(done) == 5
+
+    def items():
+        yield from range(3)
+        raise OSError("no item 3")
+
+    done.clear()
+    with pytest.raises(OSError, match="^no item 3$"):
+        for view in engine.compress_in_order(compress, items(), 1032, 2):
+            done.append(bytes(view))
+    assert len(done) == 3

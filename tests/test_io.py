@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 
 import pytest
@@ -25,6 +26,31 @@ def test_atomic_write_starts_writeback_of_each_new_range(tmp_path, monkeypatch) 
         fh.write(b"head")
     assert path.read_bytes() == b"head" + b"".join(parts)[4:]
     assert calls == [(0, 24_000, 2), (24_000, 24_000, 2)]  # the bytes written since the last
+
+
+def test_writeback_requests_do_not_hold_up_the_writer(tmp_path, monkeypatch) -> None:
+    """The kernel may block a writeback request (a full disk queue, a journal commit): the
+    requests are made by a thread of their own, the writer goes on, closing waits for them."""
+    release, calls = threading.Event(), []
+
+    def held(fd, offset, nbytes, flags):
+        calls.append(offset)
+        release.wait(30)
+        return 0
+
+    monkeypatch.setattr(durability, "_sync_file_range", held)
+    monkeypatch.setattr(durability, "WRITEBACK_STEP", 10_000)
+    fh = durability.open_new(os.open(tmp_path / "out.bin", os.O_WRONLY | os.O_CREAT), "wb")
+    for i in range(5):
+        fh.write(bytes([i]) * 12_000)  # each write a new range to hand over
+    closing = threading.Thread(target=fh.close)
+    closing.start()
+    closing.join(0.2)
+    assert closing.is_alive() and calls == [0]
+    release.set()
+    closing.join(30)
+    assert not closing.is_alive() and calls == [0, 12_000, 24_000, 36_000, 48_000]
+    assert (tmp_path / "out.bin").read_bytes() == b"".join(bytes([i]) * 12_000 for i in range(5))
 
 
 def test_atomic_write_keeps_the_existing_file_on_error(tmp_path) -> None:

@@ -211,3 +211,36 @@ def test_the_header_records_the_threads_of_every_write_path(tmp_path: Path, fmt:
     bloscpack.save(ARRAY, tmp_path / "default", format=fmt)
     expected = bloscpack.engine.get_nthreads()
     assert bloscpack.info(tmp_path / "default")["header"]["nthreads_comp"] == expected
+
+
+#: One chunk of the whole array, in blocks C threads can share.
+LONE_CHUNK: dict[str, dict[str, Any]] = {
+    "b2nd": dict(chunks=ARRAY.shape, blocks=(20, 250)),
+    "b2nd with metadata": dict(chunks=ARRAY.shape, blocks=(20, 250), metadata={"a": 1}),
+    "b2frame": dict(chunksize=ARRAY.nbytes, blocksize=16_000),
+    "sframe": dict(chunksize=ARRAY.nbytes, blocksize=16_000),
+}
+
+
+@pytest.mark.parametrize("case", list(LONE_CHUNK))
+def test_a_lone_chunk_is_compressed_with_every_c_thread(tmp_path: Path, case: str,
+                                                        monkeypatch: Any) -> None:  # fmt: skip
+    """Every frame format's save compresses a lone chunk with all C threads, into the bytes
+    one thread gives."""
+    calls = []
+    compress = bloscpack.engine.compress_blosc2_into
+
+    def spy(data: Any, dest: Any, **settings: Any) -> int:
+        calls.append((memoryview(data).nbytes, settings.get("nthreads")))
+        return compress(data, dest, **settings)
+
+    monkeypatch.setattr(bloscpack.engine, "compress_blosc2_into", spy)
+    chunks = []
+    for n in (1, 3):
+        out = tmp_path / f"{n}{SUFFIX[case.split()[0]]}"
+        bloscpack.save(ARRAY, out, format=case.split()[0], nthreads=n, **LONE_CHUNK[case])
+        with bloscpack.Frame(out) as frame:
+            assert frame.nchunks == 1
+            chunks.append(frame.read_chunk(0))
+    assert [c for c in calls if c[0] == ARRAY.nbytes] == [(ARRAY.nbytes, 1), (ARRAY.nbytes, 3)]
+    assert chunks[0] == chunks[1]

@@ -241,6 +241,144 @@ def _in_order_on(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: Iter
         wait(pending)
 
 
+def chunk_threads(nchunks: int, use_dict: bool = False, workers: int | None = None
+                  ) -> tuple[int, int]:  # fmt: skip
+    """How ``nchunks`` chunks are compressed: (chunks at a time, C threads each).  ``workers``
+    chunks at a time (None: as many as :func:`get_nthreads`, at most ``nchunks``) share the C
+    threads: a lone chunk gets them all, unless it trains a dictionary (``use_dict``, whose
+    bytes depend on the threads).  The bytes never depend on it otherwise
+    (:func:`compress_blosc2_into`)."""
+    if workers is not None:
+        return workers, _nthreads
+    workers = max(1, min(_nthreads, nchunks))
+    return workers, 1 if use_dict else max(1, _nthreads // workers)
+
+
+#: Bytes of output buffers :func:`compress_in_order` keeps for its next call (four chunks of
+#: 16 MiB and their headers).
+KEPT_OUTPUT_BYTES = 80 << 20
+_kept_outputs: list[np.ndarray] = []
+
+
+def _take_output(nbytes: int) -> np.ndarray:
+    """The most recently kept output buffer of at least ``nbytes`` (its pages touched
+    already), else a new one."""
+    with _lib_lock:
+        for i in range(len(_kept_outputs) - 1, -1, -1):
+            if _kept_outputs[i].size >= nbytes:
+                return _kept_outputs.pop(i)
+    return np.empty(nbytes, np.uint8)
+
+
+def _keep_outputs(bufs: Iterable[np.ndarray]) -> None:
+    """Keep ``bufs`` for the next :func:`compress_in_order`: the most recent ones, up to
+    :data:`KEPT_OUTPUT_BYTES`."""
+    with _lib_lock:
+        _kept_outputs.extend(buf for buf in bufs if buf.size <= KEPT_OUTPUT_BYTES)
+        while sum(buf.size for buf in _kept_outputs) > KEPT_OUTPUT_BYTES:
+            del _kept_outputs[0]
+
+
+class _InOrder:
+    """The state :func:`compress_in_order` shares with its workers: the items, the free
+    buffers and the results by position."""
+
+    def __init__(self, items: Iterable[Any], nbytes: int, nbufs: int) -> None:
+        self.source = iter(items)
+        self.nbytes = nbytes
+        self.free: list[np.ndarray] = [_take_output(nbytes) for _ in range(nbufs)]
+        self.results: dict[int, tuple[np.ndarray, int, BaseException | None]] = {}
+        self.taken = 0  # items taken from the source
+        self.running = 0  # workers still running
+        self.stop = False
+        self.cond = threading.Condition()
+
+    def work(self, compress: Callable[[Any, np.ndarray], int]) -> None:
+        """Compress item after item (each as soon as a buffer is free) until there are no more
+        or the consumer stops."""
+        try:
+            while True:
+                error: BaseException | None = None
+                with self.cond:
+                    while not self.free and not self.stop:
+                        self.cond.wait()
+                    if self.stop:
+                        return
+                    try:
+                        item = next(self.source, _InOrder)
+                    except BaseException as exc:  # raised by the consumer, in order
+                        item, error = None, exc
+                    if item is _InOrder:
+                        return
+                    buf, k = self.free.pop(), self.taken
+                    self.taken += 1
+                result: tuple[np.ndarray, int, BaseException | None] = (buf, 0, error)
+                if error is None:
+                    try:
+                        result = (buf, compress(item, buf[: self.nbytes]), None)
+                    except BaseException as exc:
+                        result = (buf, 0, exc)
+                with self.cond:
+                    self.results[k] = result
+                    self.cond.notify_all()
+        finally:
+            with self.cond:
+                self.running -= 1
+                self.cond.notify_all()
+
+    def result(self, k: int) -> tuple[np.ndarray, int, BaseException | None] | None:
+        """The result of item ``k`` once it is done (None: there is no item ``k``)."""
+        with self.cond:
+            while k not in self.results and (self.running or k < self.taken):
+                self.cond.wait()
+            return self.results.pop(k, None)
+
+    def release(self, buf: np.ndarray) -> None:
+        with self.cond:
+            self.free.append(buf)
+            self.cond.notify_all()
+
+    def close(self) -> None:
+        """Stop the workers, wait for them and keep the buffers for the next call."""
+        with self.cond:
+            self.stop = True
+            self.cond.notify_all()
+            while self.running:
+                self.cond.wait()
+            _keep_outputs(self.free + [buf for buf, _, _ in self.results.values()])
+
+
+def compress_in_order(compress: Callable[[Any, np.ndarray], int], items: Iterable[Any],
+                      nbytes: int, workers: int) -> Generator[memoryview, None, None]:  # fmt: skip
+    """Yield the bytes ``compress(item, dest)`` writes at the start of ``dest`` (a buffer of
+    ``nbytes``; it returns how many) for each of ``items``, in order, while the consumer
+    uses the previous result (writes it to a file, with the GIL released).  ``workers`` pool
+    threads compress, each taking the next item as soon as one of the
+    ``IN_FLIGHT_PER_WORKER * workers`` buffers is free (never waiting for the consumer to
+    hand it out).  Each view is valid until the next one is asked for; the buffers are reused
+    from one item and one call to the next (no new pages per chunk, no copy of the compressed
+    bytes).  The first exception, in order, is raised; calls still running are waited for
+    and no more start."""
+    workers = max(1, workers)
+    state = _InOrder(items, nbytes, IN_FLIGHT_PER_WORKER * workers)
+    state.running = workers
+    pool = _shared_pool(workers)
+    for _ in range(workers):
+        pool.submit(state.work, compress)
+    try:
+        k = 0
+        while (done := state.result(k)) is not None:
+            buf, n, exc = done
+            if exc is not None:
+                state.release(buf)
+                raise exc
+            yield buf.data[:n]
+            state.release(buf)
+            k += 1
+    finally:
+        state.close()
+
+
 class _Context:
     """A C-Blosc2 context, owned by one Python thread."""
 
@@ -685,8 +823,21 @@ def compress_blosc2(data: Buffer, **settings: Any) -> bytearray:
     return bytearray(compress_blosc2_view(data, **settings))
 
 
-def compress_blosc2_view(
+def compress_blosc2_view(data: Buffer, **settings: Any) -> memoryview:
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with the
+    ``settings`` of :func:`compress_blosc2_into`, kept in this thread's compression buffer:
+    the view is valid until the thread compresses again (no new chunk-sized buffer, whose
+    pages cost more than compressing where the allocator returns freed memory at once, as in
+    ``distributed`` workers)."""
+    src = _byte_array(data)
+    dest = _compression_scratch(min(src.size, MAX_BUFFERSIZE) + BLOSC2_HEADER_SIZE)
+    n = compress_blosc2_into(src, dest, **settings)
+    return dest.data[:n].toreadonly()
+
+
+def compress_blosc2_into(
     data: Buffer,
+    dest: Buffer,
     *,
     typesize: int = 8,
     clevel: int = 5,
@@ -698,13 +849,12 @@ def compress_blosc2_view(
     blocksize: int = 0,
     use_dict: bool = False,
     nthreads: int | None = None,
-) -> memoryview:
-    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) with
-    ``nthreads`` C threads (default: :func:`get_nthreads`), kept in this thread's compression
-    buffer: the view is valid until the thread compresses again (no new chunk-sized buffer,
-    whose pages cost more than compressing where the allocator returns freed memory at once,
-    as in ``distributed`` workers).  The blocks are stored in order: without a dictionary
-    (whose training differs), the bytes do not depend on ``nthreads``."""
+) -> int:
+    """Compress ``data`` into one Blosc2-format chunk (version 5, 32-byte header) at the start
+    of ``dest`` (a writable buffer of at least ``len(data) + 32`` bytes) with ``nthreads`` C
+    threads (default: :func:`get_nthreads`); returns the chunk's size.  The blocks are stored
+    in order: without a dictionary (whose training differs), the bytes do not depend on
+    ``nthreads``."""
     _check_clevel_blocksize(clevel, blocksize)
     if not 1 <= typesize <= MAX_TYPESIZE:
         raise ArgumentError(f"typesize must be 1..{MAX_TYPESIZE}, got {typesize}")
@@ -719,22 +869,27 @@ def compress_blosc2_view(
     src = _byte_array(data)
     if src.size > MAX_BUFFERSIZE:
         raise ArgumentError(f"a chunk holds at most {MAX_BUFFERSIZE} bytes, got {src.size}")
+    room = src.size + BLOSC2_HEADER_SIZE
+    out = _byte_array(dest, writable=True)
+    if out.size < room:
+        raise ArgumentError(f"a chunk of {src.size} bytes needs a destination of at least"
+                            f" {room} bytes, got {out.size}")  # fmt: skip
+    out = out[:room]  # (with more room, C-Blosc2 may store a chunk that grew, not a copy)
     key = (
         codec_code(codec), codec_meta, clevel, bool(use_dict), typesize, nthreads or _nthreads,
         blocksize,
         SPLIT_MODES[splitmode], tuple(filters), tuple(filters_meta), src.size,
     )  # fmt: skip
     cctx = _cctx(key)
-    dest = _compression_scratch(src.size + BLOSC2_HEADER_SIZE)
-    n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(dest), dest.size)
+    n = _libblosc2().blosc2_compress_ctx(cctx, _address(src), src.size, _address(out), out.size)
     if n <= 0:
         raise UnsupportedError(f"C-Blosc2 compression failed (code {n}, codec {codec!r})")
     if (nthreads or _nthreads) > 1:
-        _blocks_in_order(dest[:n])
+        _blocks_in_order(out[:n])
     observer = _observer
     if observer is not None:
         observer("compress", src.size)
-    return dest.data[:n].toreadonly()
+    return int(n)
 
 
 def _blocks_in_order(chunk: np.ndarray) -> None:
@@ -753,7 +908,7 @@ def _blocks_in_order(chunk: np.ndarray) -> None:
     first = int(starts[order[0]])
     data = chunk[first : header.cbytes].copy()
     pieces = [data[start - first : end - first] for start, end in zip(starts, ends, strict=True)]
-    chunk[first : header.cbytes] = np.concatenate(pieces)
+    np.concatenate(pieces, out=chunk[first : header.cbytes])
     lengths = (ends - starts).astype(np.int64)
     chunk[header.size : header.size + 4 * header.nblocks] = (
         (first + np.cumsum(lengths) - lengths).astype("<i4").view(np.uint8)

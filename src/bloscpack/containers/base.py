@@ -594,13 +594,20 @@ def map_chunks(fn: Callable[[int, np.ndarray], Any], block: np.ndarray, chunks: 
 def write_array(writer: ContainerWriter, array: np.ndarray) -> None:
     """Append every chunk of the in-memory ``array`` to ``writer``: compressed
     :func:`~bloscpack.engine.get_nthreads` at a time, one C thread each (so the bytes never
-    depend on the thread count), appended in order; a table's columns one after another."""
+    depend on the thread count), appended in order; a table's columns one after another.  A
+    layout with ``compressed_chunks(data)`` (views of reused buffers, valid until the next:
+    :func:`~bloscpack.engine.compress_in_order`) compresses them itself."""
     if writer.columns is not None:
         for name, column in writer.columns.items():
             write_array(column, array[name])
         return
     layout = writer.layout
     data = np.ascontiguousarray(array).reshape(-1) if layout.flat else array
+    compressed = getattr(layout, "compressed_chunks", None)
+    if compressed is not None:
+        for chunk in compressed(data):
+            writer.append_chunk(chunk)
+        return
     for chunk in map_chunks(layout.compress_chunk, data, layout.chunks,
                             threads=engine.get_nthreads()):  # fmt: skip
         writer.append_chunk(chunk)

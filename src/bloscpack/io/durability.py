@@ -7,8 +7,9 @@ import contextlib
 import ctypes
 import io
 import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
 from .paths import PathLike
@@ -22,12 +23,15 @@ class _WritebackFile(io.FileIO):
     """A file opened for writing whose dirty pages start going to disk (``sync_file_range``,
     asynchronously) every :data:`WRITEBACK_STEP` bytes written: the bytes written since the
     last time, so that the kernel never walks the whole file again (pages written behind that
-    range, after a seek, are left to the final ``fsync``)."""
+    range, after a seek, are left to the final ``fsync``).  The requests are made by a thread
+    of their own (:func:`_handed_over`): the kernel blocks them while the disk's queue is full
+    or the journal commits, and the writer goes on meanwhile; closing waits for them."""
 
     def __init__(self, fd: int) -> None:
         super().__init__(fd, "wb")
         self._unflushed = 0
         self._handed = 0  # the pages before this offset have been handed to the disk
+        self._requested: Future[None] | None = None
 
     def write(self, data: Any) -> int:
         n = super().write(data) or 0
@@ -36,9 +40,28 @@ class _WritebackFile(io.FileIO):
             self._unflushed = 0
             end = self.tell()
             if end > self._handed:
-                start_writeback(self.fileno(), self._handed, end - self._handed)
+                self._requested = _handed_over(self.fileno(), self._handed, end - self._handed)
                 self._handed = end
         return n
+
+    def close(self) -> None:
+        if self._requested is not None:  # (requests run in order: the last one is the end)
+            self._requested.result()
+            self._requested = None
+        super().close()
+
+
+_requests: ThreadPoolExecutor | None = None
+_requests_lock = threading.Lock()
+
+
+def _handed_over(fd: int, offset: int, nbytes: int) -> Future[None]:
+    """:func:`start_writeback` of the range, on the one thread making these requests."""
+    global _requests
+    with _requests_lock:
+        if _requests is None:
+            _requests = ThreadPoolExecutor(1, thread_name_prefix="bloscpack-writeback")
+        return _requests.submit(start_writeback, fd, offset, nbytes)
 
 
 def _libc_sync_file_range() -> Any:

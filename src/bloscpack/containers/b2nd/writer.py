@@ -5,16 +5,14 @@ directories."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
 
 from ... import engine
-from ...blosc.header import ChunkHeader, Filter, Special
+from ...blosc.header import BLOSC2_HEADER_SIZE, ChunkHeader, Filter, Special
 from ...blosc.layout import validate_chunk
 from ...errors import ArgumentError, BloscpackError
 from ...io.paths import PathLike
@@ -40,7 +38,7 @@ from ..schunk.writer import (
     user_vlmeta,
 )
 from ..target import Target, kept_metalayers, marker_fits, row_flat, take_options
-from .jobs import ScratchPool, run_in_order
+from .jobs import ScratchPool
 from .layout import box_chunks_blocks
 from .meta import METALAYER_NAME, B2ndMeta, dtype_to_string
 
@@ -118,6 +116,11 @@ class B2ndLayout:
         chunk = np.empty(self.grid.chunk_nbytes // max(self.dtype.itemsize, 1), self.dtype)
         box_to_chunk(box, self.grid, self.grid.chunk_coords(index), chunk)
         return self.params.compress(chunk.view(np.uint8), nthreads=1)
+
+    def compressed_chunks(self, array: np.ndarray) -> Iterator[memoryview]:
+        """The compressed chunks of the whole ``array``, in order, each valid until the next
+        is asked for (:func:`save_b2nd`'s)."""
+        return _compressed_chunks(array, self.grid, self.params, None)
 
     def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
         """:func:`~bloscpack.containers.schunk.writer.frame_stored`."""
@@ -224,48 +227,29 @@ def open_writer(output: StagedOutput, description: ArrayDescription, *,
     return FrameArrayWriter(output, settings.layout, cast(FrameWriter, frame))
 
 
-def _compressed_chunks(
-    array: np.ndarray, grid: ChunkGrid, params: CParams, workers: int | None
-) -> Iterator[bytearray]:
-    """The compressed chunks of ``array`` in frame order: straight from the array's memory
-    when a chunk is exactly its bytes there, else through a padded scratch buffer.  With
-    ``workers=None``, :func:`bloscpack.engine.get_nthreads` chunks are compressed at a time
-    with one C thread each (faster than all C threads on one chunk), and a lone chunk with all
-    of them (unless it trains a dictionary): the bytes of :meth:`B2ndLayout.compress_chunk`
-    either way (:func:`bloscpack.engine.compress_blosc2` stores blocks in order)."""
-    c_threads = None
-    if workers is None:
-        workers = engine.get_nthreads() if grid.nchunks > 1 else 1
-        c_threads = 1 if grid.nchunks > 1 or params.use_dict else None
+def _compressed_chunks(array: np.ndarray, grid: ChunkGrid, params: CParams,
+                       workers: int | None) -> Iterator[memoryview]:  # fmt: skip
+    """The compressed chunks of ``array`` in frame order
+    (:func:`~bloscpack.engine.chunk_threads` of them at a time, each view valid until the next
+    is asked for:
+    :func:`bloscpack.engine.compress_in_order`): straight from the array's memory when a chunk
+    is exactly its bytes there, else through a padded scratch buffer; the bytes of
+    :meth:`B2ndLayout.compress_chunk`."""
+    workers, c_threads = engine.chunk_threads(grid.nchunks, params.use_dict, workers)
     flat = array.reshape(-1).view(np.uint8) if array.flags.c_contiguous and array.ndim else None
     scratch = ScratchPool(grid.chunk_nbytes // array.dtype.itemsize, array.dtype)
 
-    def compress(source: Any) -> bytearray:
-        return params.compress(source, nthreads=c_threads)
-
-    def compress_chunk(n: int) -> bytearray:
+    def compress_chunk(n: int, dest: np.ndarray) -> int:
         coords = grid.chunk_coords(n)
         if flat is not None and grid.chunk_is_array_bytes(coords):
             start = grid.byte_offset(coords)
-            return compress(flat[start : start + grid.chunk_nbytes])
+            return params.compress_into(flat[start : start + grid.chunk_nbytes], dest, c_threads)
         with scratch.take() as buf:
             array_to_chunk(array, grid, coords, buf)
-            return compress(buf.view(np.uint8))
+            return params.compress_into(buf.view(np.uint8), dest, c_threads)
 
-    return run_in_order(compress_chunk, grid.nchunks, workers)
-
-
-def _append_all(append: Callable[[Any], Any], chunks: Iterator[Any]) -> None:
-    """``append(chunk)`` for every chunk, in order, in a writer thread: compression goes on
-    while a chunk is being written (at most two chunks wait)."""
-    with ThreadPoolExecutor(1) as io:
-        pending: deque[Future[Any]] = deque()
-        for chunk in chunks:
-            pending.append(io.submit(append, chunk))
-            if len(pending) > 2:
-                pending.popleft().result()
-        while pending:
-            pending.popleft().result()
+    return engine.compress_in_order(compress_chunk, range(grid.nchunks),
+                                    grid.chunk_nbytes + BLOSC2_HEADER_SIZE, workers)  # fmt: skip
 
 
 def save_b2nd(
@@ -288,8 +272,8 @@ def save_b2nd(
     sparse frame directory.  Chunk and block shapes default to :func:`.layout.box_chunks_blocks`;
     ``filters`` (up to 6 filter ids, slot order) default to shuffle; ``nthreads`` chunks are
     compressed at a time (each with :func:`bloscpack.engine.get_nthreads` C threads; by
-    default as many chunks as C threads, one C thread each) while another thread writes
-    them; ``meta`` adds msgpack
+    default as many chunks as C threads, one C thread each, and a lone chunk with all of them)
+    while this thread writes them; ``meta`` adds msgpack
     metalayers after ``b2nd``; ``vlmeta`` adds variable-length metalayers.  The output appears
     atomically: a failed save leaves nothing behind."""
     options = dict(locals())
@@ -301,8 +285,8 @@ def save_b2nd(
         staged_output(path, replaces=sniff_dir, what=SPARSE_FRAME) as build,
         settings.frame(build) as writer,
     ):
-        _append_all(writer.append_chunk,
-                    _compressed_chunks(array, grid, params, settings.nthreads))  # fmt: skip
+        for chunk in _compressed_chunks(array, grid, params, settings.nthreads):
+            writer.append_chunk(chunk)
 
 
 def _merged(kept: list[tuple[str, bytes]], given: list[tuple[str, bytes]]

@@ -91,6 +91,11 @@ class CParams:
         default :func:`~bloscpack.engine.get_nthreads`)."""
         return engine.compress_blosc2(data, **self._settings(), nthreads=nthreads)
 
+    def compress_into(self, data: Any, dest: Any, nthreads: int | None = None) -> int:
+        """:meth:`compress` into the start of ``dest``; returns the chunk's size
+        (:func:`~bloscpack.engine.compress_blosc2_into`)."""
+        return engine.compress_blosc2_into(data, dest, **self._settings(), nthreads=nthreads)
+
     def compress_view(self, data: Any) -> memoryview:
         """:meth:`compress` with one C thread, into this thread's compression buffer (valid
         until it compresses again: :func:`~bloscpack.engine.compress_blosc2_view`)."""

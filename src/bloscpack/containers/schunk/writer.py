@@ -421,6 +421,20 @@ class FrameLayout:
     def compress_chunk(self, index: int, data: np.ndarray) -> bytearray:
         return self.cparams.compress(np.ascontiguousarray(data).view(np.uint8), nthreads=1)
 
+    def compressed_chunks(self, data: np.ndarray) -> Iterator[memoryview]:
+        """The compressed chunks of the whole flat ``data``, in order, each valid until the
+        next is asked for (:func:`~bloscpack.engine.compress_in_order`; a lone chunk with all
+        C threads, the bytes of :meth:`compress_chunk`)."""
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        step = self.chunks[0] * data.dtype.itemsize
+        workers, threads = engine.chunk_threads(self.nchunks, self.cparams.use_dict)
+
+        def compress(start: int, dest: np.ndarray) -> int:
+            return self.cparams.compress_into(raw[start : start + step], dest, threads)
+
+        return engine.compress_in_order(compress, range(0, raw.size, step),
+                                        step + BLOSC2_HEADER_SIZE, workers)  # fmt: skip
+
     def stored(self, chunk: Any) -> tuple[list[Any], bytes]:
         """:func:`frame_stored`."""
         return frame_stored(chunk)
