@@ -180,7 +180,18 @@ def _recording_fsync(monkeypatch):
     return synced
 
 
-def test_fsync_tree_flushes_every_file_then_every_directory(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("threads_start", [True, False])
+def test_fsync_tree_flushes_every_file_then_every_directory(
+    threads_start, tmp_path, monkeypatch
+) -> None:
+    """Several at once, or one after the other when no thread can be started (a tight
+    address-space limit)."""
+    if not threads_start:
+
+        def start(self):
+            raise RuntimeError("can't start new thread")
+
+        monkeypatch.setattr(threading.Thread, "start", start)
     root = tmp_path / "root"
     (root / "a" / "b").mkdir(parents=True)
     files = [root / "top", *(root / "a" / f"f{i}" for i in range(40)), root / "a" / "b" / "x"]

@@ -141,11 +141,18 @@ def _fsync_file(path: str) -> None:
 
 
 def _each(fn: Callable[[str], None], paths: Sequence[str]) -> None:
-    """``fn(path)`` for each of ``paths``, up to :data:`FSYNC_THREADS` at once."""
-    if len(paths) <= 1:
-        for path in paths:
-            fn(path)
-        return
-    with ThreadPoolExecutor(min(FSYNC_THREADS, len(paths)), thread_name_prefix="fsync") as pool:
-        for _ in pool.map(fn, paths):
+    """``fn(path)`` for each of ``paths``, up to :data:`FSYNC_THREADS` at once (one after the
+    other when no thread can be started, as under a tight address-space limit)."""
+    if len(paths) > 1:
+        try:
+            pool = ThreadPoolExecutor(min(FSYNC_THREADS, len(paths)), thread_name_prefix="fsync")
+            with pool:
+                futures = [pool.submit(fn, path) for path in paths]
+        except RuntimeError:  # "can't start new thread": nothing is lost by doing it again
             pass
+        else:
+            for future in futures:
+                future.result()
+            return
+    for path in paths:
+        fn(path)
