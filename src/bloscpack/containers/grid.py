@@ -402,14 +402,13 @@ def _block_runs(firsts: Shape, ends: Shape, bgrid: Shape) -> tuple[tuple[int, in
     """Runs ``(first, count)`` of consecutive block numbers covering the product of the
     per-axis block ranges ``[firsts[a], ends[a])`` (C order over ``bgrid``), adjacent runs
     merged."""
-    start, count = firsts[-1], ends[-1] - firsts[-1]
+    bases = [0]  # the outer axes' block numbers, in C order
+    for b0, b1, g in zip(firsts[:-1], ends[:-1], bgrid[:-1], strict=True):
+        bases = [base * g + b for base in bases for b in range(b0, b1)]
+    inner, start, count = bgrid[-1], firsts[-1], ends[-1] - firsts[-1]
     runs: list[tuple[int, int]] = []
-    outer_ranges = [range(b0, b1) for b0, b1 in zip(firsts[:-1], ends[:-1], strict=True)]
-    for outer in itertools.product(*outer_ranges):
-        base = 0
-        for b, g in zip(outer, bgrid[:-1], strict=True):
-            base = base * g + b
-        first = base * bgrid[-1] + start
+    for base in bases:
+        first = base * inner + start
         if runs and runs[-1][0] + runs[-1][1] == first:
             runs[-1] = (runs[-1][0], runs[-1][1] + count)
         else:

@@ -444,6 +444,8 @@ class B2ndArray:
         grid = self.grid
         projections = project_selection(grid, slices)
         ranged = self._frame.ranged
+        if len(projections) > 1:
+            self._frame.offsets  # noqa: B018  (the whole index decoded now, not an entry alone)
         self._frame.prefetch(
             [p.nchunk for p in projections if not (ranged and self._few_blocks(p.block_runs))]
         )
