@@ -388,5 +388,10 @@ def sniff_dir(path: PathLike | Directory) -> bool:
         return False
     if os.path.isfile(os.path.join(path, ROOTDIRS_FILE)):
         return True
+    return has_carray_meta(path)
+
+
+def has_carray_meta(path: str) -> bool:
+    """Whether the local directory ``path`` holds a carray's metadata files."""
     # data/ is not required: git and some copies drop the empty data/ of an empty carray
     return all(os.path.isfile(os.path.join(path, name)) for name in (STORAGE_FILE, SIZES_FILE))
