@@ -436,7 +436,7 @@ def _open_member(path: str, root: str | None, direct: bool) -> int:
             inside = os.path.realpath(root)
             if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
                 raise FormatError(f"{path}: a symbolic link out of the container")
-        os.set_blocking(fd, True)
+        # (left non-blocking: reads of a regular file ignore the flag)
     except BaseException:
         os.close(fd)
         raise
