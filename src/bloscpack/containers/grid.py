@@ -379,8 +379,30 @@ def _axis_chunks(
     return out
 
 
+#: Projections of recent selections touching at most :data:`KEPT_PROJECTION_CHUNKS` chunks,
+#: by grid and ranges (a box read again, or the same box of another array of that geometry,
+#: is not planned again); emptied when it holds :data:`KEPT_PROJECTIONS`.
+_projections: dict[tuple[ChunkGrid, tuple[tuple[int, int, int], ...]], list[ChunkProjection]] = {}
+KEPT_PROJECTIONS = 256
+KEPT_PROJECTION_CHUNKS = 64
+
+
 def project_selection(grid: ChunkGrid, slices: tuple[slice, ...]) -> list[ChunkProjection]:
-    """The chunks a normalized selection touches, in C order, each with its projection."""
+    """The chunks a normalized selection touches, in C order, each with its projection (the
+    list is shared: not to be changed)."""
+    key = (grid, tuple([(s.start, s.stop, s.step) for s in slices]))
+    found = _projections.get(key)
+    if found is None:
+        found = _project(grid, slices)
+        if len(found) <= KEPT_PROJECTION_CHUNKS:
+            if len(_projections) >= KEPT_PROJECTIONS:
+                _projections.clear()
+            _projections[key] = found
+    return found
+
+
+def _project(grid: ChunkGrid, slices: tuple[slice, ...]) -> list[ChunkProjection]:
+    """:func:`project_selection`, planned."""
     per_axis = [
         _axis_chunks(s, k, b, g)
         for s, k, b, g in zip(slices, grid.chunks, grid.blocks, grid.grid, strict=True)
