@@ -178,6 +178,26 @@ def _block_bits(runs: Sequence[tuple[int, int]]) -> int:
     return bits
 
 
+class _Named:
+    """:meth:`B2ndArray._named`: a :class:`BloscpackError` leaving the block names the frame
+    and the chunk."""
+
+    __slots__ = ("name", "n")
+
+    def __init__(self, name: str, n: int) -> None:
+        self.name, self.n = name, n
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, traceback: Any) -> None:
+        if isinstance(exc, BloscpackError):
+            message, n = str(exc), self.n
+            if not message.startswith(f"chunk {n} "):
+                message = f"chunk {n}: {message}"
+            raise type(exc)(f"{self.name}: {message}") from None
+
+
 class B2ndArray:
     """An NDArray frame open for reading: ``shape``, ``dtype``, ``chunks``, ``blocks``,
     :meth:`read` (the whole array) and :meth:`read_selection` / ``[...]`` (a box of slices,
@@ -354,16 +374,9 @@ class B2ndArray:
             validate_block_runs(chunk, unchecked, header)
         return blocks | _block_bits(unchecked)
 
-    @contextlib.contextmanager
-    def _named(self, n: int) -> Iterator[None]:
+    def _named(self, n: int) -> _Named:
         """Errors in the block name the frame and chunk ``n``."""
-        try:
-            yield
-        except BloscpackError as exc:
-            message = str(exc)
-            if not message.startswith(f"chunk {n} "):
-                message = f"chunk {n}: {message}"
-            raise type(exc)(f"{self._frame.name}: {message}") from None
+        return _Named(self._frame.name, n)
 
     def _fill_zeros(self, region: np.ndarray) -> None:
         """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
