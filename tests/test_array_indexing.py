@@ -321,9 +321,9 @@ class ChunkLog:
             self.chunks.append(c)
             return flat_chunk(store, c, lo, hi)
 
-        def counted_blocks(array, nchunk, runs):
+        def counted_blocks(array, nchunk, runs, ranged):
             self.chunks.append(nchunk)
-            return b2nd_blocks(array, nchunk, runs)
+            return b2nd_blocks(array, nchunk, runs, ranged)
 
         def counted_allocate(shape, dtype, name):
             self.allocated.append(int(np.prod(shape)))

@@ -425,3 +425,19 @@ def test_a_chunk_file_is_opened_once_per_read(monkeypatch):
         assert array[5] == 5
         monkeypatch.undo()
     assert [p for p in opened if p.endswith(".blp")] == [str(root / "data" / "__1.blp")]
+
+
+@pytest.mark.parametrize("present", [(), ("storage",), ("sizes",)])
+def test_a_directory_without_both_metadata_files_is_not_a_carray(tmp_path, present):
+    """Opened as bcolz, a directory with no ``__rootdirs__`` needs both ``meta/storage`` and
+    ``meta/sizes``; without them it is refused before either is read."""
+    root = tmp_path / "x.bcolz"
+    (root / "meta").mkdir(parents=True)
+    for name in present:
+        (root / "meta" / name).write_text("{}")
+    with pytest.raises(BloscpackError) as caught:
+        B.open_bcolz(str(root))
+    assert type(caught.value).__name__ == "FormatError"
+    assert str(caught.value) == (
+        f"{root}: not a bcolz directory (it has no __rootdirs__, nor meta/storage and meta/sizes)"
+    )

@@ -661,15 +661,19 @@ SERIAL_DECODE_BYTES = 2 << 20
 
 
 def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int, int]], *,
-                           validated: bool = False) -> int:  # fmt: skip
+                           validated: bool = False, header: ChunkHeader | None = None
+                           ) -> int:  # fmt: skip
     """Decode the block runs ``(first block, count)`` of a chunk into their places in ``out``
     (writable, C-contiguous, at least the chunk's ``nbytes``; the other blocks' bytes are left
     as they are) in one C call that skips the other blocks (C-Blosc2's block mask-out, with
     :func:`get_nthreads` C threads), or for a memcpyed chunk, copied; a chunk C-Blosc2 cannot
     decode by blocks (special values, snappy, a dictionary, delta) is decoded whole.  Only the
-    blocks decoded are validated (``validated=True``: the caller checked the chunk).  Returns
-    the chunk's ``nbytes``."""
-    header = ChunkHeader.parse(chunk) if validated else check_header(chunk)
+    blocks decoded are validated (``validated=True``: the caller checked the chunk, and
+    ``header`` is its parsed header when given).  Returns the chunk's ``nbytes``."""
+    if not validated:
+        header = check_header(chunk)
+    elif header is None:
+        header = ChunkHeader.parse(chunk)
     nblocks = header.nblocks
     for first, count in runs:
         if not 0 <= first <= first + count <= nblocks:
@@ -690,16 +694,17 @@ def decompress_blocks_into(chunk: Buffer, out: Buffer, runs: Sequence[tuple[int,
         return decompress_into(chunk, out, validated=validated)
     if not validated:
         validate_block_runs(chunk, runs, header)
-    mask = np.ones(nblocks, np.bool_)  # True: the block is skipped
+    mask = bytearray(b"\x01") * nblocks  # 1: the block is skipped
     wanted = 0
     for first, count in runs:
-        mask[first : first + count] = False
+        mask[first : first + count] = bytes(count)
         wanted += count
     dest = _destination(out, header.nbytes)
     src = _byte_array(chunk)
-    lib = _libblosc2()
+    lib = _lib or _libblosc2()
     ctx = _dctx(1 if wanted * header.blocksize <= SERIAL_DECODE_BYTES else None)
-    lib.blosc2_set_maskout(ctx, mask.ctypes.data, nblocks)  # reset by the next decompression
+    lib.blosc2_set_maskout(ctx, (ctypes.c_bool * nblocks).from_buffer(mask), nblocks)
+    # (the mask-out is reset by the next decompression)
     n = lib.blosc2_decompress_ctx(ctx, _address(src), header.cbytes, _address(dest),
                                   header.nbytes)  # fmt: skip
     if n != header.nbytes:

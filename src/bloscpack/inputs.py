@@ -10,7 +10,7 @@ import os
 import stat
 from typing import Any
 
-from .containers.registry import detect, detect_source
+from .containers.registry import detect_local_directory, detect_source
 from .errors import FileNotFound
 from .io.sources import ByteSource, FileObjectSource
 
@@ -22,7 +22,7 @@ def open_path(path: str) -> tuple[str | None, Any]:
     one :class:`~bloscpack.io.ByteSource` a file's reader reads (format None: detected under
     :meth:`~bloscpack.io.ByteSource.consistent`, with the rest of the opening)."""
     if os.path.isdir(path):
-        return detect(path), path
+        return detect_local_directory(path), path
     return None, ByteSource(path)
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -325,8 +325,7 @@ def box_to_chunk(
 # --- selections ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ChunkProjection:
+class ChunkProjection(NamedTuple):
     """What one chunk contributes to a selection: the chunk, the items of the padded chunk it
     gives (``chunk_index``, slices in chunk coordinates) and where they go in the result
     (``out_index``), plus the block-number runs of the chunk that hold them."""
@@ -380,64 +379,87 @@ def _axis_chunks(
     return out
 
 
-def project_selection(grid: ChunkGrid, slices: tuple[slice, ...]) -> Iterator[ChunkProjection]:
-    """The chunks a normalized selection touches, in C order, each with its projection."""
+#: Projections of recent selections touching at most :data:`KEPT_PROJECTION_CHUNKS` chunks,
+#: by grid and ranges (a box read again, or the same box of another array of that geometry,
+#: is not planned again); emptied when it holds :data:`KEPT_PROJECTIONS`.
+_projections: dict[tuple[ChunkGrid, tuple[tuple[int, int, int], ...]], list[ChunkProjection]] = {}
+KEPT_PROJECTIONS = 256
+KEPT_PROJECTION_CHUNKS = 64
+
+
+def project_selection(grid: ChunkGrid, slices: tuple[slice, ...]) -> list[ChunkProjection]:
+    """The chunks a normalized selection touches, in C order, each with its projection (the
+    list is shared: not to be changed)."""
+    key = (grid, tuple([(s.start, s.stop, s.step) for s in slices]))
+    found = _projections.get(key)
+    if found is None:
+        found = _project(grid, slices)
+        if len(found) <= KEPT_PROJECTION_CHUNKS:
+            if len(_projections) >= KEPT_PROJECTIONS:
+                _projections.clear()
+            _projections[key] = found
+    return found
+
+
+def _project(grid: ChunkGrid, slices: tuple[slice, ...]) -> list[ChunkProjection]:
+    """:func:`project_selection`, planned."""
     per_axis = [
         _axis_chunks(s, k, b, g)
         for s, k, b, g in zip(slices, grid.chunks, grid.blocks, grid.grid, strict=True)
     ]
+    if not slices:
+        return [ChunkProjection(0, (), (), (), ((0, 1),))]
+    bgrid = grid.bgrid
+    projections = []
     for combo in itertools.product(*per_axis):
-        coords = tuple(c for c, _, _, _, _ in combo)
-        ranges = [range(b0, b1) for _, _, _, b0, b1 in combo]
-        yield ChunkProjection(
-            grid.chunk_number(coords),
-            coords,
-            tuple(cs for _, cs, _, _, _ in combo),
-            tuple(os_ for _, _, os_, _, _ in combo),
-            tuple(_block_runs(ranges, grid.bgrid)),
-        )
+        coords, chunk_index, out_index, first_blocks, end_blocks = zip(*combo, strict=True)
+        projections.append(ChunkProjection(
+            grid.chunk_number(coords), coords, chunk_index, out_index,
+            _block_runs(first_blocks, end_blocks, bgrid),
+        ))  # fmt: skip
+    return projections
 
 
-def _block_runs(ranges: list[range], bgrid: Shape) -> Iterator[tuple[int, int]]:
-    """Runs ``(first, count)`` of consecutive block numbers covering the product of
-    per-axis block ranges (C order over ``bgrid``), adjacent runs merged."""
-    if not ranges:
-        yield (0, 1)
-        return
-    inner = ranges[-1]
-    pending: tuple[int, int] | None = None
-    for outer in itertools.product(*ranges[:-1]):
-        base = 0
-        for b, g in zip(outer, bgrid[:-1], strict=True):
-            base = base * g + b
-        first = base * bgrid[-1] + inner.start
-        if pending and pending[0] + pending[1] == first:
-            pending = (pending[0], pending[1] + len(inner))
-            continue
-        if pending:
-            yield pending
-        pending = (first, len(inner))
-    if pending:
-        yield pending
+def _block_runs(firsts: Shape, ends: Shape, bgrid: Shape) -> tuple[tuple[int, int], ...]:
+    """Runs ``(first, count)`` of consecutive block numbers covering the product of the
+    per-axis block ranges ``[firsts[a], ends[a])`` (C order over ``bgrid``), adjacent runs
+    merged."""
+    bases = [0]  # the outer axes' block numbers, in C order
+    for b0, b1, g in zip(firsts[:-1], ends[:-1], bgrid[:-1], strict=True):
+        bases = [base * g + b for base in bases for b in range(b0, b1)]
+    inner, start, count = bgrid[-1], firsts[-1], ends[-1] - firsts[-1]
+    runs: list[tuple[int, int]] = []
+    for base in bases:
+        first = base * inner + start
+        if runs and runs[-1][0] + runs[-1][1] == first:
+            runs[-1] = (runs[-1][0], runs[-1][1] + count)
+        else:
+            runs.append((first, count))
+    return tuple(runs)
 
 
-def _block_pieces(s: slice, block: int) -> list[tuple[int, int, int, int, int]]:
+def _block_pieces(s: slice, block: int) -> list[tuple[slice, tuple[int, int], slice, slice]]:
     """Split the items ``s`` (step 1) of a padded-chunk axis into at most three pieces, each
-    ``(first result item, first block, blocks, first item in a block, items per block)``: the
-    end of a first partial block, whole blocks, the start of a last partial block."""
+    ``(result items, (blocks, items per block), block slice, items in a block)``: the end of a
+    first partial block, whole blocks, the start of a last partial block."""
     lo, hi = s.start, s.stop
     pieces = []
     done = 0
     if lo % block:
         end = min(hi, lo - lo % block + block)
-        pieces.append((0, lo // block, 1, lo % block, end - lo))
+        w = lo % block
+        pieces.append((slice(0, end - lo), (1, end - lo), slice(lo // block, lo // block + 1),
+                       slice(w, w + end - lo)))  # fmt: skip
         done = end - lo
     whole = (hi - lo - done) // block
     if whole:
-        pieces.append((done, (lo + done) // block, whole, 0, block))
+        b = (lo + done) // block
+        pieces.append((slice(done, done + whole * block), (whole, block), slice(b, b + whole),
+                       slice(0, block)))  # fmt: skip
         done += whole * block
     if lo + done < hi:
-        pieces.append((done, (lo + done) // block, 1, 0, hi - lo - done))
+        b, k = (lo + done) // block, hi - lo - done
+        pieces.append((slice(done, done + k), (1, k), slice(b, b + 1), slice(0, k)))
     return pieces
 
 
@@ -446,11 +468,11 @@ def gather_into(
 ) -> None:
     """Copy items ``index`` (slices in padded-chunk coordinates, as :class:`ChunkProjection`
     gives) of an uncompressed chunk (1-d, ``prod(ext_chunk)`` items) into ``dest`` (their
-    shape): one strided copy when the blocks are in C order; with unit steps, a copy per
-    combination of the pieces (:func:`_block_pieces`) of each axis; else one fancy-indexed
-    gather of just those items."""
+    shape, the chunk's dtype): one strided copy when the blocks are in C order; with unit
+    steps, a copy per combination of the pieces (:func:`_block_pieces`) of each axis; else one
+    fancy-indexed gather of just those items."""
     if grid.blocks_in_order:
-        np.copyto(dest, chunk.reshape(grid.ext_chunk)[index], casting="no")
+        dest[...] = chunk.reshape(grid.ext_chunk)[index]
         return
     n = grid.ndim
     blocked = chunk.reshape(grid.bgrid + grid.blocks)
@@ -458,18 +480,10 @@ def gather_into(
         per_axis = [_block_pieces(s, b) for s, b in zip(index, grid.blocks, strict=True)]
         order = [a for i in range(n) for a in (i, n + i)]  # (nb0, ..., k0, ...) to (nb0, k0, ...)
         for combo in itertools.product(*per_axis):
-            places: list[slice] = []
-            shape: list[int] = []
-            blocks: list[slice] = []
-            within: list[slice] = []
-            for at, b, nb, w, k in combo:
-                places.append(slice(at, at + nb * k))
-                shape += (nb, k)
-                blocks.append(slice(b, b + nb))
-                within.append(slice(w, w + k))
-            part = dest[tuple(places)].view()
-            part.shape = tuple(shape)  # a view
-            np.copyto(part, blocked[tuple(blocks + within)].transpose(order), casting="no")
+            places, shapes, blocks, within = zip(*combo, strict=True)
+            part = dest[places].view()
+            part.shape = sum(shapes, ())  # a view
+            part[...] = blocked[blocks + within].transpose(order)
         return
     picks: list[np.ndarray] = []
     inner: list[np.ndarray] = []

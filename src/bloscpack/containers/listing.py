@@ -51,7 +51,10 @@ class Listed:
 
     def load(self) -> ContainerFormat:
         """The format itself (its module imported now, once)."""
-        return importlib.import_module(self.module).FORMAT  # type: ignore[no-any-return]
+        found = self.__dict__.get("_format")
+        if found is None:
+            found = self.__dict__["_format"] = importlib.import_module(self.module).FORMAT
+        return found  # type: ignore[no-any-return]
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):

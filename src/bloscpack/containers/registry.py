@@ -214,15 +214,20 @@ def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) 
         with opened_url(path, storage_options) as (fmt, _):
             return fmt
     if os.path.isdir(path):
-        for found in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
-            if found.sniff_dir(path):
-                return found.name
-        for found in _detected_last():
-            if found.sniff_dir(path):
-                return found.name
-        raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
+        return detect_local_directory(path)
     with ByteSource(path) as source:
         return detect_source(source)
+
+
+def detect_local_directory(path: str) -> str:
+    """:func:`detect` of the local directory ``path``."""
+    for found in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
+        if found.sniff_dir(path):
+            return found.name
+    for found in _detected_last():
+        if found.sniff_dir(path):
+            return found.name
+    raise NotAContainer(f"{path}: directory is neither a Blosc2 sparse frame nor a bcolz dir")
 
 
 #: A single-file container read whole (``load``, ``verify``, ``convert``) is fetched in one

@@ -392,6 +392,11 @@ def open_member(path: str, root: str | None = None) -> int:
     file (never a directory, a FIFO or a device, which would fail, hang or never end), inside
     ``root`` when given (a symbolic link may point only inside the container).  A missing
     file raises ``FileNotFoundError``; anything else wrong a :class:`FormatError` naming it."""
+    return open_member_sized(path, root)[0]
+
+
+def open_member_sized(path: str, root: str | None = None) -> tuple[int, int]:
+    """:func:`open_member` and the file's size."""
     return _open_member(path, root, root is not None and _plain_below(path, root))
 
 
@@ -415,10 +420,10 @@ def _plain_below(path: str, root: str) -> bool:
     return True
 
 
-def _open_member(path: str, root: str | None, direct: bool) -> int:
-    """:func:`open_member`; ``direct``: ``path`` names a file below ``root`` through no link
-    (:func:`_plain_below`), opened without following a link (a link is then opened again, and
-    where it points checked)."""
+def _open_member(path: str, root: str | None, direct: bool) -> tuple[int, int]:
+    """:func:`open_member_sized`; ``direct``: ``path`` names a file below ``root`` through no
+    link (:func:`_plain_below`), opened without following a link (a link is then opened again,
+    and where it points checked)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (_NOFOLLOW if direct else 0))
     except FileNotFoundError:
@@ -428,7 +433,8 @@ def _open_member(path: str, root: str | None, direct: bool) -> int:
             return _open_member(path, root, False)
         raise FormatError(f"{path}: cannot open ({exc.strerror})") from None
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO or a device"
             raise FormatError(f"{path}: is {kind}, not a regular file")
@@ -436,21 +442,19 @@ def _open_member(path: str, root: str | None, direct: bool) -> int:
             inside = os.path.realpath(root)
             if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
                 raise FormatError(f"{path}: a symbolic link out of the container")
-        os.set_blocking(fd, True)
+        # (left non-blocking: reads of a regular file ignore the flag)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st.st_size
 
 
 def member_size(path: str, root: str | None = None) -> int:
     """Bytes in the member file ``path`` of a directory container, checked as
     :func:`open_member` checks it."""
-    fd = open_member(path, root)
-    try:
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
+    fd, size = open_member_sized(path, root)
+    os.close(fd)
+    return size
 
 
 class Directory:

@@ -178,6 +178,26 @@ def _block_bits(runs: Sequence[tuple[int, int]]) -> int:
     return bits
 
 
+class _Named:
+    """:meth:`B2ndArray._named`: a :class:`BloscpackError` leaving the block names the frame
+    and the chunk."""
+
+    __slots__ = ("name", "n")
+
+    def __init__(self, name: str, n: int) -> None:
+        self.name, self.n = name, n
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, traceback: Any) -> None:
+        if isinstance(exc, BloscpackError):
+            message, n = str(exc), self.n
+            if not message.startswith(f"chunk {n} "):
+                message = f"chunk {n}: {message}"
+            raise type(exc)(f"{self.name}: {message}") from None
+
+
 class B2ndArray:
     """An NDArray frame open for reading: ``shape``, ``dtype``, ``chunks``, ``blocks``,
     :meth:`read` (the whole array) and :meth:`read_selection` / ``[...]`` (a box of slices,
@@ -354,16 +374,9 @@ class B2ndArray:
             validate_block_runs(chunk, unchecked, header)
         return blocks | _block_bits(unchecked)
 
-    @contextlib.contextmanager
-    def _named(self, n: int) -> Iterator[None]:
+    def _named(self, n: int) -> _Named:
         """Errors in the block name the frame and chunk ``n``."""
-        try:
-            yield
-        except BloscpackError as exc:
-            message = str(exc)
-            if not message.startswith(f"chunk {n} "):
-                message = f"chunk {n}: {message}"
-            raise type(exc)(f"{self._frame.name}: {message}") from None
+        return _Named(self._frame.name, n)
 
     def _fill_zeros(self, region: np.ndarray) -> None:
         """Zero bytes in every item of ``region`` (what a zeros or uninitialized chunk reads as)."""
@@ -442,43 +455,58 @@ class B2ndArray:
         target = out.view()
         target.shape = box  # the dropped axes come back with length 1 (a view, never a copy)
         grid = self.grid
-        projections = list(project_selection(grid, slices))
-        self._frame.prefetch([p.nchunk for p in projections if not self._few_blocks(p.block_runs)])
+        projections = project_selection(grid, slices)
+        ranged = self._frame.ranged
+        if len(projections) > 1:
+            self._frame.offsets  # noqa: B018  (the whole index decoded now, not an entry alone)
+        self._frame.prefetch(
+            [p.nchunk for p in projections if not (ranged and self._few_blocks(p.block_runs))]
+        )
 
-        def read_part(i: int) -> None:
-            proj = projections[i]
-            stored = self._chunk_blocks(proj.nchunk, proj.block_runs)
+        def read_part(i: int, buf: np.ndarray) -> None:
+            nchunk, _, chunk_index, out_index, runs = projections[i]
+            stored = self._chunk_blocks(nchunk, runs, ranged)
             if stored is None:
-                self._fill_zeros(target[proj.out_index])
+                self._fill_zeros(target[out_index])
                 return
-            with self._scratch.take() as buf:
-                self._decode_blocks(*stored, proj.block_runs, buf.view(np.uint8))
-                gather_into(buf, grid, proj.chunk_index, target[proj.out_index])
+            self._decode_blocks(*stored, runs, buf.view(np.uint8))
+            gather_into(buf, grid, chunk_index, target[out_index])
 
-        for _ in run_in_order(read_part, len(projections), nthreads):
+        if nthreads <= 1 or len(projections) <= 1:  # one scratch buffer for every chunk
+            with self._scratch.take() as buf:
+                for i in range(len(projections)):
+                    read_part(i, buf)
+            return out
+
+        def read_alone(i: int) -> None:
+            with self._scratch.take() as buf:
+                read_part(i, buf)
+
+        for _ in run_in_order(read_alone, len(projections), nthreads):
             pass
         return out
 
     def _few_blocks(self, runs: Sequence[tuple[int, int]]) -> bool:
-        """Whether the block ``runs`` are read alone (a frame at a URL, less than half the
+        """Whether the block ``runs`` of a frame at a URL are read alone (less than half the
         chunk's blocks) rather than with the whole chunk."""
-        if not self._frame.ranged:
-            return False
         wanted = sum([count for _, count in runs])
         return 0 < wanted * 2 < math.prod(self.grid.bgrid)
 
-    def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]]
+    def _chunk_blocks(self, n: int, runs: Sequence[tuple[int, int]], ranged: bool
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
         """:meth:`_chunk` with ``runs`` checked (and True: validated), or for a few blocks of a
-        frame at a URL or of a chunk file of a local sparse frame, a buffer holding the chunk's
-        header, bstarts and those blocks (and False: the decoder validates what it decodes)."""
+        frame at a URL (``ranged``) or of a chunk file of a local sparse frame, a buffer
+        holding the chunk's header, bstarts and those blocks (and False: the decoder validates
+        what it decodes)."""
         size = self.grid.block_nbytes
         part = None
-        if self._few_blocks(runs) and self._frame.entry(n) >= 0:
-            lo = min(first for first, _ in runs) * size
-            hi = min(max(first + count for first, count in runs) * size, self.grid.chunk_nbytes)
-            part = self._frame.read_chunk_items(n, lo, hi)
-        elif not self._frame.ranged:
+        if ranged:
+            if self._few_blocks(runs) and self._frame.entry(n) >= 0:
+                lo = min(first for first, _ in runs) * size
+                hi = min(max(first + count for first, count in runs) * size,
+                         self.grid.chunk_nbytes)  # fmt: skip
+                part = self._frame.read_chunk_items(n, lo, hi)
+        else:
             part = self._frame.read_chunk_blocks(n, runs)
         if part is not None:
             header = ChunkHeader.parse(part)
@@ -499,7 +527,7 @@ class B2ndArray:
                 or header.blocksize != grid.block_nbytes):  # fmt: skip
             engine.decompress_into(chunk, dest, validated=validated)
         else:
-            engine.decompress_blocks_into(chunk, dest, runs, validated=validated)
+            engine.decompress_blocks_into(chunk, dest, runs, validated=validated, header=header)
 
     def __getitem__(self, selection: Any) -> np.ndarray:
         return self.read_selection(selection)

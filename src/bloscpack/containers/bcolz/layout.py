@@ -23,7 +23,7 @@ from ... import engine
 from ...blosc.header import ChunkHeader
 from ...errors import ArgumentError, BloscpackError, FormatError, TruncatedError
 from ...io.paths import PathLike
-from ...io.sources import Directory, open_member
+from ...io.sources import Directory, open_member_sized
 from .names import ATTRS_FILE as ATTRS_FILE  # the names of the files, for the layers above
 from .names import DATA_DIR, META_DIR, META_MEMBERS, ROOTDIRS_FILE, SIZES_FILE, STORAGE_FILE
 from .names import PUBLISHED_LAST as PUBLISHED_LAST
@@ -73,9 +73,8 @@ def _container_of(path: str) -> str:
 def _read_file(path: str, limit: int) -> bytes:
     """The metadata file ``path``: a regular file inside its directory (no FIFO, device or
     symbolic link out of the container), at most ``limit`` bytes."""
-    fd = open_member(path, _container_of(path))
+    fd, size = open_member_sized(path, _container_of(path))
     try:
-        size = os.fstat(fd).st_size
         if size > limit:
             raise ValueError(f"larger than {limit} bytes")
         data = os.read(fd, size + 1)
@@ -388,5 +387,10 @@ def sniff_dir(path: PathLike | Directory) -> bool:
         return False
     if os.path.isfile(os.path.join(path, ROOTDIRS_FILE)):
         return True
+    return has_carray_meta(path)
+
+
+def has_carray_meta(path: str) -> bool:
+    """Whether the local directory ``path`` holds a carray's metadata files."""
     # data/ is not required: git and some copies drop the empty data/ of an empty carray
     return all(os.path.isfile(os.path.join(path, name)) for name in (STORAGE_FILE, SIZES_FILE))

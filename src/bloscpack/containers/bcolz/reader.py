@@ -52,6 +52,7 @@ from .layout import (
     _read_rootdirs,
     _read_shape,
     blosc_typesize,
+    has_carray_meta,
     member_reader,
     sniff_dir,
 )
@@ -526,7 +527,7 @@ def open_bcolz(path: PathLike | Directory) -> CarrayReader | CtableReader:
         raise FileNotFound(f"{path}: no such bcolz directory")
     if os.path.exists(os.path.join(path, ROOTDIRS_FILE)):
         return CtableReader(path)
-    if not sniff_dir(path):
+    if not has_carray_meta(path):  # (a directory with no ROOTDIRS_FILE: sniff_dir's rest)
         raise FormatError(
             f"{path}: not a bcolz directory (it has no {ROOTDIRS_FILE},"
             f" nor {STORAGE_FILE} and {SIZES_FILE})"
