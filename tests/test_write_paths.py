@@ -6,6 +6,7 @@ options.  (``.blp``: ``test_blp_write_paths.py``.)"""
 from __future__ import annotations
 
 import inspect
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,25 @@ def test_every_write_path_writes_the_bytes_save_writes(tmp_path: Path, fmt: str,
     write(fmt, tmp_path, other, **options)
     assert _contents(other) == _contents(saved)
     np.testing.assert_allclose(bloscpack.load(other), ARRAY, rtol=0, atol=1e-3)  # bcolz: quantize
+
+
+@pytest.mark.parametrize("fmt", list(OPTIONS))
+def test_a_save_keeps_no_buffer_of_its_chunks(tmp_path: Path, fmt: str) -> None:
+    """Once a save has returned, less than 16 KiB of the memory it took is still held: the
+    compression buffers (a chunk each, 0.8 MB or more here, larger from one format to the
+    next so that none an earlier save left fits) are let go of."""
+    whole = {"b2nd": dict(chunks=(400, 250)), "bcolz": dict(chunklen=400),
+             "b2frame": dict(chunksize=1_600_000), "sframe": dict(chunksize=2_400_000)}  # fmt: skip
+    bloscpack.save(ARRAY, tmp_path / f"warm{SUFFIX[fmt]}", format=fmt, **OPTIONS[fmt])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        bloscpack.save(ARRAY, tmp_path / f"out{SUFFIX[fmt]}", format=fmt,
+                       **{**OPTIONS[fmt], **whole[fmt]})  # fmt: skip
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 16 << 10
 
 
 @pytest.mark.parametrize("write", PATHS.values(), ids=list(PATHS))
