@@ -12,6 +12,14 @@ same codec (``--codecs``: lz4 and zstd), level (``--clevel``), byte shuffle, chu
 (``--chunk-rows`` x 16384) and threads (``--nthreads``: C threads of Blosc, and the chunks
 zarr and tensorstore process at a time); blocks are each tool's default.
 
+Split streams: ``.b2nd`` is saved with its default ``splitmode="auto"`` (python-blosc2's),
+under which C-Blosc2 splits the blocks of zstd at clevel <= 5 (and of lz4) into one stream
+per byte of the type; C-Blosc 1 (tensorstore, numcodecs' Blosc for zarr, hdf5plugin's Blosc)
+splits lz4 blocks but never zstd ones.  ``splitmode="forward_compat"`` splits zstd at these
+levels as ``auto`` does; ``splitmode="never"`` writes C-Blosc 1's zstd streams.  The zstd runs
+add the row ``bloscpack .b2nd, splitmode=never (not the default)``: the same ``.b2nd`` with
+that non-default setting (faster to compress, a lower ratio on data that shuffles well).
+
 Operations, each starting from the path:
 
 * ``save``: write the array, durably: bloscpack's own ``fsync``; every peer's files (and
@@ -53,6 +61,8 @@ from timing import (
 MiB = 2**20
 COLUMNS = 16384
 OURS = ("bloscpack .b2nd", "bloscpack .blp")
+#: ``.b2nd`` with the non-default ``splitmode="never"`` (C-Blosc 1's zstd streams): zstd only.
+NO_SPLIT = "bloscpack .b2nd, splitmode=never (not the default)"
 PEERS = ("zarr", "h5py+Blosc2", "h5py+Blosc", "python-blosc2", "tensorstore")
 OPERATIONS = ("save", "load", "open + element", "open + 1 MiB slice", "open + 512x512 box")
 #: The ``format`` of every JSON record: the contenders' names say which file format each writes.
@@ -146,6 +156,12 @@ class B2nd(Contender):
         if selection is Ellipsis:
             return self.bp.load(path)
         return self.bp.open(path)[selection]
+
+
+class B2ndNoSplit(B2nd):
+    def save(self, a: np.ndarray, path: Path) -> None:
+        self.bp.save(a, path, codec=self.codec, clevel=self.clevel, chunks=self.chunk_shape(a),
+                     splitmode="never")  # fmt: skip
 
 
 class Blp(B2nd):
@@ -276,6 +292,7 @@ class Tensorstore(Contender):
 CONTENDERS: dict[str, type[Contender]] = {
     "bloscpack .b2nd": B2nd,
     "bloscpack .blp": Blp,
+    NO_SPLIT: B2ndNoSplit,
     "zarr": Zarr,
     "h5py+Blosc2": H5pyBlosc2,
     "h5py+Blosc": H5py,
@@ -335,7 +352,7 @@ def measure(
 
 def print_tables(results: dict[tuple[str, str], dict[str, dict[str, float]]]) -> None:
     """For each of our formats, the ratio of every peer per operation over all runs."""
-    for ours in OURS:
+    for ours in (*OURS, NO_SPLIT):
         rows = []
         for op in OPERATIONS:
             cells = []
@@ -363,6 +380,8 @@ def main() -> None:
     parser.add_argument("--nthreads", type=int, default=2, help="threads of every tool (2)")
     parser.add_argument("--peers", default=",".join(PEERS),
                         help=f"peers to run, comma-separated ({','.join(PEERS)})")  # fmt: skip
+    parser.add_argument("--no-split-row", action="store_true",
+                        help=f"leave out the zstd row {NO_SPLIT!r}")  # fmt: skip
     parser.add_argument("--dir", default=None, help="where to write the files (a temp dir)")
     add_json_options(parser)
     args = parser.parse_args()
@@ -381,7 +400,9 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench_peers.", dir=args.dir))
     try:
         for codec in codecs:
-            tools = available([*OURS, *peers], (codec, args.clevel, chunks, args.nthreads))
+            extra = [NO_SPLIT] if codec == "zstd" and not args.no_split_row else []
+            tools = available([*OURS, *extra, *peers],
+                              (codec, args.clevel, chunks, args.nthreads))  # fmt: skip
             for dataset, a in arrays.items():
                 t = results[dataset, codec] = measure(a, tools, workdir, repeat)
                 print(f"\n{dataset} {a.shape} {a.dtype}, {codec}: ms (ratio peer / .b2nd)")
@@ -404,13 +425,15 @@ def main() -> None:
                 ratio = nbytes / t["stored bytes"][who]
                 records.append(record(name, FORMAT, who, op, seconds,
                                       nbytes if throughput else None, ratio))  # fmt: skip
-            for ours in OURS:
+            for ours in (*OURS, NO_SPLIT):
                 for peer in PEERS:
                     if ours in t[op] and peer in t[op]:
                         kind = "throughput" if throughput else "latency"
                         comparisons.append(comparison(FORMAT, op, ours, peer, name, kind))
     settings = {"size_mib": size // MiB, "codecs": codecs, "clevel": args.clevel,
-                "shuffle": "byte", "chunks": list(chunks), "blocks": "each tool's default",
+                "shuffle": "byte", "splitmode": "auto (python-blosc2's default)",
+                "extra_row": None if args.no_split_row else f"{NO_SPLIT}, zstd runs only",
+                "chunks": list(chunks), "blocks": "each tool's default",
                 "nthreads": args.nthreads, "repeat": repeat, "quick": args.quick,
                 "peers": peers, "statistic": "median"}  # fmt: skip
     write_json(args, "peers", settings, records, comparisons)
