@@ -80,10 +80,9 @@ def checked_chunk_items(
 ) -> tuple[memoryview, ChunkHeader] | None:
     """:func:`read_chunk_items` and the chunk's checked header, for a chunk that must hold
     ``nbytes`` bytes in at most ``room`` bytes of its input (None: ``read_into`` refuses reads
-    past its end with a :class:`~bloscpack.errors.BloscpackError`; the decoder then checks only the
-    layout of the blocks it decodes: :func:`~bloscpack.blosc.layout.blocks_ok`).  None when a
-    check fails or the chunk is read whole (the general path then reads it, and names what is
-    wrong)."""
+    past its end with a :class:`~bloscpack.errors.BloscpackError`); the layout of the blocks
+    read is checked as they are read.  None when a check fails or the chunk is read whole (the
+    general path then reads it, and names what is wrong)."""
     try:
         header = check_header(header_bytes)
     except BloscpackError:
