@@ -4,7 +4,9 @@ its bstarts and the one block holding the item, never the rest of the chunk."""
 from __future__ import annotations
 
 import os
+import re
 import struct
+from typing import Any
 
 import blosc2
 import numpy as np
@@ -152,9 +154,11 @@ def test_a_chunk_layout_is_checked_once(
     b2nd_file: tuple[str, np.ndarray], monkeypatch: pytest.MonkeyPatch, tmp_path: os.PathLike[str]
 ) -> None:
     """Box reads check the layout of the blocks they decode, each block when first touched in
-    a contiguous frame file, at every read in the chunk files of a sparse frame; whole reads
-    check whole chunks."""
+    a contiguous frame file, at every read in the chunk files of a sparse frame (once: by the
+    walk that finds where the streams read end, not again by the decoder); whole reads check
+    whole chunks."""
     from bloscpack import engine
+    from bloscpack.blosc import partial
     from bloscpack.containers.b2nd import reader
 
     path, data = b2nd_file
@@ -172,9 +176,17 @@ def test_a_chunk_layout_is_checked_once(
         checked.append(list(runs))
         return real_runs(chunk, runs, header)
 
+    real_ends = partial.run_ends
+
+    def ends(header: Any, chunk: memoryview, runs: list[tuple[int, int]]) -> list[int] | None:
+        checked.append(list(runs))
+        return real_ends(header, chunk, runs)
+
     monkeypatch.setattr(reader, "validate_chunk", whole)
     monkeypatch.setattr(reader, "validate_block_runs", runs)
-    # a sparse frame's blocks are read alone from their chunk file: the decoder checks them
+    # a sparse frame's blocks are read alone from their chunk file and checked as they are
+    # read; the decoder does not check them again
+    monkeypatch.setattr(partial, "run_ends", ends)
     monkeypatch.setattr(engine, "validate_block_runs", runs)
     for where, rounds in ((path, 1), (sparse, 3)):
         checked.clear()
@@ -252,6 +264,32 @@ def test_damaged_block_of_a_sparse_chunk_file_is_reported(
             array[CHUNK + 2 * BLOCK + 1]
         with pytest.raises(BloscpackError, match="block 2 stream 0"):  # a box (by blocks)
             array[CHUNK + BLOCK : CHUNK + 3 * BLOCK]
+
+
+def test_malformed_run_of_a_sparse_chunk_file_block_is_named(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, tmp_path: os.PathLike[str]
+) -> None:
+    """A block read alone whose stream is a run with a bad token byte (its streams stay inside
+    the bytes read) is named as the whole chunk's check names it, by a box and by an item."""
+    import shutil
+
+    _, data = b2nd_file
+    bad = os.path.join(tmp_path, "run.b2nd.d")
+    shutil.copytree(sparse_dir, bad)
+    with bloscpack.open(bad) as array:
+        entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
+    member = os.path.join(bad, f"{entry:08X}.chunk")
+    _, starts = _chunk_file_starts(member)
+    with open(member, "r+b") as fh:
+        fh.seek(int(starts[2]))
+        fh.write(struct.pack("<ib", -7, 9))  # a run of 7s whose token byte is 9, not 1
+    message = f"block 2 stream 0: run token 9 at {int(starts[2]) + 4} (only token 1 exists)"
+    with bloscpack.open(bad) as array:
+        assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
+        with pytest.raises(BloscpackError, match=re.escape(message)):
+            array[CHUNK + BLOCK : CHUNK + 3 * BLOCK]
+        with pytest.raises(BloscpackError, match=re.escape(message)):
+            array[CHUNK + 2 * BLOCK + 1]
 
 
 def test_box_of_a_sparse_frame_reads_only_its_blocks_of_the_chunk_file(

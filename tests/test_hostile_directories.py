@@ -177,3 +177,27 @@ def test_a_fifo_for_a_column_metadata_file_is_named(tmp_path):
     with pytest.raises(FormatError) as caught:
         bloscpack.load(path)
     assert str(caught.value) == f"{target}: is a FIFO or a device, not a regular file"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "detected"),
+    [("b2nd", "bcolz", "b2nd"), ("sframe", "bcolz", "sframe"), ("bcolz", "garbage", "sframe")],
+)
+def test_a_directory_with_the_members_of_two_formats_is_detected_as_before(
+    tmp_path: Path, first: str, second: str, detected: str
+) -> None:
+    """A crafted directory holding the members of two directory formats is detected as the
+    first format in detection order that claims it (a ``chunks.b2frame`` that is no frame:
+    a sparse frame, reported as damaged when read)."""
+    options = {"sparse": True} if first == "b2nd" else {}
+    path = tmp_path / "both"
+    bloscpack.save(ARRAY, path, format=first, chunk_size="64K", **options)
+    if second == "bcolz":
+        other = written(tmp_path, "bcolz")
+        (path / "meta").mkdir()
+        for name in ("meta/storage", "meta/sizes"):
+            (path / name).write_bytes((other / name).read_bytes())
+        (path / "__rootdirs__").write_bytes(b"{}")
+    else:
+        (path / "chunks.b2frame").write_bytes(b"not a frame")
+    assert bloscpack.detect(path) == detected

@@ -74,8 +74,8 @@ def one_pass(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     results: list[bool] = []
     decode = contiguous.decode_checked
 
-    def logged(*args: Any) -> bool:
-        done = decode(*args)
+    def logged(*args: Any, **kwargs: Any) -> bool:
+        done = decode(*args, **kwargs)
         results.append(done)
         return done
 

@@ -703,6 +703,35 @@ def _runs_ok(h: ChunkHeader, mv: memoryview, runs: Sequence[tuple[int, int]]) ->
     return _vector_ends(mv, chosen, nstreams, h.cbytes) is not None
 
 
+def run_ends(h: ChunkHeader, mv: memoryview, runs: Sequence[tuple[int, int]]) -> list[int] | None:
+    """The end of the furthest stream of each of the block ``runs`` ``(first, count)`` of the
+    regular chunk ``mv`` with the checked header ``h``, if those blocks pass
+    :func:`validate_block_runs`'s checks, else None (that check names what fails).  One walk of
+    the streams both checks them and says which bytes they span."""
+    data_start = _data_start(h, mv)
+    nstreams = _streams_per_block(h)
+    nblocks, cbytes = h.nblocks, h.cbytes
+    if data_start < 0 or h.blocksize < nstreams or cbytes > len(mv):
+        return None
+    if not all(0 <= first <= first + count <= nblocks for first, count in runs):
+        return None
+    starts = _bstarts_ok(h, mv, data_start)
+    if starts is None:
+        return None
+    nfull = nblocks - (1 if h.nbytes % h.blocksize else 0)
+    ends = []
+    for first, count in runs:
+        end = 0
+        for i in range(first, first + count):
+            pos = _block_end(mv, int(starts[i]), nstreams if i < nfull else 1, cbytes)
+            if pos < 0:
+                return None
+            if pos > end:
+                end = pos
+        ends.append(end)
+    return ends
+
+
 def chunk_layout(chunk: Any) -> ChunkLayout:
     """The validated layout of a chunk: bstarts, dictionary, per-block streams and their kinds.
 

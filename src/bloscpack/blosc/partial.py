@@ -3,16 +3,15 @@
 C-Blosc2's getitem on a regular chunk (no dictionary) reads the header, the bstarts and the
 streams of the blocks holding the items, nothing else.  :func:`read_chunk_items` reads just
 those with positioned reads into a scratch buffer of the chunk's size, at their offsets, so the
-chunk's other blocks are never read from disk (nor mapped and faulted in).  The buffer then
-goes through the same validation and decoding as the whole chunk would
-(:func:`~bloscpack.blosc.layout.validate_blocks` and :func:`~bloscpack.engine.getitem_into`),
-which read the same bytes.
+chunk's other blocks are never read from disk (nor mapped and faulted in).  The walk that
+checks the bytes read hold the blocks' streams is the layout check of those blocks
+(:func:`~bloscpack.blosc.layout.run_ends`); anything it refuses is read whole, whose
+validation names what is wrong.
 """
 
 from __future__ import annotations
 
 import bisect
-import struct
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,11 +20,10 @@ import numpy as np
 
 from ..errors import BloscpackError
 from .header import ChunkHeader
-from .layout import check_header
+from .layout import check_header, run_ends
 
 #: Chunks up to this size are read whole (one positioned read costs little more than two).
 MIN_PARTIAL_CBYTES = 256 * 1024
-_CSIZE = struct.Struct("<i").unpack_from
 
 _local = threading.local()
 
@@ -82,10 +80,9 @@ def checked_chunk_items(
 ) -> tuple[memoryview, ChunkHeader] | None:
     """:func:`read_chunk_items` and the chunk's checked header, for a chunk that must hold
     ``nbytes`` bytes in at most ``room`` bytes of its input (None: ``read_into`` refuses reads
-    past its end with a :class:`~bloscpack.errors.BloscpackError`; the decoder then checks only the
-    layout of the blocks it decodes: :func:`~bloscpack.blosc.layout.blocks_ok`).  None when a
-    check fails or the chunk is read whole (the general path then reads it, and names what is
-    wrong)."""
+    past its end with a :class:`~bloscpack.errors.BloscpackError`); the layout of the blocks
+    read is checked as they are read.  None when a check fails or the chunk is read whole (the
+    general path then reads it, and names what is wrong)."""
     try:
         header = check_header(header_bytes)
     except BloscpackError:
@@ -105,7 +102,8 @@ def read_chunk_blocks(read_into: ReadInto, header_bytes: Any,
                       runs: Sequence[tuple[int, int]]) -> memoryview | None:  # fmt: skip
     """:func:`read_chunk_items` for the blocks of several runs ``(first block, count)``: a
     buffer holding the chunk's header, bstarts and those blocks' streams (one read per run, or
-    per group of runs whose streams meet), or None (read the chunk whole then)."""
+    per group of runs whose streams meet) with those blocks' layout checked (decode them as
+    validated), or None (read the chunk whole then: that names what is wrong)."""
     try:
         header = check_header(header_bytes)
     except BloscpackError:
@@ -124,7 +122,9 @@ def read_chunk_blocks(read_into: ReadInto, header_bytes: Any,
 def _read_runs(read_into: ReadInto, header_bytes: Any, header: ChunkHeader,
                runs: Sequence[tuple[int, int]]) -> memoryview | None:  # fmt: skip
     """The buffer of :func:`read_chunk_blocks` for block ``runs`` (in range) of a chunk that
-    :func:`partial_candidate` accepts."""
+    :func:`partial_candidate` accepts, with the layout of those blocks checked as
+    :func:`~bloscpack.blosc.layout.validate_block_runs` checks it (one walk of their streams
+    checks them and that the bytes read hold them)."""
     cbytes, nblocks, size = header.cbytes, header.nblocks, header.size
     bstarts_end = size + 4 * nblocks
     if bstarts_end > cbytes:
@@ -159,9 +159,9 @@ def _read_runs(read_into: ReadInto, header_bytes: Any, header: ChunkHeader,
         return None  # most of the chunk: read it whole
     for at, end in merged:
         read_into(at, view[at:end], "chunk blocks")
-    for _, span_hi, first, stop in spans:
-        if _streams_end(view, header, first, stop, starts) > span_hi:
-            return None  # streams overlap the next block: the whole-chunk path checks them
+    ends = run_ends(header, view, runs)  # the decoder's checks, and where the streams end
+    if ends is None or any(end > span[1] for end, span in zip(ends, spans, strict=True)):
+        return None  # invalid, or streams overlap the next block: the whole-chunk path checks
     return view
 
 
@@ -182,23 +182,3 @@ def source_chunk_items(source: Any, at: int, size: int, lo: int, hi: int,
         source.read_into(at + pos, dest, f"{what} {part}")
 
     return read_chunk_items(read_into, head, lo, hi)
-
-
-def _streams_end(chunk: memoryview, header: ChunkHeader, first: int, stop: int,
-                 starts: list[int]) -> int:  # fmt: skip
-    """The furthest end of the streams of blocks ``[first, stop)`` (cbytes + 1 when one of
-    them leaves the chunk: then the whole-chunk path reports it)."""
-    cbytes = header.cbytes
-    nstreams = header.typesize if header.split else 1
-    short_last = header.nblocks - 1 if header.nbytes % header.blocksize else -1
-    end = 0
-    for i in range(first, stop):
-        pos = starts[i]
-        for _ in range(1 if i == short_last else nstreams):
-            if pos + 4 > cbytes:
-                return cbytes + 1
-            csize = _CSIZE(chunk, pos)[0]
-            pos += 4 + csize if csize > 0 else 5 if csize < 0 else 4  # a run: one token byte
-        if pos > end:
-            end = pos
-    return end

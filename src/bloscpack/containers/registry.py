@@ -219,11 +219,22 @@ def detect(path: PathLike, *, storage_options: Mapping[str, Any] | None = None) 
         return detect_source(source)
 
 
+@functools.cache
+def _builtin_dir_sniffers() -> tuple[Listed, ...]:
+    """The built-in formats whose containers may be directories (their own ``sniff_dir``;
+    the others' says no to every directory), in detection order (imported now)."""
+    from .base import ContainerFormat
+
+    base = ContainerFormat.sniff_dir
+    return tuple(f for f in _DETECTED_FIRST
+                 if isinstance(f, Listed) and type(f.load()).sniff_dir is not base)  # fmt: skip
+
+
 def detect_local_directory(path: str) -> str:
     """:func:`detect` of the local directory ``path``."""
-    for found in _DETECTED_FIRST:  # (no generator: the common case, as fast as it goes)
-        if found.sniff_dir(path):
-            return found.name
+    for listed in _builtin_dir_sniffers():  # (no generator: the common case, as fast as it goes)
+        if listed.load().sniff_dir(path):
+            return listed.name
     for found in _detected_last():
         if found.sniff_dir(path):
             return found.name

@@ -496,24 +496,24 @@ class B2ndArray:
                       ) -> tuple[Any, ChunkHeader, bool] | None:  # fmt: skip
         """:meth:`_chunk` with ``runs`` checked (and True: validated), or for a few blocks of a
         frame at a URL (``ranged``) or of a chunk file of a local sparse frame, a buffer
-        holding the chunk's header, bstarts and those blocks (and False: the decoder validates
-        what it decodes)."""
+        holding the chunk's header, bstarts and those blocks (and whether they were checked as
+        they were read, else the decoder validates what it decodes)."""
         size = self.grid.block_nbytes
-        part = None
+        part, checked = None, False
         if ranged:
             if self._few_blocks(runs) and self._frame.entry(n) >= 0:
                 lo = min(first for first, _ in runs) * size
                 hi = min(max(first + count for first, count in runs) * size,
                          self.grid.chunk_nbytes)  # fmt: skip
                 part = self._frame.read_chunk_items(n, lo, hi)
-        else:
-            part = self._frame.read_chunk_blocks(n, runs)
+        else:  # the blocks read alone are checked as they are read
+            part, checked = self._frame.read_chunk_blocks(n, runs), True
         if part is not None:
             header = ChunkHeader.parse(part)
             unit = header.real_typesize or 1
             if (header.nbytes == self.grid.chunk_nbytes and header.special == Special.NONE
                     and header.blocksize == size and not size % unit):  # fmt: skip
-                return part, header, False
+                return part, header, checked
         stored = self._chunk(n, runs)
         return None if stored is None else (*stored, True)
 

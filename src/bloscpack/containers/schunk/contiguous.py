@@ -230,7 +230,7 @@ class ContiguousFrame(FrameBase):
 
             got = partial.checked_chunk_items(read_into, head, lo, hi, nbytes, room)
             if got is not None and got[1].cbytes >= BLOSC2_HEADER_SIZE:
-                return decode_checked(got[0], got[1], lo, hi, dest)
+                return decode_checked(got[0], got[1], lo, hi, dest, checked=True)
         if head is None:
             head = self._storage.read(pos, BLOSC2_HEADER_SIZE, f"chunk {i} header")
         try:

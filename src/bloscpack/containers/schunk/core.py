@@ -54,15 +54,16 @@ def opening_ranges(header: FrameHeader, index_at: int | None = None) -> list[tup
     return [(0, header.header_len), (end_at, header.frame_len - end_at)]
 
 
-def decode_checked(chunk: Any, header: ChunkHeader, lo: int, hi: int, dest: np.ndarray) -> bool:
+def decode_checked(chunk: Any, header: ChunkHeader, lo: int, hi: int, dest: np.ndarray,
+                   checked: bool = False) -> bool:  # fmt: skip
     """Decode bytes ``[lo, hi)`` of ``chunk``, whose ``header`` passed ``check_header`` and
     whose blocks decode alone, into ``dest`` after checking the layout of the blocks holding
-    them (False, nothing decoded: a check fails, or the bytes reach past the last whole
-    item)."""
+    them (``checked``: they were, by :func:`~bloscpack.blosc.partial.checked_chunk_items`)
+    (False, nothing decoded: a check fails, or the bytes reach past the last whole item)."""
     ts, bs = max(header.real_typesize, 1), header.blocksize
     first, last = lo // ts, -(-hi // ts)
-    if last * ts > header.nbytes or not blocks_ok(chunk, header, first * ts // bs,
-                                                  -(-last * ts // bs)):  # fmt: skip
+    if last * ts > header.nbytes or not (checked or blocks_ok(chunk, header, first * ts // bs,
+                                                              -(-last * ts // bs))):  # fmt: skip
         return False
     if first * ts == lo and last * ts == hi:
         engine.getitem_into(chunk, first, last - first, dest, validated=True, header=header)

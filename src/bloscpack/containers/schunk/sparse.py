@@ -301,7 +301,7 @@ class SparseFrame(FrameBase):
 
         got = self._local_chunk_part(i, entry, read)
         if got is not None:
-            return decode_checked(got[0], got[1], lo, hi, dest)
+            return decode_checked(got[0], got[1], lo, hi, dest, checked=True)
         chunk = self.read_chunk(i)  # a small chunk file, read whole (or one to report)
         try:
             header = check_header(chunk)
