@@ -679,19 +679,29 @@ def validate_block_runs(
     return h
 
 
-def _runs_ok(h: ChunkHeader, mv: memoryview, runs: Sequence[tuple[int, int]]) -> bool:
-    """The checks of :func:`validate_block_runs` with fewer calls (False: one may fail)."""
+def _runs_blocks(h: ChunkHeader, mv: memoryview, runs: Sequence[tuple[int, int]]
+                 ) -> tuple[Any, int, int] | None:  # fmt: skip
+    """The block starts, streams per block and number of whole blocks of the regular chunk
+    ``mv`` (header ``h``), if its header and block starts pass the checks and the block
+    ``runs`` ``(first, count)`` are within it, else None."""
     data_start = _data_start(h, mv)
     nstreams = _streams_per_block(h)
-    nblocks = h.nblocks
     if data_start < 0 or h.blocksize < nstreams:
-        return False
-    if not all(0 <= first <= first + count <= nblocks for first, count in runs):
-        return False
+        return None
+    if not all(0 <= first <= first + count <= h.nblocks for first, count in runs):
+        return None
     starts = _bstarts_ok(h, mv, data_start)
     if starts is None:
+        return None
+    return starts, nstreams, h.nblocks - (1 if h.nbytes % h.blocksize else 0)
+
+
+def _runs_ok(h: ChunkHeader, mv: memoryview, runs: Sequence[tuple[int, int]]) -> bool:
+    """The checks of :func:`validate_block_runs` with fewer calls (False: one may fail)."""
+    found = _runs_blocks(h, mv, runs)
+    if found is None:
         return False
-    nfull = nblocks - (1 if h.nbytes % h.blocksize else 0)
+    starts, nstreams, nfull = found
     wanted = [i for first, count in runs for i in range(first, first + count)]
     short = [i for i in wanted if i >= nfull]
     full = [i for i in wanted if i < nfull]
@@ -708,17 +718,11 @@ def run_ends(h: ChunkHeader, mv: memoryview, runs: Sequence[tuple[int, int]]) ->
     regular chunk ``mv`` with the checked header ``h``, if those blocks pass
     :func:`validate_block_runs`'s checks, else None (that check names what fails).  One walk of
     the streams both checks them and says which bytes they span."""
-    data_start = _data_start(h, mv)
-    nstreams = _streams_per_block(h)
-    nblocks, cbytes = h.nblocks, h.cbytes
-    if data_start < 0 or h.blocksize < nstreams or cbytes > len(mv):
+    cbytes = h.cbytes
+    found = None if cbytes > len(mv) else _runs_blocks(h, mv, runs)
+    if found is None:
         return None
-    if not all(0 <= first <= first + count <= nblocks for first, count in runs):
-        return None
-    starts = _bstarts_ok(h, mv, data_start)
-    if starts is None:
-        return None
-    nfull = nblocks - (1 if h.nbytes % h.blocksize else 0)
+    starts, nstreams, nfull = found
     ends = []
     for first, count in runs:
         end = 0
