@@ -243,13 +243,11 @@ def test_single_item_of_a_sparse_frame_reads_one_block_of_its_chunk_file(
         assert at + n == int(later.min())
 
 
-def test_damaged_block_of_a_sparse_chunk_file_is_reported(
-    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, tmp_path: os.PathLike[str]
-) -> None:
+def _damage_block_2_of_chunk_1(sparse_dir: str, bad: str, patch: bytes) -> Any:
+    """Copy the sparse b2nd ``sparse_dir`` to ``bad`` and write ``patch`` at the start of
+    block 2 of its chunk 1's file; returns that file's block starts."""
     import shutil
 
-    _, data = b2nd_file
-    bad = os.path.join(tmp_path, "bad.b2nd.d")
     shutil.copytree(sparse_dir, bad)
     with bloscpack.open(bad) as array:
         entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
@@ -257,7 +255,17 @@ def test_damaged_block_of_a_sparse_chunk_file_is_reported(
     _, starts = _chunk_file_starts(member)
     with open(member, "r+b") as fh:
         fh.seek(int(starts[2]))
-        fh.write(struct.pack("<i", 1 << 30))  # a stream size far past the chunk
+        fh.write(patch)
+    return starts
+
+
+def test_damaged_block_of_a_sparse_chunk_file_is_reported(
+    b2nd_file: tuple[str, np.ndarray], sparse_dir: str, tmp_path: os.PathLike[str]
+) -> None:
+    _, data = b2nd_file
+    bad = os.path.join(tmp_path, "bad.b2nd.d")
+    # a stream size far past the chunk
+    _damage_block_2_of_chunk_1(sparse_dir, bad, struct.pack("<i", 1 << 30))
     with bloscpack.open(bad) as array:
         assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
         with pytest.raises(BloscpackError, match="block 2 stream 0"):
@@ -271,18 +279,10 @@ def test_malformed_run_of_a_sparse_chunk_file_block_is_named(
 ) -> None:
     """A block read alone whose stream is a run with a bad token byte (its streams stay inside
     the bytes read) is named as the whole chunk's check names it, by a box and by an item."""
-    import shutil
-
     _, data = b2nd_file
     bad = os.path.join(tmp_path, "run.b2nd.d")
-    shutil.copytree(sparse_dir, bad)
-    with bloscpack.open(bad) as array:
-        entry = int(array._store.array.frame.offsets[1])  # noqa: SLF001
-    member = os.path.join(bad, f"{entry:08X}.chunk")
-    _, starts = _chunk_file_starts(member)
-    with open(member, "r+b") as fh:
-        fh.seek(int(starts[2]))
-        fh.write(struct.pack("<ib", -7, 9))  # a run of 7s whose token byte is 9, not 1
+    # a run of 7s whose token byte is 9, not 1
+    starts = _damage_block_2_of_chunk_1(sparse_dir, bad, struct.pack("<ib", -7, 9))
     message = f"block 2 stream 0: run token 9 at {int(starts[2]) + 4} (only token 1 exists)"
     with bloscpack.open(bad) as array:
         assert array[CHUNK + 3 * BLOCK] == data[CHUNK + 3 * BLOCK]
